@@ -1,0 +1,147 @@
+# SPDX-License-Identifier: MIT
+# canal: an embeddable C11 web framework on libh2o and jansson.
+#
+#   make            library (shared + static), tools and examples under build/
+#   make run        install missing Debian packages, build, serve the demo on 127.0.0.1:8080
+#   make test       build and run every test (unit, end-to-end, exports, install)
+#   make test SANITIZE=1   the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make install    PREFIX=/usr/local DESTDIR= honoured; make uninstall undoes it
+
+VERSION   = 0.1.0
+SOVERSION = 0
+
+PREFIX       ?= /usr/local
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+BINDIR       ?= $(PREFIX)/bin
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+
+CC       ?= cc
+SANITIZE ?= 0
+WERROR   ?= 0
+
+WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wpointer-arith \
+       -Wno-unused-parameter -fno-common
+OPT  = -O2 -g
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+
+ifeq ($(SANITIZE),1)
+B    = build/asan
+OPT  = -O1 -g -fno-omit-frame-pointer
+SAN  = -fsanitize=address,undefined -fno-sanitize-recover=undefined
+else
+B    = build
+SAN  =
+endif
+
+# The router and the common code see only libc and canal's own headers: a stray h2o or jansson
+# include there fails to compile, which is the point.
+BASE_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) $(SAN) -fPIC -fvisibility=hidden -Iinclude
+DEP_CFLAGS  = $(shell pkg-config --cflags libh2o-evloop jansson) -DH2O_USE_LIBUV=0
+DEP_LIBS    = $(shell pkg-config --libs libh2o-evloop jansson) -lssl -lcrypto -lpthread
+ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
+ALL_LDFLAGS = $(SAN) $(LDFLAGS)
+
+PURE_SRC   = $(wildcard lib/common/*.c lib/router/*.c)
+SERVER_SRC = $(wildcard lib/server/*.c)
+LIB_SRC    = $(PURE_SRC) $(SERVER_SRC)
+PURE_OBJ   = $(PURE_SRC:%.c=$(B)/obj/%.o)
+SERVER_OBJ = $(SERVER_SRC:%.c=$(B)/obj/%.o)
+LIB_OBJ    = $(PURE_OBJ) $(SERVER_OBJ)
+
+SONAME   = libcanal.so.$(SOVERSION)
+SHARED   = $(B)/lib/libcanal.so.$(VERSION)
+STATIC   = $(B)/lib/libcanal.a
+
+TOOLS    = $(patsubst lib/tools/%.c,$(B)/bin/%,$(wildcard lib/tools/*.c))
+EXAMPLES = $(patsubst examples/%/,$(B)/bin/canal-%,$(wildcard examples/*/))
+UNIT_SRC = $(wildcard test/unit/*_test.c)
+UNITS    = $(UNIT_SRC:test/unit/%.c=$(B)/test/%)
+
+.PHONY: all lib tools examples tests deps run test check install uninstall clean
+all: lib tools examples
+
+lib: $(SHARED) $(STATIC) $(B)/lib/canal.pc
+
+$(B)/obj/lib/common/%.o $(B)/obj/lib/router/%.o: CFLAGS_EXTRA =
+$(B)/obj/lib/server/%.o: CFLAGS_EXTRA = $(DEP_CFLAGS)
+
+$(B)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CFLAGS_EXTRA) -DCANAL_BUILDING -MMD -MP -c $< -o $@
+
+$(SHARED): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,$(SONAME) $(ALL_LDFLAGS) -o $@ $^ $(DEP_LIBS)
+	ln -sf libcanal.so.$(VERSION) $(B)/lib/$(SONAME)
+	ln -sf $(SONAME) $(B)/lib/libcanal.so
+
+$(STATIC): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(B)/lib/canal.pc: pkgconfig/canal.pc.in Makefile
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+# Tools and examples link the static library, so they run from the build tree as they are.
+tools: $(TOOLS)
+$(TOOLS): $(B)/bin/%: lib/tools/%.c $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $< $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS)
+
+examples: $(EXAMPLES)
+.SECONDEXPANSION:
+$(EXAMPLES): $(B)/bin/canal-%: $$(wildcard examples/%/*.c) $$(wildcard examples/%/*.h) $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $(filter %.c,$^) $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS)
+
+# Unit tests. Those named router_* and common_* are built with no h2o or jansson flags at all.
+tests: $(UNITS)
+$(B)/test/router_%: test/unit/router_%.c $(PURE_OBJ) test/unit/test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(PURE_OBJ) $(ALL_LDFLAGS) -lcmocka
+$(B)/test/%_test: test/unit/%_test.c $(STATIC) test/unit/test.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -Ilib -o $@ $< $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS) -lcmocka
+
+deps:
+	@sh .ci/install-deps
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	$(B)/bin/canal-demo --host 127.0.0.1 --port 8080
+
+test: deps
+	@$(MAKE) --no-print-directory all tests
+	@B=$(B) SANITIZE=$(SANITIZE) sh test/run
+
+check: test
+
+install: lib
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/canal $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
+	install -m 644 include/canal.h $(DESTDIR)$(INCLUDEDIR)/canal.h
+	install -m 644 include/canal/*.h $(DESTDIR)$(INCLUDEDIR)/canal/
+	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/
+	ln -sf libcanal.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libcanal.so
+	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(B)/lib/canal.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	for t in $(TOOLS); do install -m 755 $$t $(DESTDIR)$(BINDIR)/; done
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/canal.h
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/canal
+	rm -f $(DESTDIR)$(LIBDIR)/libcanal.so $(DESTDIR)$(LIBDIR)/$(SONAME) \
+	      $(DESTDIR)$(LIBDIR)/libcanal.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libcanal.a
+	rm -f $(DESTDIR)$(PKGCONFIGDIR)/canal.pc
+	for t in $(notdir $(TOOLS)); do rm -f $(DESTDIR)$(BINDIR)/$$t; done
+
+clean:
+	rm -rf build
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

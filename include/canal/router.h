@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file canal/router.h
+ * canal's router: route templates, a segment tree, matching and link generation.
+ *
+ * Pure C11 and libc: this header and lib/router/ include nothing from h2o or jansson, so the
+ * router can be used on its own ("router only" mode) or under any HTTP server.
+ *
+ * Life cycle: create a router, add routes (registration copies every string it is given),
+ * then match from any number of threads at once: matching never writes to the router and
+ * never allocates. Adding routes while other threads match is not allowed.
+ *
+ * Template grammar (docs/routing.md has the whole story):
+ *   literal segments          home/plaintext         compared with the decoded path segment
+ *   parameters                {id}                   one non-empty segment
+ *   constraints               {id:int}  {id:int:min(1)}  int long bool double guid alpha
+ *                             min(n) max(n) range(a,b) length(n) length(a,b) minlength(n)
+ *                             maxlength(n) regex(ERE)
+ *   optional, default         {id?}  {action=Index}  only where every later segment may be
+ *                             omitted too
+ *   catch-all                 {*path}  {**path}      the rest of the path, possibly empty
+ *   escaped braces            {{ and }} in literals and constraint arguments
+ *
+ * Priority: at the first segment where candidates differ, a literal beats a constrained
+ * parameter, which beats a plain parameter, which beats a catch-all; the matcher walks the
+ * tree depth-first and backtracks when a branch fails deeper down.
+ */
+#ifndef CANAL_ROUTER_H
+#define CANAL_ROUTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "export.h"
+#include "error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A byte string that is not NUL-terminated. Borrowed: it points into someone else's memory. */
+typedef struct canal_str {
+    const char *base;
+    size_t len;
+} canal_str_t;
+
+/** A key and a NUL-terminated value, used to pass route values to link generation. */
+typedef struct canal_kv {
+    const char *key;
+    const char *value;
+} canal_kv_t;
+
+/** Most segments a template may have. */
+#define CANAL_ROUTER_MAX_SEGMENTS 32
+/** Most parameters a template may have (and so a match may capture). */
+#define CANAL_ROUTER_MAX_PARAMS 16
+/** Most distinct methods one router knows. */
+#define CANAL_ROUTER_MAX_METHODS 64
+
+/** What the router does with a path that ends in '/'. */
+typedef enum canal_trailing_slash {
+    CANAL_SLASH_IGNORE = 0, /**< default: "/a/" matches as "/a" */
+    CANAL_SLASH_STRICT,     /**< "/a/" has an empty last segment and does not match "a" */
+    CANAL_SLASH_REDIRECT    /**< "/a/" answers 308 to "/a" when "/a" matches */
+} canal_trailing_slash_t;
+
+/** Router options. All-zero is the default: the struct is meant for designated initializers. */
+typedef struct canal_router_options {
+    int case_sensitive;     /**< 0: literals compare ASCII case-insensitively (default) */
+    int trailing_slash;     /**< a canal_trailing_slash_t */
+    int no_head_from_get;   /**< 0: a HEAD request is answered by the GET route (default) */
+    int no_auto_options;    /**< 0: OPTIONS without a route answers 204 with Allow (default) */
+} canal_router_options_t;
+
+typedef struct canal_router canal_router_t;
+typedef struct canal_route canal_route_t;
+typedef struct canal_route_group canal_route_group_t;
+
+/** One route to register. Strings are copied; data is borrowed unless dispose is given. */
+typedef struct canal_route_spec {
+    const char *method;   /**< an HTTP method token, case-sensitive; NULL means "GET" */
+    const char *tmpl;     /**< the route template; a leading '/' is optional */
+    const char *name;     /**< a route name for link generation, or NULL */
+    void *data;           /**< returned with every match of this route */
+    void (*dispose)(void *data); /**< if set, called on data when the router is destroyed */
+} canal_route_spec_t;
+
+/** A captured route value: the parameter's name and its percent-decoded value. */
+typedef struct canal_param {
+    canal_str_t name;
+    canal_str_t value;
+} canal_param_t;
+
+/**
+ * The result of canal_router_match(). Owned by the caller (it may live on the stack); values
+ * point into the router (names, defaults) and into the scratch buffer given to the match.
+ */
+typedef struct canal_match {
+    const canal_route_t *route; /**< 200: the route that matched */
+    void *data;                 /**< 200: that route's data */
+    uint64_t allow;             /**< 405 and 204: bit i set when method i matches the path */
+    canal_str_t location;       /**< 308: the path (no query) to redirect to */
+    size_t nparams;             /**< 200: number of values in params */
+    canal_param_t params[CANAL_ROUTER_MAX_PARAMS]; /**< in template order */
+} canal_match_t;
+
+/**
+ * Creates a router. opts may be NULL for the defaults; it is copied.
+ * Returns NULL when out of memory.
+ */
+CANAL_API canal_router_t *canal_router_create(const canal_router_options_t *opts);
+
+/** Destroys a router, its routes and groups, calling each route's dispose. NULL is a no-op. */
+CANAL_API void canal_router_destroy(canal_router_t *r);
+
+/** The options the router was created with. Borrowed. */
+CANAL_API const canal_router_options_t *canal_router_options(const canal_router_t *r);
+
+/**
+ * Registers a route.
+ * @param route if not NULL, receives the new route (owned by the router).
+ * @param err   if not NULL, filled on failure with the byte position in the template and a
+ *              message.
+ * @return 0; CANAL_ESYNTAX for a malformed template or method, CANAL_EINVAL for an unknown
+ *         constraint or bad constraint argument, CANAL_EEXIST for a route that duplicates one
+ *         already registered for the same method or a route name already taken by another
+ *         template, CANAL_ELIMIT past a CANAL_ROUTER_MAX_* limit, CANAL_ENOMEM. On failure the
+ *         router is unchanged and dispose is not called.
+ */
+CANAL_API int canal_router_add(canal_router_t *r, const canal_route_spec_t *spec,
+                               const canal_route_t **route, canal_error_info_t *err);
+
+/**
+ * Creates a route group: a template prefix put before the template of every route added
+ * through it. parent may be NULL (the router's root) or another group, whose prefix comes
+ * first. The group is owned by the router. Returns NULL when out of memory.
+ */
+CANAL_API canal_route_group_t *canal_router_group(canal_router_t *r, canal_route_group_t *parent,
+                                                  const char *prefix);
+
+/** Registers a route under a group: as canal_router_add() with the group's prefix. */
+CANAL_API int canal_group_add(canal_route_group_t *g, const canal_route_spec_t *spec,
+                              const canal_route_t **route, canal_error_info_t *err);
+
+/** The group's full prefix, without leading or trailing '/'. Borrowed. */
+CANAL_API const char *canal_group_prefix(const canal_route_group_t *g);
+
+/**
+ * Matches a request.
+ * @param method  the request method, as sent (case-sensitive).
+ * @param path    the request target in origin form, percent-encoded as on the wire; anything
+ *                from the first '?' on is ignored.
+ * @param scratch memory for the decoded path: at least path.len bytes. Captured values point
+ *                into it, so it must live as long as the match is used.
+ * @return the HTTP status this outcome maps to:
+ *         200 matched (m->route, m->data, m->params);
+ *         400 the path is malformed (does not start with '/', a bad or truncated
+ *             percent-escape, or %00);
+ *         404 no route matches the path for any method;
+ *         405 routes match the path for other methods only (m->allow);
+ *         204 an OPTIONS request with no OPTIONS route, answered automatically (m->allow);
+ *         308 trailing-slash policy "redirect": m->location is the path without its '/';
+ *         CANAL_EINVAL (negative) if scratch is too small.
+ *         Never allocates.
+ */
+CANAL_API int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t path,
+                                 char *scratch, size_t scratch_size, canal_match_t *m);
+
+/** A captured value by parameter name (exact comparison), or NULL. Borrowed from m. */
+CANAL_API const canal_str_t *canal_match_get(const canal_match_t *m, const char *name);
+
+/** The number of distinct methods the router knows (they are numbered 0..count-1). */
+CANAL_API size_t canal_router_method_count(const canal_router_t *r);
+/** The name of method i, NUL-terminated, or NULL past the end. Borrowed. */
+CANAL_API const char *canal_router_method_name(const canal_router_t *r, size_t i);
+
+/**
+ * Formats an HTTP Allow header value ("GET, HEAD, POST") from a canal_match_t allow mask,
+ * adding HEAD for GET and OPTIONS as the router's options say. Writes at most size bytes
+ * including the NUL; returns the length it needed (as snprintf).
+ */
+CANAL_API size_t canal_router_allow_header(const canal_router_t *r, uint64_t allow, char *buf,
+                                           size_t size);
+
+/** Number of routes registered. */
+CANAL_API size_t canal_router_route_count(const canal_router_t *r);
+/** Route i in registration order, or NULL past the end. Borrowed. */
+CANAL_API const canal_route_t *canal_router_route_at(const canal_router_t *r, size_t i);
+/** The route registered under name, or NULL. Borrowed. */
+CANAL_API const canal_route_t *canal_router_find(const canal_router_t *r, const char *name);
+
+/** The route's method, NUL-terminated. Borrowed. */
+CANAL_API const char *canal_route_method(const canal_route_t *route);
+/** The route's template, exactly as registered (group prefixes included). Borrowed. */
+CANAL_API const char *canal_route_template(const canal_route_t *route);
+/** The route's name, or NULL. Borrowed. */
+CANAL_API const char *canal_route_name(const canal_route_t *route);
+/** The route's data as registered. */
+CANAL_API void *canal_route_data(const canal_route_t *route);
+/** The number of parameters in the route's template. */
+CANAL_API size_t canal_route_param_count(const canal_route_t *route);
+/** The name of parameter i (template order), or NULL past the end. Borrowed. */
+CANAL_API const char *canal_route_param_name(const canal_route_t *route, size_t i);
+
+/**
+ * Builds the URL of a route from route values (link generation). Values whose key names a
+ * parameter fill it (percent-encoded; a {**x} catch-all keeps its '/'); parameters with no
+ * value take their default or, when optional, are left out with everything after them;
+ * trailing parameters whose value equals their default are left out. The other values go to
+ * the query string, in the order given.
+ * Writes at most size bytes including the NUL (buf may be NULL when size is 0).
+ * @return the length of the URL (as snprintf: more than size-1 means it was cut);
+ *         CANAL_EINVAL when a required value is missing or a value fails its constraints.
+ */
+CANAL_API int canal_route_link(const canal_route_t *route, const canal_kv_t *values,
+                               size_t nvalues, char *buf, size_t size);
+
+/** As canal_route_link() for the route registered under name; CANAL_ENOTFOUND if none. */
+CANAL_API int canal_router_link(const canal_router_t *r, const char *name,
+                                const canal_kv_t *values, size_t nvalues, char *buf,
+                                size_t size);
+
+/**
+ * Writes a table of every route ("METHOD TEMPLATE [NAME]", one a line, registration order)
+ * into buf as snprintf does. Returns the length it needed.
+ */
+CANAL_API size_t canal_router_list(const canal_router_t *r, char *buf, size_t size);
+
+/**
+ * Strict parsers for route and query values, as the route constraints use them.
+ * int32/int64: an optional '-' then ASCII digits, in range ("+3", "0x10", " 1", "1e3" fail).
+ * double: optional '-', digits, optional fraction and exponent; no "inf", "nan" or hex.
+ * bool: "true" or "false", ASCII case-insensitive.
+ * Return 0 and set *out, or CANAL_ETYPE (not that type) or CANAL_ERANGE (overflow).
+ */
+CANAL_API int canal_parse_int32(canal_str_t s, int32_t *out);
+CANAL_API int canal_parse_int64(canal_str_t s, int64_t *out);
+CANAL_API int canal_parse_double(canal_str_t s, double *out);
+CANAL_API int canal_parse_bool(canal_str_t s, int *out);
+
+/**
+ * Percent-decodes src into dst (which may be src itself; dst needs src.len bytes).
+ * plus_is_space: 1 for query strings ('+' is a space), 0 for paths.
+ * Returns the decoded length, or CANAL_EBADREQ for a bad or truncated escape or %00.
+ */
+CANAL_API int canal_percent_decode(canal_str_t src, char *dst, int plus_is_space);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

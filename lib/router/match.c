@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Matching: split the raw path on '/', percent-decode each segment, then walk the tree
+ * depth-first. At each node the literal child for the segment is tried first (binary search),
+ * then the parameter children whose constraints accept the segment (constrained ones first,
+ * the plain one last), then the catch-all children with the rest of the path. A branch that
+ * fails deeper down is left and the next candidate tried (backtracking). Nodes carry a mask of
+ * the methods that end at or below them, so branches that cannot answer are skipped.
+ *
+ * Nothing here allocates: the decoded path goes to the caller's scratch memory (or, when the
+ * path has no '%', values point straight into the path) and the walk state lives on the stack.
+ */
+#include <string.h>
+#include "router_internal.h"
+
+struct mctx {
+    const canal_router_t *r;
+    uint64_t mask;    /* the methods sought */
+    int collect;      /* 1: visit every match and gather its methods in allow */
+    uint64_t allow;
+    const char *buf;  /* the decoded path, without its leading '/' */
+    size_t buflen;
+    size_t nsegs;     /* segments in the path (boundaries kept for the first ones only) */
+    size_t start[CANAL_ROUTER_MAX_SEGMENTS + 1], len[CANAL_ROUTER_MAX_SEGMENTS + 1];
+    canal_str_t cap[CANAL_ROUTER_MAX_SEGMENTS];
+    const struct endpoint *ep; /* the result */
+    size_t depth;
+    int via_catchall;
+    canal_str_t rest;
+};
+
+/* An endpoint reached by leaving segments out is usable unless a catch-all it leaves out
+ * refuses the empty value. */
+static int omitted_ok(const struct endpoint *ep)
+{
+    const struct canal_route *rt = ep->route;
+    for (size_t i = rt->nsegs - ep->omitted; i < rt->nsegs; i++) {
+        const struct tseg *s = &rt->segs[i];
+        if (s->kind == SEG_CATCHALL && rt->params[s->param].def == NULL &&
+            !canal__constraints_ok(s->cons, s->ncons, (canal_str_t){"", 0}))
+            return 0;
+    }
+    return 1;
+}
+
+/* The endpoint of n for the sought method: the one that leaves out the fewest segments, then
+ * the first registered. In collect mode, records every usable method and returns NULL. */
+static const struct endpoint *pick(struct mctx *c, const struct node *n)
+{
+    const struct endpoint *best = NULL;
+    for (size_t i = 0; i < n->neps; i++) {
+        const struct endpoint *ep = &n->eps[i];
+        uint64_t bit = (uint64_t)1 << ep->route->mi;
+        if (!(c->mask & bit) || (ep->omitted && !omitted_ok(ep)))
+            continue;
+        if (c->collect)
+            c->allow |= bit;
+        else if (best == NULL || ep->omitted < best->omitted)
+            best = ep;
+    }
+    return best;
+}
+
+static int walk(struct mctx *c, const struct node *n, size_t depth)
+{
+    if (depth == c->nsegs) {
+        if ((c->ep = pick(c, n)) == NULL)
+            return 0;
+        c->depth = depth;
+        c->via_catchall = 0;
+        return 1;
+    }
+    canal_str_t seg = {c->buf + c->start[depth], c->len[depth]};
+    if (n->nlits > 0) {
+        const struct node *child = canal__find_literal(c->r, n, seg.base, seg.len, NULL);
+        if (child != NULL && (child->below & c->mask) && walk(c, child, depth + 1))
+            return 1;
+    }
+    if (seg.len > 0) {
+        for (size_t i = 0; i < n->nparams; i++) {
+            const struct node *p = n->params[i];
+            if (!(p->below & c->mask) || !canal__constraints_ok(p->seg->cons, p->seg->ncons, seg))
+                continue;
+            c->cap[depth] = seg;
+            if (walk(c, p, depth + 1))
+                return 1;
+        }
+    }
+    for (size_t i = 0; i < n->ncatchalls; i++) {
+        const struct node *ca = n->catchalls[i];
+        canal_str_t rest = {seg.base, c->buflen - c->start[depth]};
+        if (!(ca->below & c->mask) || !canal__constraints_ok(ca->seg->cons, ca->seg->ncons, rest))
+            continue;
+        if ((c->ep = pick(c, ca)) != NULL) {
+            c->depth = depth;
+            c->via_catchall = 1;
+            c->rest = rest;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int try_method(struct mctx *c, int mi)
+{
+    if (mi < 0)
+        return 0;
+    c->mask = (uint64_t)1 << mi;
+    c->collect = 0;
+    return (c->r->root.below & c->mask) && walk(c, &c->r->root, 0);
+}
+
+static void fill(const struct mctx *c, canal_match_t *m)
+{
+    const struct canal_route *rt = c->ep->route;
+    m->route = rt;
+    m->data = rt->data;
+    m->nparams = 0;
+    for (size_t i = 0; i < rt->nparams; i++) {
+        const struct rparam *p = &rt->params[i];
+        canal_str_t v;
+        if (c->via_catchall && p->seg == c->depth)
+            v = c->rest;
+        else if (p->seg < c->depth)
+            v = c->cap[p->seg];
+        else if (p->def != NULL)
+            v = (canal_str_t){p->def, strlen(p->def)};
+        else if (rt->segs[p->seg].kind == SEG_CATCHALL)
+            v = (canal_str_t){"", 0};
+        else
+            continue; /* an optional parameter left out */
+        m->params[m->nparams].name = (canal_str_t){p->name, strlen(p->name)};
+        m->params[m->nparams++].value = v;
+    }
+}
+
+/* Splits (and decodes) the path after its leading '/'. Returns 0 or 400. */
+static int split(struct mctx *c, const char *p, const char *end, char *scratch)
+{
+    size_t seg = 0;
+    c->start[0] = 0;
+    if (memchr(p, '%', (size_t)(end - p)) == NULL) {
+        c->buf = p;
+        c->buflen = (size_t)(end - p);
+        for (size_t i = 0; i < c->buflen; i++) {
+            if (p[i] == '/') {
+                if (seg < CANAL_ROUTER_MAX_SEGMENTS)
+                    c->len[seg] = i - c->start[seg], c->start[seg + 1] = i + 1;
+                seg++;
+            }
+        }
+    } else {
+        size_t o = 0;
+        while (p < end) {
+            char ch = *p++;
+            if (ch == '/') {
+                if (seg < CANAL_ROUTER_MAX_SEGMENTS)
+                    c->len[seg] = o - c->start[seg], c->start[seg + 1] = o + 1;
+                seg++;
+            } else if (ch == '%') {
+                int hi, lo;
+                if (end - p < 2 || (hi = canal__hexval((unsigned char)p[0])) < 0 ||
+                    (lo = canal__hexval((unsigned char)p[1])) < 0 || (hi | lo) == 0)
+                    return 400;
+                ch = (char)(hi << 4 | lo);
+                p += 2;
+            }
+            scratch[o++] = ch;
+        }
+        c->buf = scratch;
+        c->buflen = o;
+    }
+    if (seg <= CANAL_ROUTER_MAX_SEGMENTS)
+        c->len[seg] = c->buflen - c->start[seg];
+    c->nsegs = seg + 1;
+    return 0;
+}
+
+int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t path, char *scratch,
+                       size_t scratch_size, canal_match_t *m)
+{
+    struct mctx c;
+    if (scratch_size < path.len)
+        return CANAL_EINVAL;
+    const char *end = memchr(path.base, '?', path.len);
+    if (end == NULL)
+        end = path.base + path.len;
+    if (end == path.base || path.base[0] != '/')
+        return 400;
+    c.r = r;
+    c.allow = 0;
+    if (end - path.base == 1) {
+        c.nsegs = 0;
+        c.buf = end;
+        c.buflen = 0;
+    } else if (split(&c, path.base + 1, end, scratch) != 0) {
+        return 400;
+    }
+    /* a trailing '/' (an empty last segment) */
+    int trailing = c.nsegs > 0 && end[-1] == '/';
+    if (trailing && r->opts.trailing_slash == CANAL_SLASH_IGNORE) {
+        c.nsegs--;
+        c.buflen = c.buflen > 0 ? c.buflen - 1 : 0;
+    }
+
+    int mi = canal__method_index(r, method);
+    int fallback = -1;
+    if (!r->opts.no_head_from_get && method.len == 4 && memcmp(method.base, "HEAD", 4) == 0)
+        fallback = canal__method_index(r, (canal_str_t){"GET", 3});
+    if (try_method(&c, mi) || try_method(&c, fallback)) {
+        fill(&c, m);
+        return 200;
+    }
+    if (trailing && r->opts.trailing_slash == CANAL_SLASH_REDIRECT) {
+        c.nsegs--;
+        c.buflen--;
+        if (try_method(&c, mi) || try_method(&c, fallback)) {
+            m->location = (canal_str_t){path.base, (size_t)(end - path.base) - 1};
+            return 308;
+        }
+        c.nsegs++;
+        c.buflen++;
+    }
+    c.mask = ~(uint64_t)0;
+    c.collect = 1;
+    walk(&c, &r->root, 0);
+    m->allow = c.allow;
+    if (c.allow == 0)
+        return 404;
+    if (!r->opts.no_auto_options && method.len == 7 && memcmp(method.base, "OPTIONS", 7) == 0)
+        return 204;
+    return 405;
+}
+
+const canal_str_t *canal_match_get(const canal_match_t *m, const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; i < m->nparams; i++)
+        if (m->params[i].name.len == n && memcmp(m->params[i].name.base, name, n) == 0)
+            return &m->params[i].value;
+    return NULL;
+}
