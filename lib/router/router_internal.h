@@ -38,6 +38,7 @@ struct tseg {
     int kind;
     char *text;    /* literal: unescaped text; parameter: canonical constraint text ("" plain) */
     size_t len;
+    size_t pos;    /* byte offset of the segment in the template, for error positions */
     int param;     /* parameters: index into route->params */
     struct constraint *cons;
     size_t ncons;

@@ -319,6 +319,7 @@ int canal__template_parse(struct canal_route *route, const char *tmpl, int stric
         }
         struct tseg *seg = &route->segs[route->nsegs];
         memset(seg, 0, sizeof(*seg));
+        seg->pos = i;
         text.len = 0;
         size_t seg_start = i;
         if (i < n && tmpl[i] == '{' && !(i + 1 < n && tmpl[i + 1] == '{')) {
@@ -412,11 +413,11 @@ int canal__template_parse(struct canal_route *route, const char *tmpl, int stric
     for (size_t k = 0; k < route->nsegs; k++) {
         const struct tseg *s = &route->segs[k];
         if (s->kind == SEG_CATCHALL && k + 1 != route->nsegs)
-            return canal__error(err, CANAL_ESYNTAX, 0,
+            return canal__error(err, CANAL_ESYNTAX, s->pos,
                                 "catch-all '%s' must be the last segment",
                                 route->params[s->param].name);
         if (s->kind == SEG_PARAM && route->params[s->param].optional && k < route->first_omittable)
-            return canal__error(err, CANAL_ESYNTAX, 0,
+            return canal__error(err, CANAL_ESYNTAX, s->pos,
                                 "optional '%s' must be followed only by optional segments",
                                 route->params[s->param].name);
     }

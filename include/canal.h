@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file canal.h
+ * The umbrella header: everything public in canal.
+ *   canal/router.h  route templates, matching, link generation (pure C, no h2o)
+ *   canal/server.h  the app, requests and responses on libh2o
+ */
+#ifndef CANAL_H
+#define CANAL_H
+
+#include "canal/export.h"
+#include "canal/version.h"
+#include "canal/error.h"
+#include "canal/router.h"
+#include "canal/server.h"
+
+#endif

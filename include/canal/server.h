@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file canal/server.h
+ * canal's server core on libh2o: the application object (configuration, worker threads,
+ * listeners, graceful shutdown, access log), the request and the response.
+ *
+ * An app owns a router (canal/router.h). Routes are added before canal_app_start(); then one
+ * worker thread per core runs its own h2o event loop with its own listening socket
+ * (SO_REUSEPORT), matches each request with the router and calls the route's handler on that
+ * thread. A handler answers with one of the canal_res_* calls.
+ *
+ * This header does not include h2o.h: canal_req_t is opaque and apps need no h2o flags.
+ *
+ * Ownership in short: configuration strings are copied by canal_app_create(); handler data is
+ * borrowed (unless a dispose callback is given); request memory (canal_req_alloc(), every
+ * canal_str_t a request hands out) lives until the response has been sent; json_t follows
+ * jansson's convention: functions ending in _new steal the reference, the others borrow it.
+ * On out-of-memory inside a request, h2o's pool aborts the process (h2o's own policy).
+ */
+#ifndef CANAL_SERVER_H
+#define CANAL_SERVER_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "export.h"
+#include "error.h"
+#include "router.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct canal_app canal_app_t;
+typedef struct canal_req canal_req_t;
+
+/** Development shows an HTML error page with the details; production answers without them. */
+typedef enum canal_env {
+    CANAL_ENV_PRODUCTION = 0,
+    CANAL_ENV_DEVELOPMENT = 1
+} canal_env_t;
+
+/**
+ * Application configuration. Initialise with canal_config_init(), then change fields, read
+ * the environment (canal_config_from_env()) and the command line (canal_config_from_args()).
+ * Strings are borrowed until canal_app_create(), which copies them.
+ */
+typedef struct canal_config {
+    const char *host;          /**< listen address (default "127.0.0.1"); "0.0.0.0", "::" */
+    uint16_t port;             /**< listen port (default 8080; 0 picks a free port) */
+    unsigned threads;          /**< worker threads; 0 (default) means one per online core */
+    canal_env_t env;           /**< default CANAL_ENV_PRODUCTION */
+    size_t max_body_size;      /**< largest request body buffered; over it 413 (default 1 MiB) */
+    unsigned shutdown_timeout_ms; /**< graceful shutdown deadline for in-flight requests (10 s) */
+    const char *access_log;    /**< NULL: no access log (default); "-": stdout; else a file */
+    int no_signals;            /**< 0: canal_app_wait() stops on SIGINT/SIGTERM (default) */
+    canal_router_options_t router; /**< options of the app's router */
+} canal_config_t;
+
+/** Sets every field of cfg to its default. */
+CANAL_API void canal_config_init(canal_config_t *cfg);
+
+/**
+ * Reads CANAL_HOST, CANAL_PORT, CANAL_THREADS, CANAL_ENV and CANAL_ACCESS_LOG into cfg.
+ * The strings stay owned by the environment. Returns 0, or CANAL_EINVAL for a bad value
+ * (err, if given, names it); cfg may then be partly updated.
+ */
+CANAL_API int canal_config_from_env(canal_config_t *cfg, canal_error_info_t *err);
+
+/**
+ * Reads canal's flags from a command line into cfg and removes them from argv, leaving the
+ * program name and any other arguments (in order) for the app: --host H, --port N,
+ * --threads N, --env development|production, --access-log PATH|-|off, --max-body BYTES,
+ * --shutdown-timeout MS (also written --flag=value). Strings point into argv.
+ * Returns 0, or CANAL_EINVAL for a missing or bad value (err names the flag).
+ */
+CANAL_API int canal_config_from_args(canal_config_t *cfg, int *argc, char **argv,
+                                     canal_error_info_t *err);
+
+/** The usage text of the flags canal_config_from_args() understands. Static. */
+CANAL_API const char *canal_config_usage(void);
+
+/**
+ * A request handler. It answers with one canal_res_* call and returns 0, or fails by
+ * returning canal_req_fail() (or any negative value): the client then gets a 500 (production)
+ * or the developer error page (development). Returning 0 without answering is a bug, answered
+ * with a 500 too.
+ */
+typedef int (*canal_handler_fn)(canal_req_t *req, void *data);
+
+/** Creates an app. cfg may be NULL for the defaults; it is copied. NULL when out of memory. */
+CANAL_API canal_app_t *canal_app_create(const canal_config_t *cfg);
+
+/** Stops the app if running (waiting for it), frees everything. NULL is a no-op. */
+CANAL_API void canal_app_destroy(canal_app_t *app);
+
+/** The app's configuration as copied at creation. Borrowed. */
+CANAL_API const canal_config_t *canal_app_config(const canal_app_t *app);
+
+/** The app's router, to register routes at the router level or list them. Borrowed. */
+CANAL_API canal_router_t *canal_app_router(canal_app_t *app);
+
+/**
+ * Registers a handler for a method and a route template (see canal/router.h).
+ * data is borrowed; if dispose is given it is called on data when the app is destroyed.
+ * name may be NULL; a named route can be used for link generation.
+ * Returns 0 or a router error (err, if given, has the position and the reason). Only before
+ * canal_app_start(): CANAL_ESTATE afterwards.
+ */
+CANAL_API int canal_app_route(canal_app_t *app, const char *method, const char *tmpl,
+                              const char *name, canal_handler_fn handler, void *data,
+                              void (*dispose)(void *), canal_error_info_t *err);
+
+/** canal_app_route() for GET with no name, no dispose, no error details. */
+CANAL_API int canal_app_get(canal_app_t *app, const char *tmpl, canal_handler_fn h, void *data);
+/** canal_app_route() for POST. */
+CANAL_API int canal_app_post(canal_app_t *app, const char *tmpl, canal_handler_fn h, void *data);
+/** canal_app_route() for PUT. */
+CANAL_API int canal_app_put(canal_app_t *app, const char *tmpl, canal_handler_fn h, void *data);
+/** canal_app_route() for DELETE. */
+CANAL_API int canal_app_delete(canal_app_t *app, const char *tmpl, canal_handler_fn h,
+                               void *data);
+/** canal_app_route() for PATCH. */
+CANAL_API int canal_app_patch(canal_app_t *app, const char *tmpl, canal_handler_fn h, void *data);
+
+/**
+ * Adds a listener (host:port). Without any, the app listens on the configuration's host and
+ * port. Only before canal_app_start(). Returns 0, CANAL_ESTATE or CANAL_ENOMEM.
+ */
+CANAL_API int canal_app_listen(canal_app_t *app, const char *host, uint16_t port);
+
+/**
+ * Binds the listeners and starts the worker threads; returns at once.
+ * Returns 0; CANAL_ESYS when a socket cannot be bound (the reason is on stderr), CANAL_ESTATE
+ * if already started.
+ */
+CANAL_API int canal_app_start(canal_app_t *app);
+
+/**
+ * Blocks until the app is stopped (canal_app_stop(), or SIGINT/SIGTERM unless no_signals),
+ * then shuts down gracefully: stops accepting, lets in-flight requests finish within the
+ * shutdown timeout, closes the connections and joins the workers. Returns 0, or
+ * CANAL_ESTATE if the app was not started.
+ */
+CANAL_API int canal_app_wait(canal_app_t *app);
+
+/** canal_app_start() then canal_app_wait(). */
+CANAL_API int canal_app_run(canal_app_t *app);
+
+/** Asks a running app to stop. Safe from any thread and from a signal handler. */
+CANAL_API void canal_app_stop(canal_app_t *app);
+
+/** The port listener i is bound to (useful with port 0), or 0 before start or past the end. */
+CANAL_API uint16_t canal_app_port(const canal_app_t *app, size_t i);
+
+/* ---- the request ---- */
+
+/** The method, as sent. */
+CANAL_API canal_str_t canal_req_method(const canal_req_t *req);
+/** The path as sent (percent-encoded), without the query. */
+CANAL_API canal_str_t canal_req_path(const canal_req_t *req);
+/** The raw query string after '?', without it; empty if none. */
+CANAL_API canal_str_t canal_req_query_string(const canal_req_t *req);
+
+/**
+ * Looks a query parameter up (percent-decoded, '+' as space; the query is parsed on first
+ * use). Returns how many times name occurs (0: absent), and sets *value (if not NULL) to the
+ * first occurrence. Values live as long as the request.
+ */
+CANAL_API size_t canal_req_query(canal_req_t *req, const char *name, canal_str_t *value);
+
+/** All query parameters in order, repeated keys included; returns their count. Borrowed. */
+CANAL_API size_t canal_req_query_all(canal_req_t *req, const canal_param_t **params);
+
+/**
+ * Reads a query parameter as an integer (canal_parse_int64 rules).
+ * Returns 0; CANAL_ENOTFOUND when absent (*out = def); CANAL_ETYPE, CANAL_ERANGE for a bad
+ * value; CANAL_EINVAL when the key is repeated.
+ */
+CANAL_API int canal_req_query_int(canal_req_t *req, const char *name, int64_t def, int64_t *out);
+
+/** A captured route value by parameter name, or an empty string with base NULL if none. */
+CANAL_API canal_str_t canal_req_param(const canal_req_t *req, const char *name);
+
+/**
+ * Reads a route value as a 32-bit integer. Returns 0, CANAL_ENOTFOUND, CANAL_ETYPE or
+ * CANAL_ERANGE (the canal_parse_int32 rules).
+ */
+CANAL_API int canal_req_param_int(const canal_req_t *req, const char *name, int32_t *out);
+/** As canal_req_param_int() for 64-bit integers. */
+CANAL_API int canal_req_param_long(const canal_req_t *req, const char *name, int64_t *out);
+
+/** The matched route (for its template and name), or NULL. Borrowed. */
+CANAL_API const canal_route_t *canal_req_route(const canal_req_t *req);
+
+/** The first request header with this name (ASCII case-insensitive); base NULL if none. */
+CANAL_API canal_str_t canal_req_header(const canal_req_t *req, const char *name);
+
+/** The number of request headers; with canal_req_header_at() to walk them all. */
+CANAL_API size_t canal_req_header_count(const canal_req_t *req);
+/** Header i: its name (lower-case) and value. Returns 0, or CANAL_EINVAL past the end. */
+CANAL_API int canal_req_header_at(const canal_req_t *req, size_t i, canal_str_t *name,
+                                  canal_str_t *value);
+
+/** The request body (buffered whole, at most max_body_size bytes); empty if none. */
+CANAL_API canal_str_t canal_req_body(const canal_req_t *req);
+
+/**
+ * The body parsed as JSON (Content-Type must be application/json or +json). A borrowed
+ * reference that lives until the response is sent. NULL when absent, of another type or
+ * malformed; err (if given) says why (jansson's position and text, or the content-type).
+ */
+CANAL_API json_t *canal_req_json(canal_req_t *req, json_error_t *err);
+
+/** Allocates size bytes of request memory, freed when the request ends. Never NULL. */
+CANAL_API void *canal_req_alloc(canal_req_t *req, size_t size);
+
+/** printf into request memory. Never NULL. */
+CANAL_API char *canal_req_printf(canal_req_t *req, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/**
+ * Records why the handler failed and returns -1, so a handler can `return
+ * canal_req_fail(req, "db: %s", why);`. The text goes to stderr and, in development, to the
+ * error page; production clients never see it.
+ */
+CANAL_API int canal_req_fail(canal_req_t *req, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/** The app the request belongs to. */
+CANAL_API canal_app_t *canal_req_app(const canal_req_t *req);
+
+/* ---- the response: each call below but canal_res_header() sends it; one per request ---- */
+
+/**
+ * Adds a response header; name and value are copied. Before the answer is sent.
+ * Returns 0, or CANAL_ESTATE once it has been sent, CANAL_EINVAL for CR/LF in either.
+ */
+CANAL_API int canal_res_header(canal_req_t *req, const char *name, const char *value);
+
+/**
+ * Sends status, Content-Type (may be NULL for none) and a body, which is copied.
+ * For HEAD requests the body is left out but Content-Length kept. Returns 0, or CANAL_ESTATE
+ * if an answer was sent already.
+ */
+CANAL_API int canal_res_send(canal_req_t *req, int status, const char *content_type,
+                             const void *body, size_t len);
+
+/** Sends text/plain (UTF-8); text is a NUL-terminated string and is copied. */
+CANAL_API int canal_res_text(canal_req_t *req, int status, const char *text);
+
+/** Sends a status with an empty body. */
+CANAL_API int canal_res_status(canal_req_t *req, int status);
+
+/**
+ * Sends application/json: body is serialized compactly (jansson, keys in insertion order)
+ * straight into request memory. Borrows body. CANAL_EINVAL if it cannot be serialized.
+ */
+CANAL_API int canal_res_json(canal_req_t *req, int status, const json_t *body);
+
+/** As canal_res_json(), but steals the reference to body (even on failure). */
+CANAL_API int canal_res_json_new(canal_req_t *req, int status, json_t *body);
+
+/**
+ * Sends an RFC 9457 problem details answer (application/problem+json) with "type"
+ * ("about:blank"), "title" (the status's reason phrase), "status" and, if detail is not NULL,
+ * "detail" (printf format).
+ */
+CANAL_API int canal_res_problem(canal_req_t *req, int status, const char *detail_fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/**
+ * Sends problem details built from members, a JSON object whose "type", "title" and "status"
+ * are filled in when missing; other members are kept (extensions such as "errors").
+ * Steals members.
+ */
+CANAL_API int canal_res_problem_new(canal_req_t *req, int status, json_t *members);
+
+/** Sends a redirect (301, 302, 303, 307 or 308) to location, which is copied. */
+CANAL_API int canal_res_redirect(canal_req_t *req, int status, const char *location);
+
+/** 1 once an answer has been sent for req. */
+CANAL_API int canal_res_sent(const canal_req_t *req);
+
+/** The reason phrase of an HTTP status ("Not Found"), or "Unknown". Static. */
+CANAL_API const char *canal_status_reason(int status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

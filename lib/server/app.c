@@ -1,0 +1,499 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The app: configuration, routes, listeners and worker threads.
+ *
+ * Start-up binds every listener once per worker (SO_REUSEPORT: the kernel spreads new
+ * connections over the workers' sockets), in the calling thread so a bind error is reported
+ * before anything runs. Each worker then owns an h2o event loop and context and never shares a
+ * connection with another thread.
+ *
+ * Shutdown: canal_app_stop() writes to a pipe (safe in a signal handler); canal_app_wait()
+ * wakes up and sends each worker a message through h2o's multithread queue. The worker closes
+ * its listening sockets, asks h2o to shut down (keep-alive is refused from now on, HTTP/2 gets
+ * GOAWAY), and keeps running its loop until no request is in flight and no connection has been
+ * active for a short quiet period (so a request already on its way on a kept-alive connection
+ * is still answered), or until the shutdown deadline.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "server_internal.h"
+
+/* How long a stopping worker waits with no activity before it closes idle connections. */
+#define QUIET_MS 200
+
+static char *dup_str(const char *s)
+{
+    return s != NULL ? strdup(s) : NULL;
+}
+
+canal_app_t *canal_app_create(const canal_config_t *cfg)
+{
+    canal_app_t *app = calloc(1, sizeof(*app));
+    if (app == NULL)
+        return NULL;
+    if (cfg != NULL)
+        app->cfg = *cfg;
+    else
+        canal_config_init(&app->cfg);
+    app->host = dup_str(app->cfg.host != NULL ? app->cfg.host : "127.0.0.1");
+    app->access_log = dup_str(app->cfg.access_log);
+    app->cfg.host = app->host;
+    app->cfg.access_log = app->access_log;
+    app->stop_pipe[0] = app->stop_pipe[1] = -1;
+    if (app->host == NULL || (app->cfg.access_log != NULL && app->access_log == NULL) ||
+        (app->router = canal_router_create(&app->cfg.router)) == NULL) {
+        canal_app_destroy(app);
+        return NULL;
+    }
+    if (app->cfg.threads == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        app->cfg.threads = n > 0 ? (unsigned)n : 1;
+    }
+
+    h2o_config_init(&app->globalconf);
+    app->globalconf.max_request_entity_size = app->cfg.max_body_size;
+    app->globalconf.server_name = h2o_iovec_init(H2O_STRLIT("canal"));
+    app->hostconf = h2o_config_register_host(&app->globalconf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
+    app->pathconf = h2o_config_register_path(app->hostconf, "/", 0);
+    h2o_handler_t *handler = h2o_create_handler(app->pathconf, sizeof(*handler));
+    handler->on_req = canal__on_req;
+    return app;
+}
+
+void canal_app_destroy(canal_app_t *app)
+{
+    if (app == NULL)
+        return;
+    if (atomic_load(&app->state) == 1 || atomic_load(&app->state) == 2) {
+        canal_app_stop(app);
+        canal_app_wait(app);
+    }
+    canal_router_destroy(app->router);
+    if (app->hostconf != NULL)
+        h2o_config_dispose(&app->globalconf);
+    for (size_t i = 0; i < app->nlisteners; i++) {
+        free(app->listeners[i].host);
+        free(app->listeners[i].fds);
+    }
+    free(app->listeners);
+    free(app->workers);
+    for (int i = 0; i < 2; i++)
+        if (app->stop_pipe[i] >= 0)
+            close(app->stop_pipe[i]);
+    free(app->host);
+    free(app->access_log);
+    free(app);
+}
+
+const canal_config_t *canal_app_config(const canal_app_t *app)
+{
+    return &app->cfg;
+}
+
+canal_router_t *canal_app_router(canal_app_t *app)
+{
+    return app->router;
+}
+
+static void endpoint_dispose(void *p)
+{
+    struct canal_endpoint *ep = p;
+    if (ep->dispose != NULL)
+        ep->dispose(ep->data);
+    free(ep);
+}
+
+int canal_app_route(canal_app_t *app, const char *method, const char *tmpl, const char *name,
+                    canal_handler_fn handler, void *data, void (*dispose)(void *),
+                    canal_error_info_t *err)
+{
+    if (atomic_load(&app->state) != 0) {
+        if (err != NULL)
+            *err = (canal_error_info_t){CANAL_ESTATE, 0, "routes are added before the app starts"};
+        return CANAL_ESTATE;
+    }
+    if (handler == NULL) {
+        if (err != NULL)
+            *err = (canal_error_info_t){CANAL_EINVAL, 0, "no handler"};
+        return CANAL_EINVAL;
+    }
+    struct canal_endpoint *ep = malloc(sizeof(*ep));
+    if (ep == NULL)
+        return CANAL_ENOMEM;
+    *ep = (struct canal_endpoint){handler, data, dispose};
+    canal_route_spec_t spec = {.method = method, .tmpl = tmpl, .name = name, .data = ep,
+                               .dispose = endpoint_dispose};
+    int rc = canal_router_add(app->router, &spec, NULL, err);
+    if (rc != 0)
+        free(ep); /* the router calls dispose only for routes it keeps */
+    return rc;
+}
+
+#define METHOD_SHORTCUT(fn, verb)                                                                \
+    int fn(canal_app_t *app, const char *tmpl, canal_handler_fn h, void *data)                 \
+    {                                                                                          \
+        return canal_app_route(app, verb, tmpl, NULL, h, data, NULL, NULL);                    \
+    }
+METHOD_SHORTCUT(canal_app_get, "GET")
+METHOD_SHORTCUT(canal_app_post, "POST")
+METHOD_SHORTCUT(canal_app_put, "PUT")
+METHOD_SHORTCUT(canal_app_delete, "DELETE")
+METHOD_SHORTCUT(canal_app_patch, "PATCH")
+#undef METHOD_SHORTCUT
+
+static int add_listener(canal_app_t *app, const char *host, uint16_t port)
+{
+    struct canal_listener *grown = realloc(app->listeners, (app->nlisteners + 1) * sizeof(*grown));
+    if (grown == NULL)
+        return CANAL_ENOMEM;
+    app->listeners = grown;
+    struct canal_listener *l = &app->listeners[app->nlisteners];
+    memset(l, 0, sizeof(*l));
+    if ((l->host = strdup(host != NULL ? host : app->cfg.host)) == NULL)
+        return CANAL_ENOMEM;
+    l->port = port;
+    app->nlisteners++;
+    return 0;
+}
+
+int canal_app_listen(canal_app_t *app, const char *host, uint16_t port)
+{
+    return atomic_load(&app->state) != 0 ? CANAL_ESTATE : add_listener(app, host, port);
+}
+
+uint16_t canal_app_port(const canal_app_t *app, size_t i)
+{
+    return i < app->nlisteners ? app->listeners[i].bound_port : 0;
+}
+
+/* Opens one listening socket. port 0 binds any free port. Returns the fd or -1 (logged). */
+static int open_listener(const char *host, uint16_t port, uint16_t *bound)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV},
+                    *res;
+    char service[8];
+    snprintf(service, sizeof(service), "%u", port);
+    int rc = getaddrinfo(host, service, &hints, &res);
+    if (rc != 0) {
+        canal__log_error("cannot resolve listen address %s: %s", host, gai_strerror(rc));
+        return -1;
+    }
+    int fd = socket(res->ai_family, res->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), on = 1;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0 ||
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on)) != 0 ||
+        bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, SOMAXCONN) != 0) {
+        canal__log_error("cannot listen on %s:%u: %s", host, port, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        freeaddrinfo(res);
+        return -1;
+    }
+    freeaddrinfo(res);
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0)
+        *bound = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                : ((struct sockaddr_in *)&ss)->sin_port);
+    return fd;
+}
+
+static uint64_t now_ms(struct canal_worker *w)
+{
+    return h2o_now(w->loop);
+}
+
+/* Every accepted connection is tracked until h2o closes its socket, so that shutdown can
+ * close the idle keep-alive ones (h2o 2.2.5 offers no call for that). */
+struct canal_conn {
+    h2o_linklist_t link;
+    h2o_socket_t *sock;
+    struct canal_worker *worker;
+};
+
+static void on_conn_close(void *data)
+{
+    struct canal_conn *c = data;
+    struct canal_worker *w = c->worker;
+    h2o_linklist_unlink(&c->link);
+    free(c);
+    atomic_fetch_sub(&w->connections, 1);
+    w->last_activity = now_ms(w);
+}
+
+static void accept_one(struct canal_worker *w, h2o_socket_t *sock)
+{
+    struct canal_conn *c = malloc(sizeof(*c));
+    if (c == NULL) {
+        h2o_socket_close(sock);
+        return;
+    }
+    *c = (struct canal_conn){.sock = sock, .worker = w};
+    h2o_linklist_insert(&w->conns, &c->link);
+    atomic_fetch_add(&w->connections, 1);
+    sock->on_close.cb = on_conn_close;
+    sock->on_close.data = c;
+    h2o_accept(&w->accept_ctx, sock);
+}
+
+static void on_accept(h2o_socket_t *listener, const char *err)
+{
+    struct canal_worker *w = listener->data;
+    h2o_socket_t *sock;
+    if (err != NULL)
+        return;
+    /* accept a bounded batch per wake-up so one busy listener cannot starve the loop */
+    for (int i = 0; i < 64 && (sock = h2o_evloop_socket_accept(listener)) != NULL; i++)
+        accept_one(w, sock);
+}
+
+static void begin_shutdown(struct canal_worker *w)
+{
+    canal_app_t *app = w->app;
+    for (size_t i = 0; i < app->nlisteners; i++) {
+        if (w->socks[i] != NULL) {
+            /* connections the kernel completed but nobody accepted yet would be reset by the
+             * close: take them in and answer them (with Connection: close) */
+            h2o_socket_t *sock;
+            while ((sock = h2o_evloop_socket_accept(w->socks[i])) != NULL)
+                accept_one(w, sock);
+            h2o_socket_read_stop(w->socks[i]);
+            h2o_socket_close(w->socks[i]);
+            w->socks[i] = NULL;
+        }
+    }
+    h2o_context_request_shutdown(&w->ctx);
+    w->stopping = 1;
+    w->deadline = now_ms(w) + app->cfg.shutdown_timeout_ms;
+    w->last_activity = now_ms(w);
+}
+
+static void on_stop_message(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messages)
+{
+    struct canal_worker *w = H2O_STRUCT_FROM_MEMBER(struct canal_worker, stop_receiver, receiver);
+    while (!h2o_linklist_is_empty(messages))
+        h2o_linklist_unlink(messages->next);
+    if (!w->stopping)
+        begin_shutdown(w);
+}
+
+/* Shuts the remaining connections down at the socket level: h2o sees end-of-stream on each
+ * and closes it the normal way, releasing its memory. */
+static void close_connections(struct canal_worker *w)
+{
+    for (h2o_linklist_t *l = w->conns.next; l != &w->conns; l = l->next) {
+        struct canal_conn *c = H2O_STRUCT_FROM_MEMBER(struct canal_conn, link, l);
+        shutdown(h2o_socket_get_fd(c->sock), SHUT_RDWR);
+    }
+    for (int i = 0; i < 100 && atomic_load(&w->connections) > 0; i++)
+        h2o_evloop_run(w->loop, 10);
+}
+
+static void *worker_main(void *arg)
+{
+    struct canal_worker *w = arg;
+    while (!w->exit) {
+        h2o_evloop_run(w->loop, w->stopping ? 50 : INT32_MAX);
+        if (!w->stopping)
+            continue;
+        uint64_t now = now_ms(w);
+        size_t inflight = atomic_load(&w->inflight), conns = atomic_load(&w->connections);
+        if (conns == 0 || (inflight == 0 && now - w->last_activity >= QUIET_MS)) {
+            w->exit = 1;
+        } else if (now >= w->deadline) {
+            canal__log_error("worker %zu: shutdown deadline passed with %zu request(s) in flight",
+                             w->index, inflight);
+            w->exit = 1;
+        }
+    }
+    close_connections(w);
+    h2o_multithread_unregister_receiver(w->ctx.queue, &w->stop_receiver);
+    /* h2o's shutdown request arms an HTTP/2 graceful-shutdown timer that nothing unlinks */
+    if (h2o_timeout_is_linked(&w->ctx.http2._graceful_shutdown_timeout))
+        h2o_timeout_unlink(&w->ctx.http2._graceful_shutdown_timeout);
+    h2o_context_dispose(&w->ctx);
+    h2o_evloop_destroy(w->loop);
+    w->loop = NULL;
+    return NULL;
+}
+
+/* Prepares worker k in the calling thread, so a stop can reach it as soon as it exists. */
+static int init_worker(canal_app_t *app, size_t k)
+{
+    struct canal_worker *w = &app->workers[k];
+    w->app = app;
+    w->index = k;
+    w->json_hint = 512;
+    h2o_linklist_init_anchor(&w->conns);
+    if ((w->socks = calloc(app->nlisteners, sizeof(*w->socks))) == NULL ||
+        (w->loop = h2o_evloop_create()) == NULL)
+        return -1;
+    h2o_context_init(&w->ctx, w->loop, &app->globalconf);
+    w->accept_ctx.ctx = &w->ctx;
+    w->accept_ctx.hosts = app->globalconf.hosts;
+    h2o_multithread_register_receiver(w->ctx.queue, &w->stop_receiver, on_stop_message);
+    for (size_t i = 0; i < app->nlisteners; i++) {
+        w->socks[i] = h2o_evloop_socket_create(w->loop, app->listeners[i].fds[k],
+                                               H2O_SOCKET_FLAG_DONT_READ);
+        app->listeners[i].fds[k] = -1; /* the socket owns the fd now */
+        w->socks[i]->data = w;
+        h2o_socket_read_start(w->socks[i], on_accept);
+    }
+    return 0;
+}
+
+static void close_listeners(canal_app_t *app)
+{
+    for (size_t i = 0; i < app->nlisteners; i++) {
+        if (app->listeners[i].fds == NULL)
+            continue;
+        for (size_t k = 0; k < app->nworkers; k++)
+            if (app->listeners[i].fds[k] >= 0)
+                close(app->listeners[i].fds[k]);
+        free(app->listeners[i].fds);
+        app->listeners[i].fds = NULL;
+    }
+}
+
+int canal_app_start(canal_app_t *app)
+{
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&app->state, &expected, 1))
+        return CANAL_ESTATE;
+    if (app->nlisteners == 0 && add_listener(app, app->cfg.host, app->cfg.port) != 0)
+        goto fail;
+    app->nworkers = app->cfg.threads;
+    if (pipe2(app->stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0 ||
+        (app->workers = calloc(app->nworkers, sizeof(*app->workers))) == NULL)
+        goto fail;
+
+    /* bind every listener once per worker; port 0: the first bind picks, the others follow */
+    for (size_t i = 0; i < app->nlisteners; i++) {
+        struct canal_listener *l = &app->listeners[i];
+        if ((l->fds = malloc(app->nworkers * sizeof(int))) == NULL)
+            goto fail;
+        for (size_t k = 0; k < app->nworkers; k++)
+            l->fds[k] = -1;
+        for (size_t k = 0; k < app->nworkers; k++) {
+            uint16_t port = k == 0 ? l->port : l->bound_port;
+            if ((l->fds[k] = open_listener(l->host, port, &l->bound_port)) < 0)
+                goto fail;
+        }
+    }
+    if (app->cfg.access_log != NULL) {
+        const char *path = strcmp(app->cfg.access_log, "-") == 0 ? "/dev/stdout" : app->cfg.access_log;
+        app->logfh = h2o_access_log_open_handle(
+            path, "%h %l %u %t \"%r\" %s %b \"%{Referer}i\" \"%{User-agent}i\"",
+            H2O_LOGCONF_ESCAPE_APACHE);
+        if (app->logfh == NULL) {
+            canal__log_error("cannot open the access log %s", path);
+            goto fail;
+        }
+        h2o_access_log_register(app->pathconf, app->logfh);
+    }
+    signal(SIGPIPE, SIG_IGN);
+    json_object_seed(0);
+
+    for (size_t k = 0; k < app->nworkers; k++)
+        if (init_worker(app, k) != 0) {
+            canal__log_error("cannot create the event loop of worker %zu", k);
+            goto fail;
+        }
+    for (size_t k = 0; k < app->nworkers; k++) {
+        if (pthread_create(&app->workers[k].thread, NULL, worker_main, &app->workers[k]) != 0) {
+            canal__log_error("cannot start worker thread %zu: %s", k, strerror(errno));
+            /* the loops of the workers not started are leaked: this is the end anyway */
+            app->nworkers = k;
+            canal_app_stop(app);
+            canal_app_wait(app);
+            return CANAL_ESYS;
+        }
+    }
+    return 0;
+
+fail:
+    for (size_t k = 0; app->workers != NULL && k < app->nworkers; k++) {
+        struct canal_worker *w = &app->workers[k];
+        if (w->loop != NULL) {
+            for (size_t i = 0; i < app->nlisteners; i++)
+                if (w->socks[i] != NULL)
+                    h2o_socket_close(w->socks[i]);
+            h2o_multithread_unregister_receiver(w->ctx.queue, &w->stop_receiver);
+            h2o_context_dispose(&w->ctx);
+            h2o_evloop_destroy(w->loop);
+        }
+        free(w->socks);
+    }
+    close_listeners(app);
+    free(app->workers);
+    app->workers = NULL;
+    atomic_store(&app->state, 3);
+    return CANAL_ESYS;
+}
+
+/* The app that the signal handlers stop: the one waiting with signals on. */
+static canal_app_t *volatile signal_app;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (signal_app != NULL)
+        canal_app_stop(signal_app);
+}
+
+void canal_app_stop(canal_app_t *app)
+{
+    if (app->stop_pipe[1] >= 0) {
+        ssize_t rc = write(app->stop_pipe[1], "x", 1);
+        (void)rc; /* a full pipe means a stop is pending already */
+    }
+}
+
+int canal_app_wait(canal_app_t *app)
+{
+    int expected = 1;
+    if (!atomic_compare_exchange_strong(&app->state, &expected, 2))
+        return CANAL_ESTATE;
+    struct sigaction old_int, old_term, sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    if (!app->cfg.no_signals) {
+        signal_app = app;
+        sigaction(SIGINT, &sa, &old_int);
+        sigaction(SIGTERM, &sa, &old_term);
+    }
+    struct pollfd pfd = {.fd = app->stop_pipe[0], .events = POLLIN};
+    while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+        ;
+    if (!app->cfg.no_signals) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        signal_app = NULL;
+    }
+
+    for (size_t k = 0; k < app->nworkers; k++)
+        h2o_multithread_send_message(&app->workers[k].stop_receiver, &app->workers[k].stop_message);
+    for (size_t k = 0; k < app->nworkers; k++) {
+        struct canal_worker *w = &app->workers[k];
+        pthread_join(w->thread, NULL);
+        free(w->socks);
+    }
+    close_listeners(app);
+    atomic_store(&app->state, 3);
+    return 0;
+}
+
+int canal_app_run(canal_app_t *app)
+{
+    int rc = canal_app_start(app);
+    return rc != 0 ? rc : canal_app_wait(app);
+}

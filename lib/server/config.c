@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Configuration: defaults, then the environment (CANAL_*), then the command line, each
+ * overriding the one before. Parsing is strict: a port must be a whole number in range,
+ * an unknown --env value is an error rather than a silent default.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "server_internal.h"
+
+void canal_config_init(canal_config_t *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->host = "127.0.0.1";
+    cfg->port = 8080;
+    cfg->env = CANAL_ENV_PRODUCTION;
+    cfg->max_body_size = 1024 * 1024;
+    cfg->shutdown_timeout_ms = 10000;
+}
+
+static int fail(canal_error_info_t *err, const char *what, const char *value)
+{
+    if (err != NULL) {
+        err->code = CANAL_EINVAL;
+        err->position = 0;
+        snprintf(err->message, sizeof(err->message), "%s: bad value '%s'", what,
+                 value ? value : "(missing)");
+    }
+    return CANAL_EINVAL;
+}
+
+static int number(const char *s, uint64_t max, uint64_t *out)
+{
+    int64_t v;
+    if (s == NULL || canal_parse_int64((canal_str_t){s, strlen(s)}, &v) != 0 || v < 0 ||
+        (uint64_t)v > max)
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+/* Sets one option by its name (as on the command line, without "--"). */
+static int set_option(canal_config_t *cfg, const char *name, const char *value,
+                      canal_error_info_t *err)
+{
+    uint64_t n;
+    if (strcmp(name, "host") == 0) {
+        if (value == NULL || *value == '\0')
+            return fail(err, "--host", value);
+        cfg->host = value;
+    } else if (strcmp(name, "port") == 0) {
+        if (number(value, 65535, &n) != 0)
+            return fail(err, "--port", value);
+        cfg->port = (uint16_t)n;
+    } else if (strcmp(name, "threads") == 0) {
+        if (number(value, 1024, &n) != 0)
+            return fail(err, "--threads", value);
+        cfg->threads = (unsigned)n;
+    } else if (strcmp(name, "env") == 0) {
+        if (value != NULL && strcmp(value, "development") == 0)
+            cfg->env = CANAL_ENV_DEVELOPMENT;
+        else if (value != NULL && strcmp(value, "production") == 0)
+            cfg->env = CANAL_ENV_PRODUCTION;
+        else
+            return fail(err, "--env (development|production)", value);
+    } else if (strcmp(name, "access-log") == 0) {
+        if (value == NULL || *value == '\0')
+            return fail(err, "--access-log", value);
+        cfg->access_log = strcmp(value, "off") == 0 ? NULL : value;
+    } else if (strcmp(name, "max-body") == 0) {
+        if (number(value, SIZE_MAX / 2, &n) != 0)
+            return fail(err, "--max-body", value);
+        cfg->max_body_size = (size_t)n;
+    } else if (strcmp(name, "shutdown-timeout") == 0) {
+        if (number(value, 3600 * 1000, &n) != 0)
+            return fail(err, "--shutdown-timeout", value);
+        cfg->shutdown_timeout_ms = (unsigned)n;
+    } else {
+        return 1; /* not ours */
+    }
+    return 0;
+}
+
+int canal_config_from_env(canal_config_t *cfg, canal_error_info_t *err)
+{
+    static const struct {
+        const char *var, *option;
+    } vars[] = {{"CANAL_HOST", "host"},
+                {"CANAL_PORT", "port"},
+                {"CANAL_THREADS", "threads"},
+                {"CANAL_ENV", "env"},
+                {"CANAL_ACCESS_LOG", "access-log"}};
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const char *v = getenv(vars[i].var);
+        if (v != NULL && set_option(cfg, vars[i].option, v, err) != 0) {
+            if (err != NULL)
+                snprintf(err->message, sizeof(err->message), "%s: bad value '%s'", vars[i].var, v);
+            return CANAL_EINVAL;
+        }
+    }
+    return 0;
+}
+
+int canal_config_from_args(canal_config_t *cfg, int *argc, char **argv, canal_error_info_t *err)
+{
+    int out = 1;
+    for (int i = 1; i < *argc; i++) {
+        const char *a = argv[i];
+        if (strncmp(a, "--", 2) != 0) {
+            argv[out++] = argv[i];
+            continue;
+        }
+        char name[32];
+        const char *eq = strchr(a + 2, '='), *value;
+        size_t nlen = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+        if (nlen >= sizeof(name)) {
+            argv[out++] = argv[i];
+            continue;
+        }
+        memcpy(name, a + 2, nlen);
+        name[nlen] = '\0';
+        value = eq ? eq + 1 : (i + 1 < *argc ? argv[i + 1] : NULL);
+        int rc = set_option(cfg, name, value, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 1) {
+            argv[out++] = argv[i]; /* the app's own flag */
+            continue;
+        }
+        if (eq == NULL)
+            i++; /* the value was the next argument */
+    }
+    *argc = out;
+    argv[out] = NULL;
+    return 0;
+}
+
+const char *canal_config_usage(void)
+{
+    return "  --host ADDR              listen address (default 127.0.0.1; env CANAL_HOST)\n"
+           "  --port N                 listen port (default 8080; 0 = any free; env CANAL_PORT)\n"
+           "  --threads N              worker threads (default: one per core; env CANAL_THREADS)\n"
+           "  --env development|production   error pages with details, or without (default\n"
+           "                           production; env CANAL_ENV)\n"
+           "  --access-log PATH|-|off  Combined Log Format to a file, stdout or nowhere\n"
+           "                           (env CANAL_ACCESS_LOG)\n"
+           "  --max-body BYTES         largest request body (default 1048576; over it: 413)\n"
+           "  --shutdown-timeout MS    graceful shutdown deadline (default 10000)\n";
+}

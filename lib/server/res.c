@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Responses. Every canal_res_* call that answers goes through send_response(): status,
+ * Content-Type, Content-Length and one body buffer in request memory, handed to h2o in a
+ * single h2o_send(). HEAD answers keep Content-Length and leave the body out (libh2o leaves
+ * that to the handler). JSON is dumped by jansson straight into request memory, with a size
+ * guess per worker so that most answers are dumped once.
+ *
+ * Errors: problem details (RFC 9457) for every answer canal makes itself; for a failing
+ * handler, a bare 500 problem in production and an HTML page with the details in development,
+ * where every byte that came from the request is HTML-escaped.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "server_internal.h"
+
+void canal__log_error(const char *fmt, ...)
+{
+    char when[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+    va_list ap;
+    va_start(ap, fmt);
+    flockfile(stderr);
+    fprintf(stderr, "%s canal: ", when);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    funlockfile(stderr);
+    va_end(ap);
+}
+
+const char *canal_status_reason(int status)
+{
+    switch (status) {
+    case 100: return "Continue";
+    case 101: return "Switching Protocols";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
+    case 204: return "No Content";
+    case 206: return "Partial Content";
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 303: return "See Other";
+    case 304: return "Not Modified";
+    case 307: return "Temporary Redirect";
+    case 308: return "Permanent Redirect";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 406: return "Not Acceptable";
+    case 408: return "Request Timeout";
+    case 409: return "Conflict";
+    case 410: return "Gone";
+    case 411: return "Length Required";
+    case 412: return "Precondition Failed";
+    case 413: return "Content Too Large";
+    case 414: return "URI Too Long";
+    case 415: return "Unsupported Media Type";
+    case 416: return "Range Not Satisfiable";
+    case 422: return "Unprocessable Content";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    }
+    return "Unknown";
+}
+
+static h2o_generator_t generator = {NULL, NULL}; /* nothing to proceed or stop: one-shot answers */
+
+/* Sends the answer; body must live in request memory (or be static). */
+static int send_response(canal_req_t *req, int status, const char *ctype, size_t ctlen,
+                         const char *body, size_t len)
+{
+    h2o_req_t *h = req->h2o;
+    if (req->responded)
+        return CANAL_ESTATE;
+    req->responded = 1;
+    h->res.status = status;
+    h->res.reason = canal_status_reason(status);
+    if (ctype != NULL)
+        h2o_add_header(&h->pool, &h->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, ctype, ctlen);
+    int bodyless = req->is_head || status == 204 || status == 304 || status < 200;
+    h->res.content_length = (status == 204 || status == 304 || status < 200) ? SIZE_MAX : len;
+    h2o_start_response(h, &generator);
+    if (bodyless) {
+        h2o_send(h, NULL, 0, H2O_SEND_STATE_FINAL);
+    } else {
+        h2o_iovec_t buf = h2o_iovec_init(body, len);
+        h2o_send(h, &buf, 1, H2O_SEND_STATE_FINAL);
+    }
+    return 0;
+}
+
+static int has_ctl(const char *s)
+{
+    for (; *s; s++)
+        if (*s == '\r' || *s == '\n')
+            return 1;
+    return 0;
+}
+
+int canal_res_header(canal_req_t *req, const char *name, const char *value)
+{
+    if (req->responded)
+        return CANAL_ESTATE;
+    size_t nlen = strlen(name), vlen = strlen(value);
+    if (nlen == 0 || has_ctl(name) || has_ctl(value) || memchr(name, ':', nlen) != NULL)
+        return CANAL_EINVAL;
+    h2o_mem_pool_t *pool = &req->h2o->pool;
+    char *lname = h2o_mem_alloc_pool(pool, nlen);
+    for (size_t i = 0; i < nlen; i++)
+        lname[i] = (char)h2o_tolower(name[i]);
+    h2o_iovec_t v = h2o_strdup(pool, value, vlen);
+    h2o_add_header_by_str(pool, &req->h2o->res.headers, lname, nlen, 1, NULL, v.base, v.len);
+    return 0;
+}
+
+int canal_res_send(canal_req_t *req, int status, const char *content_type, const void *body,
+                   size_t len)
+{
+    if (req->responded)
+        return CANAL_ESTATE;
+    char *copy = NULL;
+    if (len > 0 && !req->is_head) {
+        copy = h2o_mem_alloc_pool(&req->h2o->pool, len);
+        memcpy(copy, body, len);
+    }
+    return send_response(req, status, content_type, content_type ? strlen(content_type) : 0, copy, len);
+}
+
+int canal_res_text(canal_req_t *req, int status, const char *text)
+{
+    return canal_res_send(req, status, "text/plain; charset=utf-8", text, strlen(text));
+}
+
+int canal_res_status(canal_req_t *req, int status)
+{
+    return send_response(req, status, NULL, 0, NULL, 0);
+}
+
+static int send_json(canal_req_t *req, int status, const char *ctype, size_t ctlen, const json_t *body)
+{
+    struct canal_worker *w = req->worker;
+    if (req->responded)
+        return CANAL_ESTATE;
+    if (body == NULL)
+        return CANAL_EINVAL;
+    size_t cap = w->json_hint;
+    char *buf = h2o_mem_alloc_pool(&req->h2o->pool, cap);
+    size_t n = json_dumpb(body, buf, cap, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (n == 0)
+        return CANAL_EINVAL;
+    if (n > cap) {
+        buf = h2o_mem_alloc_pool(&req->h2o->pool, n);
+        if (json_dumpb(body, buf, n, JSON_COMPACT | JSON_ENCODE_ANY) != n)
+            return CANAL_EINVAL;
+    }
+    /* next time, guess the size of this answer (with room to spare), at least 512 bytes */
+    w->json_hint = n + n / 8 < 512 ? 512 : n + n / 8;
+    return send_response(req, status, ctype, ctlen, buf, n);
+}
+
+int canal_res_json(canal_req_t *req, int status, const json_t *body)
+{
+    return send_json(req, status, H2O_STRLIT("application/json"), body);
+}
+
+int canal_res_json_new(canal_req_t *req, int status, json_t *body)
+{
+    int rc = canal_res_json(req, status, body);
+    json_decref(body);
+    return rc;
+}
+
+int canal_res_problem_new(canal_req_t *req, int status, json_t *members)
+{
+    json_t *p = json_object();
+    const char *k;
+    json_t *v;
+    if (p == NULL) {
+        json_decref(members);
+        return CANAL_ENOMEM;
+    }
+    json_t *type = members ? json_object_get(members, "type") : NULL;
+    json_t *title = members ? json_object_get(members, "title") : NULL;
+    json_object_set_new(p, "type", type ? json_incref(type) : json_string("about:blank"));
+    json_object_set_new(p, "title", title ? json_incref(title) : json_string(canal_status_reason(status)));
+    json_object_set_new(p, "status", json_integer(status));
+    if (members != NULL)
+        json_object_foreach(members, k, v)
+        {
+            if (strcmp(k, "type") != 0 && strcmp(k, "title") != 0 && strcmp(k, "status") != 0)
+                json_object_set(p, k, v);
+        }
+    json_decref(members);
+    int rc = send_json(req, status, H2O_STRLIT("application/problem+json"), p);
+    json_decref(p);
+    return rc;
+}
+
+int canal_res_problem(canal_req_t *req, int status, const char *detail_fmt, ...)
+{
+    json_t *members = json_object();
+    if (detail_fmt != NULL) {
+        va_list ap;
+        char detail[512];
+        va_start(ap, detail_fmt);
+        vsnprintf(detail, sizeof(detail), detail_fmt, ap);
+        va_end(ap);
+        /* detail may carry request bytes that are not UTF-8: keep what jansson accepts */
+        json_t *d = json_string(detail);
+        json_object_set_new(members, "detail", d ? d : json_string("(not valid UTF-8)"));
+    }
+    return canal_res_problem_new(req, status, members);
+}
+
+int canal_res_redirect(canal_req_t *req, int status, const char *location)
+{
+    if (status != 301 && status != 302 && status != 303 && status != 307 && status != 308)
+        return CANAL_EINVAL;
+    int rc = canal_res_header(req, "location", location);
+    return rc != 0 ? rc : canal_res_status(req, status);
+}
+
+int canal_res_sent(const canal_req_t *req)
+{
+    return req->responded;
+}
+
+/* ---- error pages ---- */
+
+static void html_escaped(FILE *f, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        switch (s[i]) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&#39;", f); break;
+        default: fputc(s[i], f);
+        }
+    }
+}
+
+static void row(FILE *f, canal_str_t k, canal_str_t v)
+{
+    fputs("<tr><th>", f);
+    html_escaped(f, k.base, k.len);
+    fputs("</th><td>", f);
+    html_escaped(f, v.base, v.len);
+    fputs("</td></tr>\n", f);
+}
+
+static void developer_page(canal_req_t *req)
+{
+    h2o_req_t *h = req->h2o;
+    char *page = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&page, &len);
+    if (f == NULL) {
+        canal_res_problem(req, 500, NULL);
+        return;
+    }
+    fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>500 Internal Server Error"
+          "</title>\n<style>body{font-family:sans-serif;margin:2em}th{text-align:left;padding-right:"
+          "1em;vertical-align:top}td{font-family:monospace;word-break:break-all}"
+          "pre{background:#fee;padding:1em;white-space:pre-wrap}</style></head>\n<body>\n"
+          "<h1>500 Internal Server Error</h1>\n<p>This page is shown because the app runs with "
+          "--env development. In production the client gets a bare 500.</p>\n<h2>Error</h2>\n<pre>",
+          f);
+    html_escaped(f, req->error, strlen(req->error));
+    fputs("</pre>\n<h2>Request</h2>\n<pre>", f);
+    html_escaped(f, h->method.base, h->method.len);
+    fputc(' ', f);
+    html_escaped(f, h->path.base, h->path.len);
+    fprintf(f, " HTTP/%d.%d</pre>\n", h->version >> 8, h->version & 0xff);
+    if (req->endpoint != NULL) {
+        const char *tmpl = canal_route_template(req->match.route);
+        fputs("<h2>Route</h2>\n<table>\n", f);
+        row(f, (canal_str_t){"template", 8}, (canal_str_t){tmpl, strlen(tmpl)});
+        for (size_t i = 0; i < req->match.nparams; i++)
+            row(f, req->match.params[i].name, req->match.params[i].value);
+        fputs("</table>\n", f);
+    }
+    const canal_param_t *qp;
+    size_t nq = canal_req_query_all(req, &qp);
+    if (nq > 0) {
+        fputs("<h2>Query</h2>\n<table>\n", f);
+        for (size_t i = 0; i < nq; i++)
+            row(f, qp[i].name, qp[i].value);
+        fputs("</table>\n", f);
+    }
+    fputs("<h2>Headers</h2>\n<table>\n", f);
+    for (size_t i = 0; i < h->headers.size; i++)
+        row(f, (canal_str_t){h->headers.entries[i].name->base, h->headers.entries[i].name->len},
+            (canal_str_t){h->headers.entries[i].value.base, h->headers.entries[i].value.len});
+    fputs("</table>\n</body></html>\n", f);
+    fclose(f);
+    canal_res_send(req, 500, "text/html; charset=utf-8", page, len);
+    free(page);
+}
+
+void canal__send_error_page(canal_req_t *req)
+{
+    canal__log_error("%.*s %.*s: %s", (int)req->method.len, req->method.base, (int)req->path.len,
+                     req->path.base, req->error);
+    if (req->app->cfg.env == CANAL_ENV_DEVELOPMENT)
+        developer_page(req);
+    else
+        canal_res_problem(req, 500, NULL);
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The server core's private structures, shared by its files:
+ *   config.c  defaults, environment and command line
+ *   app.c     the app, listeners, worker threads, graceful shutdown
+ *   req.c     the h2o handler (dispatch through the router) and the request accessors
+ *   res.c     responses, problem details, error pages
+ */
+#ifndef CANAL_SERVER_INTERNAL_H
+#define CANAL_SERVER_INTERNAL_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <h2o.h>
+#include "canal/server.h"
+
+/* What the router keeps as a route's data. */
+struct canal_endpoint {
+    canal_handler_fn fn;
+    void *data;
+    void (*dispose)(void *);
+};
+
+struct canal_listener {
+    char *host;
+    uint16_t port;       /* as configured */
+    uint16_t bound_port; /* after bind (differs with port 0) */
+    int *fds;            /* one socket per worker */
+};
+
+struct canal_worker {
+    canal_app_t *app;
+    size_t index;
+    pthread_t thread;
+    h2o_evloop_t *loop;
+    h2o_context_t ctx;
+    h2o_accept_ctx_t accept_ctx;
+    h2o_socket_t **socks;          /* this worker's listening sockets */
+    h2o_linklist_t conns;          /* its open connections (struct canal_conn) */
+    h2o_multithread_receiver_t stop_receiver;
+    h2o_multithread_message_t stop_message;
+    size_t json_hint;              /* size of the last JSON answer, to dump once */
+    /* counters: written by the worker, read by anyone */
+    atomic_size_t inflight, connections;
+    atomic_ullong requests;
+    /* shutdown state, worker only */
+    int stopping, exit;
+    uint64_t deadline, last_activity;
+};
+
+struct canal_app {
+    canal_config_t cfg;
+    char *host, *access_log;     /* owned copies of cfg's strings */
+    canal_router_t *router;
+    h2o_globalconf_t globalconf;
+    h2o_hostconf_t *hostconf;
+    h2o_pathconf_t *pathconf;
+    h2o_access_log_filehandle_t *logfh;
+    struct canal_listener *listeners;
+    size_t nlisteners;
+    struct canal_worker *workers;
+    size_t nworkers;
+    int stop_pipe[2];
+    atomic_int state;             /* 0 created, 1 started, 2 stopping, 3 stopped */
+};
+
+struct canal_req {
+    h2o_req_t *h2o;
+    struct canal_worker *worker;
+    canal_app_t *app;
+    canal_str_t method, path, query;
+    canal_match_t match;
+    const struct canal_endpoint *endpoint;
+    canal_param_t *query_params;  /* parsed on first use */
+    size_t nquery;
+    int query_parsed;
+    int is_head;
+    int responded;
+    char *error;                  /* canal_req_fail() text */
+    json_t *json;                 /* parsed body, released with the request */
+};
+
+/* req.c */
+int canal__on_req(h2o_handler_t *self, h2o_req_t *req);
+
+/* res.c */
+void canal__send_error_page(canal_req_t *req);
+void canal__log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif
