@@ -147,7 +147,7 @@ int main(int argc, char **argv)
     }
     const char *host = canal_app_config(app)->host;
     unsigned port = canal_app_port(app, 0);
-    fprintf(stderr, "canal-demo (%s mode, %u threads, %s) serving:\n", mode,
+    fprintf(stderr, "canal-demo listening on http://%s:%u (%s mode, %u threads, %s); try:\n", host, port, mode,
             canal_app_config(app)->threads,
             canal_app_config(app)->env == CANAL_ENV_DEVELOPMENT ? "development" : "production");
     static const char *const urls[] = {"/home/plaintext", "/home/json", "/home/employee/3",

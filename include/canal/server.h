@@ -154,6 +154,12 @@ CANAL_API void canal_app_stop(canal_app_t *app);
 /** The port listener i is bound to (useful with port 0), or 0 before start or past the end. */
 CANAL_API uint16_t canal_app_port(const canal_app_t *app, size_t i);
 
+/** The number of worker threads (after canal_app_start(); the configured count before). */
+CANAL_API size_t canal_app_worker_count(const canal_app_t *app);
+
+/** Requests worker i has dispatched so far (0 past the end). Safe from any thread. */
+CANAL_API uint64_t canal_app_worker_requests(const canal_app_t *app, size_t i);
+
 /* ---- the request ---- */
 
 /** The method, as sent. */

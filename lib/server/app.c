@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include "server_internal.h"
 
@@ -80,6 +81,8 @@ void canal_app_destroy(canal_app_t *app)
     canal_router_destroy(app->router);
     if (app->hostconf != NULL)
         h2o_config_dispose(&app->globalconf);
+    if (app->logfh != NULL)
+        h2o_mem_release_shared(app->logfh);
     for (size_t i = 0; i < app->nlisteners; i++) {
         free(app->listeners[i].host);
         free(app->listeners[i].fds);
@@ -208,9 +211,17 @@ static int open_listener(const char *host, uint16_t port, uint16_t *bound)
     return fd;
 }
 
-static uint64_t now_ms(struct canal_worker *w)
+static uint64_t now_ms(void)
 {
-    return h2o_now(w->loop);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void canal__worker_touch(struct canal_worker *w)
+{
+    if (w->stopping)
+        w->last_activity = now_ms();
 }
 
 /* Every accepted connection is tracked until h2o closes its socket, so that shutdown can
@@ -228,7 +239,7 @@ static void on_conn_close(void *data)
     h2o_linklist_unlink(&c->link);
     free(c);
     atomic_fetch_sub(&w->connections, 1);
-    w->last_activity = now_ms(w);
+    canal__worker_touch(w);
 }
 
 static void accept_one(struct canal_worker *w, h2o_socket_t *sock)
@@ -241,6 +252,7 @@ static void accept_one(struct canal_worker *w, h2o_socket_t *sock)
     *c = (struct canal_conn){.sock = sock, .worker = w};
     h2o_linklist_insert(&w->conns, &c->link);
     atomic_fetch_add(&w->connections, 1);
+    canal__worker_touch(w);
     sock->on_close.cb = on_conn_close;
     sock->on_close.data = c;
     h2o_accept(&w->accept_ctx, sock);
@@ -274,8 +286,8 @@ static void begin_shutdown(struct canal_worker *w)
     }
     h2o_context_request_shutdown(&w->ctx);
     w->stopping = 1;
-    w->deadline = now_ms(w) + app->cfg.shutdown_timeout_ms;
-    w->last_activity = now_ms(w);
+    w->deadline = now_ms() + app->cfg.shutdown_timeout_ms;
+    w->last_activity = now_ms();
 }
 
 static void on_stop_message(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messages)
@@ -299,6 +311,16 @@ static void close_connections(struct canal_worker *w)
         h2o_evloop_run(w->loop, 10);
 }
 
+/* h2o 2.2.5's h2o_context_dispose() destroys the context's message queue but, built for its own
+ * event loop, does not free the queue's memory: free it here, then the loop. */
+static void dispose_context(struct canal_worker *w)
+{
+    h2o_context_dispose(&w->ctx);
+    free(w->ctx.queue);
+    h2o_evloop_destroy(w->loop);
+    w->loop = NULL;
+}
+
 static void *worker_main(void *arg)
 {
     struct canal_worker *w = arg;
@@ -306,7 +328,7 @@ static void *worker_main(void *arg)
         h2o_evloop_run(w->loop, w->stopping ? 50 : INT32_MAX);
         if (!w->stopping)
             continue;
-        uint64_t now = now_ms(w);
+        uint64_t now = now_ms();
         size_t inflight = atomic_load(&w->inflight), conns = atomic_load(&w->connections);
         if (conns == 0 || (inflight == 0 && now - w->last_activity >= QUIET_MS)) {
             w->exit = 1;
@@ -321,9 +343,7 @@ static void *worker_main(void *arg)
     /* h2o's shutdown request arms an HTTP/2 graceful-shutdown timer that nothing unlinks */
     if (h2o_timeout_is_linked(&w->ctx.http2._graceful_shutdown_timeout))
         h2o_timeout_unlink(&w->ctx.http2._graceful_shutdown_timeout);
-    h2o_context_dispose(&w->ctx);
-    h2o_evloop_destroy(w->loop);
-    w->loop = NULL;
+    dispose_context(w);
     return NULL;
 }
 
@@ -429,8 +449,7 @@ fail:
                 if (w->socks[i] != NULL)
                     h2o_socket_close(w->socks[i]);
             h2o_multithread_unregister_receiver(w->ctx.queue, &w->stop_receiver);
-            h2o_context_dispose(&w->ctx);
-            h2o_evloop_destroy(w->loop);
+            dispose_context(w);
         }
         free(w->socks);
     }
@@ -490,6 +509,16 @@ int canal_app_wait(canal_app_t *app)
     close_listeners(app);
     atomic_store(&app->state, 3);
     return 0;
+}
+
+size_t canal_app_worker_count(const canal_app_t *app)
+{
+    return app->workers != NULL ? app->nworkers : app->cfg.threads;
+}
+
+uint64_t canal_app_worker_requests(const canal_app_t *app, size_t i)
+{
+    return app->workers != NULL && i < app->nworkers ? atomic_load(&app->workers[i].requests) : 0;
 }
 
 int canal_app_run(canal_app_t *app)

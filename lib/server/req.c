@@ -20,7 +20,7 @@ static void req_dispose(void *p)
     struct canal_worker *w = req->worker;
     json_decref(req->json);
     atomic_fetch_sub(&w->inflight, 1);
-    w->last_activity = h2o_now(w->loop);
+    canal__worker_touch(w);
 }
 
 /* A query may hold anything but bad percent-escapes and %00. */
@@ -124,7 +124,7 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
     req->app = w->app;
     atomic_fetch_add(&w->inflight, 1);
     atomic_fetch_add(&w->requests, 1);
-    w->last_activity = h2o_now(w->loop);
+    canal__worker_touch(w);
 
     req->method = (canal_str_t){h->method.base, h->method.len};
     req->is_head = h2o_memis(h->method.base, h->method.len, H2O_STRLIT("HEAD"));

@@ -81,6 +81,10 @@ struct canal_req {
     json_t *json;                 /* parsed body, released with the request */
 };
 
+/* app.c: records activity while a worker drains for shutdown (a monotonic clock: h2o's loop
+ * time is cached per iteration and a blocking handler can make it stale) */
+void canal__worker_touch(struct canal_worker *w);
+
 /* req.c */
 int canal__on_req(h2o_handler_t *self, h2o_req_t *req);
 

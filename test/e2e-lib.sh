@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: MIT
+# Helpers for the end-to-end tests (POSIX sh). Each test script sources this file, starts the
+# servers it needs on free 127.0.0.1 ports, talks to them with curl and prints TAP-style
+# "ok - ..." / "not ok - ..." lines that test/run counts. Servers are stopped by PID only.
+#
+#   B        the build directory (build or build/asan), set by test/run
+set -u
+B=${B:-build}
+BIN=$B/bin
+TBIN=$B/test
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/canal-e2e.XXXXXX")
+SERVER_PIDS=""
+trap 'for p in $SERVER_PIDS; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
+
+ok() { echo "ok - $*"; }
+not_ok() { echo "not ok - $*"; }
+
+# check NAME EXPECTED ACTUAL
+check() {
+    if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1: expected [$2], got [$3]"; fi
+}
+
+# check_match NAME REGEX ACTUAL (grep -E)
+check_match() {
+    if printf '%s' "$3" | grep -Eq -- "$2"; then ok "$1"; else not_ok "$1: [$3] does not match /$2/"; fi
+}
+
+# start NAME CMD ARGS...: runs a server on a free port; sets PID and PORT, logs in $TMP/NAME.*
+start() {
+    name=$1
+    shift
+    "$@" --port 0 >"$TMP/$name.out" 2>"$TMP/$name.err" &
+    PID=$!
+    SERVER_PIDS="$SERVER_PIDS $PID"
+    PORT=""
+    i=0
+    while [ $i -lt 200 ]; do
+        PORT=$(sed -n 's|.*listening on http://[^ ]*:\([0-9][0-9]*\).*|\1|p' "$TMP/$name.err" | head -n 1)
+        [ -n "$PORT" ] && break
+        if ! kill -0 "$PID" 2>/dev/null; then break; fi
+        sleep 0.05
+        i=$((i + 1))
+    done
+    if [ -z "$PORT" ]; then
+        not_ok "$name started"
+        cat "$TMP/$name.err" >&2
+        return 1
+    fi
+    URL="http://127.0.0.1:$PORT"
+}
+
+# stop NAME: SIGTERM, then the exit status must be 0 (under ASan: no leak, no error)
+stop() {
+    kill -TERM "$PID" 2>/dev/null
+    wait "$PID"
+    rc=$?
+    SERVER_PIDS=$(echo "$SERVER_PIDS" | sed "s/ $PID\$//; s/ $PID / /")
+    check "$1 exits 0 on SIGTERM" 0 "$rc"
+    if [ "$rc" != 0 ]; then tail -n 30 "$TMP/$1.err" >&2; fi
+}
+
+# status URL [curl args]: the HTTP status code
+status() { u=$1; shift; curl -s -o /dev/null -w '%{http_code}' "$@" "$u"; }
+# body URL [curl args]
+body() { u=$1; shift; curl -s "$@" "$u"; }
+# header URL NAME [curl args]: the value of a response header (first), no CR
+header() { u=$1; n=$2; shift 2; curl -s -o /dev/null -D - "$@" "$u" | tr -d '\r' | grep -i "^$n:" | head -n 1 | sed 's/^[^:]*: *//'; }

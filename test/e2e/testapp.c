@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * canal-testapp: a server for the end-to-end tests, with one route per behaviour of the
+ * server core that the tests check (blocking work, failures, bodies, queries, headers, ...).
+ * Prints "listening on http://HOST:PORT" on stderr once it accepts connections.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <canal.h>
+
+static canal_app_t *app;
+
+static int sleep_ms(canal_req_t *req, void *data)
+{
+    int64_t ms;
+    canal_req_query_int(req, "ms", 100, &ms);
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+    nanosleep(&ts, NULL); /* blocks this worker's loop on purpose */
+    return canal_res_text(req, 200, canal_req_printf(req, "slept %lld", (long long)ms));
+}
+
+static int fail(canal_req_t *req, void *data)
+{
+    return canal_req_fail(req, "boom <script>alert(1)</script> & \"quotes\"");
+}
+
+static int no_answer(canal_req_t *req, void *data)
+{
+    return 0;
+}
+
+static int echo(canal_req_t *req, void *data)
+{
+    canal_str_t body = canal_req_body(req), ct = canal_req_header(req, "content-type");
+    const char *type = ct.base ? canal_req_printf(req, "%.*s", (int)ct.len, ct.base) : "application/octet-stream";
+    return canal_res_send(req, 200, type, body.base, body.len);
+}
+
+static int json_echo(canal_req_t *req, void *data)
+{
+    json_error_t err;
+    json_t *doc = canal_req_json(req, &err);
+    if (doc == NULL)
+        return canal_res_problem(req, 400, "%s", err.text);
+    return canal_res_json(req, 200, doc); /* borrowed from the request */
+}
+
+static int query(canal_req_t *req, void *data)
+{
+    const canal_param_t *p;
+    size_t n = canal_req_query_all(req, &p);
+    json_t *out = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(out, json_pack("[s#,s#]", p[i].name.base, (int)p[i].name.len,
+                                             p[i].value.base, (int)p[i].value.len));
+    return canal_res_json_new(req, 200, out);
+}
+
+static int params(canal_req_t *req, void *data)
+{
+    int32_t b;
+    canal_str_t a = canal_req_param(req, "a");
+    int rc = canal_req_param_int(req, "b", &b);
+    return canal_res_json_new(req, 200, json_pack("{s:s#, s:i, s:s}", "a", a.base, (int)a.len, "b",
+                                                  (int)b, "route",
+                                                  canal_route_template(canal_req_route(req))));
+    (void)rc;
+}
+
+static int header(canal_req_t *req, void *data)
+{
+    canal_str_t v = canal_req_header(req, "X-Test");
+    canal_res_header(req, "X-Echo", v.base ? canal_req_printf(req, "%.*s", (int)v.len, v.base) : "none");
+    if (canal_res_header(req, "X-Bad", "a\r\nb: c") != CANAL_EINVAL)
+        return canal_req_fail(req, "a header with CR LF was accepted");
+    return canal_res_status(req, 204);
+}
+
+static int redirect(canal_req_t *req, void *data)
+{
+    return canal_res_redirect(req, 302, "/target?x=1");
+}
+
+static int stats(canal_req_t *req, void *data)
+{
+    json_t *out = json_array();
+    for (size_t i = 0; i < canal_app_worker_count(app); i++)
+        json_array_append_new(out, json_integer((json_int_t)canal_app_worker_requests(app, i)));
+    return canal_res_json_new(req, 200, out);
+}
+
+static int twice(canal_req_t *req, void *data)
+{
+    canal_res_text(req, 200, "first");
+    if (canal_res_text(req, 200, "second") != CANAL_ESTATE)
+        return canal_req_fail(req, "a second answer was accepted");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    canal_config_t cfg;
+    canal_error_info_t err;
+    canal_config_init(&cfg);
+    if (canal_config_from_env(&cfg, &err) != 0 || canal_config_from_args(&cfg, &argc, argv, &err) != 0) {
+        fprintf(stderr, "canal-testapp: %s\n", err.message);
+        return 2;
+    }
+    if (argc > 1) {
+        fprintf(stderr, "canal-testapp: unknown argument %s\n%s", argv[1], canal_config_usage());
+        return 2;
+    }
+    app = canal_app_create(&cfg);
+    struct {
+        const char *method, *tmpl;
+        canal_handler_fn fn;
+    } routes[] = {
+        {"GET", "sleep", sleep_ms},      {"GET", "fail", fail},
+        {"GET", "noanswer", no_answer},  {"POST", "echo", echo},
+        {"POST", "json", json_echo},     {"GET", "query", query},
+        {"GET", "param/{a}/{b:int}", params}, {"GET", "header", header},
+        {"GET", "redirect", redirect},   {"GET", "stats", stats},
+        {"GET", "twice", twice},
+    };
+    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+        if (canal_app_route(app, routes[i].method, routes[i].tmpl, NULL, routes[i].fn, NULL, NULL, &err) != 0) {
+            fprintf(stderr, "canal-testapp: %s: %s\n", routes[i].tmpl, err.message);
+            return 1;
+        }
+    if (canal_app_start(app) != 0)
+        return 1;
+    fprintf(stderr, "listening on http://%s:%u\n", canal_app_config(app)->host, canal_app_port(app, 0));
+    int rc = canal_app_wait(app);
+    canal_app_destroy(app);
+    return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,70 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# make install into a temporary DESTDIR, then build and run an out-of-tree program with only
+# `pkg-config --cflags --libs canal`; then make uninstall leaves nothing behind.
+set -u
+dest=$(mktemp -d "${TMPDIR:-/tmp}/canal-install.XXXXXX")
+trap 'rm -rf "$dest"' EXIT
+if make -s install DESTDIR="$dest" PREFIX=/usr/local >"$dest.log" 2>&1; then
+    echo "ok - make install DESTDIR=... PREFIX=/usr/local"
+else
+    echo "not ok - make install failed"; cat "$dest.log"; rm -f "$dest.log"; exit 0
+fi
+rm -f "$dest.log"
+for f in include/canal.h include/canal/router.h include/canal/server.h lib/libcanal.a \
+         lib/libcanal.so lib/libcanal.so.0 lib/pkgconfig/canal.pc bin/canal-routes; do
+    if [ -e "$dest/usr/local/$f" ]; then echo "ok - installed $f"; else echo "not ok - installed $f"; fi
+done
+mkdir "$dest/app"
+cat >"$dest/app/hello.c" <<'EOC'
+#include <stdio.h>
+#include <string.h>
+#include <canal.h>
+static int hello(canal_req_t *req, void *data) { return canal_res_text(req, 200, "hi"); }
+int main(void)
+{
+    canal_router_t *r = canal_router_create(NULL);
+    canal_match_t m;
+    char scratch[64];
+    canal_route_spec_t spec = {.tmpl = "users/{id:int}"};
+    if (canal_router_add(r, &spec, NULL, NULL) != 0)
+        return 1;
+    int st = canal_router_match(r, (canal_str_t){"GET", 3}, (canal_str_t){"/users/42", 9}, scratch,
+                                sizeof(scratch), &m);
+    printf("%s %d %.*s\n", canal_version(), st, (int)m.params[0].value.len, m.params[0].value.base);
+    canal_router_destroy(r);
+    canal_config_t cfg;
+    canal_config_init(&cfg);
+    cfg.port = 0;
+    cfg.threads = 1;
+    canal_app_t *app = canal_app_create(&cfg);
+    canal_app_get(app, "hello", hello, NULL);
+    if (canal_app_start(app) != 0)
+        return 1;
+    canal_app_stop(app);
+    int rc = canal_app_wait(app);
+    canal_app_destroy(app);
+    return rc;
+}
+EOC
+export PKG_CONFIG_SYSROOT_DIR="$dest" PKG_CONFIG_PATH="$dest/usr/local/lib/pkgconfig"
+flags=$(pkg-config --cflags --libs canal 2>&1)
+if cc -std=c11 -Wall -Werror -o "$dest/app/hello" "$dest/app/hello.c" $flags 2>"$dest/app/cc.log"; then
+    echo "ok - out-of-tree build with pkg-config --cflags --libs canal ($flags)"
+else
+    echo "not ok - out-of-tree build: $(cat "$dest/app/cc.log")"; exit 0
+fi
+out=$(LD_LIBRARY_PATH="$dest/usr/local/lib" "$dest/app/hello")
+if [ "$out" = "0.1.0 200 42" ]; then echo "ok - the program runs against the installed library"; else echo "not ok - program said [$out]"; fi
+lib=$(LD_LIBRARY_PATH="$dest/usr/local/lib" ldd "$dest/app/hello" | grep libcanal)
+case "$lib" in *"$dest/usr/local/lib/libcanal.so.0"*) echo "ok - linked to the installed libcanal.so.0";; *) echo "not ok - linked to [$lib]";; esac
+static_flags=$(pkg-config --cflags --libs --static canal)
+if cc -std=c11 -o "$dest/app/hello-static" "$dest/app/hello.c" "$dest/usr/local/lib/libcanal.a" $static_flags 2>"$dest/app/cc.log" &&
+    [ "$("$dest/app/hello-static")" = "0.1.0 200 42" ]; then
+    echo "ok - static link with pkg-config --static"
+else
+    echo "not ok - static link: $(cat "$dest/app/cc.log")"
+fi
+make -s uninstall DESTDIR="$dest" PREFIX=/usr/local >/dev/null 2>&1
+left=$(find "$dest/usr" -type f -o -type l)
+if [ -z "$left" ]; then echo "ok - make uninstall removes every file"; else echo "not ok - left after uninstall: $left"; fi

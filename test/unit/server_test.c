@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the server core's helpers: configuration from the command line and the
+ * environment, and the request/response helpers exercised by handlers of an app running in
+ * this process (a raw-socket HTTP/1.1 client talks to it over 127.0.0.1).
+ */
+#include "test.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <canal.h>
+
+/* ---- configuration ---- */
+
+static void config_defaults(void **state)
+{
+    canal_config_t cfg;
+    canal_config_init(&cfg);
+    assert_string_equal(cfg.host, "127.0.0.1");
+    assert_int_equal(cfg.port, 8080);
+    assert_int_equal(cfg.threads, 0);
+    assert_int_equal(cfg.env, CANAL_ENV_PRODUCTION);
+    assert_int_equal(cfg.max_body_size, 1024 * 1024);
+    assert_null(cfg.access_log);
+}
+
+static void config_args(void **state)
+{
+    canal_config_t cfg;
+    canal_error_info_t err;
+    char *argv[] = {"prog", "--port", "9000", "--mode", "router", "--threads=3", "--env",
+                    "development", "x", "--access-log", "-", "--max-body", "10", NULL};
+    int argc = 13;
+    canal_config_init(&cfg);
+    assert_int_equal(canal_config_from_args(&cfg, &argc, argv, &err), 0);
+    assert_int_equal(cfg.port, 9000);
+    assert_int_equal(cfg.threads, 3);
+    assert_int_equal(cfg.env, CANAL_ENV_DEVELOPMENT);
+    assert_string_equal(cfg.access_log, "-");
+    assert_int_equal(cfg.max_body_size, 10);
+    /* the app's own arguments stay, in order */
+    assert_int_equal(argc, 4);
+    assert_string_equal(argv[1], "--mode");
+    assert_string_equal(argv[2], "router");
+    assert_string_equal(argv[3], "x");
+    assert_null(argv[4]);
+}
+
+static void config_bad_args(void **state)
+{
+    static const char *const bad[][2] = {
+        {"--port", "65536"}, {"--port", "-1"}, {"--port", "80x"}, {"--port", ""},
+        {"--threads", "1e3"}, {"--env", "staging"}, {"--max-body", "+5"}, {"--host", ""},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        canal_config_t cfg;
+        canal_error_info_t err;
+        char *argv[] = {"prog", (char *)bad[i][0], (char *)bad[i][1], NULL};
+        int argc = 3;
+        canal_config_init(&cfg);
+        assert_int_equal(canal_config_from_args(&cfg, &argc, argv, &err), CANAL_EINVAL);
+        assert_non_null(strstr(err.message, bad[i][0]));
+    }
+    canal_config_t cfg;
+    char *argv[] = {"prog", "--port", NULL};
+    int argc = 2;
+    canal_config_init(&cfg);
+    assert_int_equal(canal_config_from_args(&cfg, &argc, argv, NULL), CANAL_EINVAL);
+}
+
+static void config_env(void **state)
+{
+    canal_config_t cfg;
+    canal_error_info_t err;
+    canal_config_init(&cfg);
+    setenv("CANAL_PORT", "7000", 1);
+    setenv("CANAL_THREADS", "5", 1);
+    setenv("CANAL_ENV", "development", 1);
+    assert_int_equal(canal_config_from_env(&cfg, &err), 0);
+    assert_int_equal(cfg.port, 7000);
+    assert_int_equal(cfg.threads, 5);
+    assert_int_equal(cfg.env, CANAL_ENV_DEVELOPMENT);
+    setenv("CANAL_PORT", "seven", 1);
+    assert_int_equal(canal_config_from_env(&cfg, &err), CANAL_EINVAL);
+    assert_non_null(strstr(err.message, "CANAL_PORT"));
+    unsetenv("CANAL_PORT");
+    unsetenv("CANAL_THREADS");
+    unsetenv("CANAL_ENV");
+}
+
+/* ---- a live app and a tiny client ---- */
+
+static canal_app_t *app;
+static uint16_t port;
+
+struct reply {
+    int status;
+    char head[4096];
+    char body[8192];
+    size_t body_len;
+};
+
+static void request(const char *raw, struct reply *r)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(write(fd, raw, strlen(raw)), (ssize_t)strlen(raw));
+    static char buf[16384];
+    size_t len = 0;
+    ssize_t n;
+    while (len < sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+        len += (size_t)n;
+    close(fd);
+    buf[len] = '\0';
+    memset(r, 0, sizeof(*r));
+    assert_int_equal(sscanf(buf, "HTTP/1.1 %d", &r->status), 1);
+    char *end = strstr(buf, "\r\n\r\n");
+    assert_non_null(end);
+    snprintf(r->head, sizeof(r->head), "%.*s", (int)(end - buf), buf);
+    r->body_len = len - (size_t)(end + 4 - buf);
+    memcpy(r->body, end + 4, r->body_len);
+}
+
+static void get(const char *path, struct reply *r)
+{
+    char raw[1024];
+    snprintf(raw, sizeof(raw), "GET %s HTTP/1.1\r\nHost: t\r\nX-One: 1\r\nX-Two: two\r\nConnection: close\r\n\r\n", path);
+    request(raw, r);
+}
+
+static int h_query(canal_req_t *req, void *data)
+{
+    canal_str_t v = {0};
+    int64_t n = 0;
+    size_t count = canal_req_query(req, "a", &v);
+    int rc = canal_req_query_int(req, "n", 42, &n);
+    return canal_res_json_new(req, 200, json_pack("{s:i, s:s#, s:I, s:i, s:s#}", "count", (int)count, "first",
+                                                  v.base ? v.base : "", (int)v.len, "n", (json_int_t)n,
+                                                  "rc", rc, "qs", canal_req_query_string(req).base,
+                                                  (int)canal_req_query_string(req).len));
+}
+
+static int h_params(canal_req_t *req, void *data)
+{
+    int32_t i32 = 0;
+    int64_t i64 = 0;
+    int r1 = canal_req_param_int(req, "x", &i32);
+    int r2 = canal_req_param_long(req, "x", &i64);
+    int r3 = canal_req_param_int(req, "missing", &i32);
+    canal_str_t path = canal_req_path(req), method = canal_req_method(req);
+    return canal_res_json_new(req, 200, json_pack("{s:i, s:i, s:i, s:I, s:s#, s:s#}", "r1", r1, "r2", r2, "r3", r3,
+                                                  "x", (json_int_t)i64, "path", path.base, (int)path.len,
+                                                  "method", method.base, (int)method.len));
+}
+
+static int h_headers(canal_req_t *req, void *data)
+{
+    canal_str_t name, value, two = canal_req_header(req, "x-TWO");
+    json_t *names = json_array();
+    for (size_t i = 0; canal_req_header_at(req, i, &name, &value) == 0; i++)
+        json_array_append_new(names, json_stringn(name.base, name.len));
+    assert_int_equal(json_array_size(names), canal_req_header_count(req));
+    canal_res_header(req, "X-Out", "yes");
+    return canal_res_json_new(req, 201, json_pack("{s:o, s:s#}", "names", names, "two", two.base, (int)two.len));
+}
+
+static int h_problem(canal_req_t *req, void *data)
+{
+    json_t *m = json_pack("{s:s, s:{s:[s]}}", "title", "Custom", "errors", "x", "bad");
+    return canal_res_problem_new(req, 422, m);
+}
+
+static int h_alloc(canal_req_t *req, void *data)
+{
+    char *a = canal_req_alloc(req, 100000); /* larger than a pool chunk */
+    memset(a, 'z', 100000);
+    char *s = canal_req_printf(req, "%s-%d-%.3s", "p", 7, a);
+    return canal_res_text(req, 200, s);
+}
+
+static int h_empty(canal_req_t *req, void *data)
+{
+    return canal_res_status(req, 204);
+}
+
+static void app_setup(void)
+{
+    canal_config_t cfg;
+    canal_config_init(&cfg);
+    cfg.port = 0;
+    cfg.threads = 1;
+    app = canal_app_create(&cfg);
+    assert_non_null(app);
+    assert_int_equal(canal_app_get(app, "q", h_query, NULL), 0);
+    assert_int_equal(canal_app_get(app, "p/{x}", h_params, NULL), 0);
+    assert_int_equal(canal_app_get(app, "h", h_headers, NULL), 0);
+    assert_int_equal(canal_app_get(app, "problem", h_problem, NULL), 0);
+    assert_int_equal(canal_app_get(app, "alloc", h_alloc, NULL), 0);
+    assert_int_equal(canal_app_get(app, "empty", h_empty, NULL), 0);
+    canal_error_info_t err;
+    assert_int_equal(canal_app_route(app, "GET", "bad/{", NULL, h_empty, NULL, NULL, &err), CANAL_ESYNTAX);
+    assert_int_equal(canal_app_route(app, "GET", "q", NULL, h_empty, NULL, NULL, &err), CANAL_EEXIST);
+    assert_int_equal(canal_app_start(app), 0);
+    port = canal_app_port(app, 0);
+    assert_true(port > 0);
+    assert_int_equal(canal_app_get(app, "late", h_empty, NULL), CANAL_ESTATE);
+    assert_int_equal(canal_app_start(app), CANAL_ESTATE);
+}
+
+static void live_app(void **state)
+{
+    struct reply r;
+    app_setup();
+
+    get("/q?a=1&a=2&n=-5", &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "{\"count\":2,\"first\":\"1\",\"n\":-5,\"rc\":0,\"qs\":\"a=1&a=2&n=-5\"}");
+    get("/q?n=1&n=2", &r);
+    assert_non_null(strstr(r.body, "\"rc\":-1,")); /* CANAL_EINVAL: repeated */
+    get("/q?n=x", &r);
+    assert_non_null(strstr(r.body, "\"rc\":-8,")); /* CANAL_ETYPE */
+    get("/q?n=99999999999999999999", &r);
+    assert_non_null(strstr(r.body, "\"rc\":-7,")); /* CANAL_ERANGE */
+    get("/q", &r);
+    assert_string_equal(r.body, "{\"count\":0,\"first\":\"\",\"n\":42,\"rc\":-5,\"qs\":\"\"}");
+    get("/q?a=%41%2b+b", &r);
+    assert_non_null(strstr(r.body, "\"first\":\"A+ b\""));
+
+    get("/p/2147483648", &r);
+    assert_string_equal(r.body, "{\"r1\":-7,\"r2\":0,\"r3\":-5,\"x\":2147483648,\"path\":\"/p/2147483648\",\"method\":\"GET\"}");
+    get("/p/12?z", &r);
+    assert_string_equal(r.body, "{\"r1\":0,\"r2\":0,\"r3\":-5,\"x\":12,\"path\":\"/p/12\",\"method\":\"GET\"}");
+
+    get("/h", &r);
+    assert_int_equal(r.status, 201);
+    assert_non_null(strstr(r.head, "\r\nx-out: yes"));
+    assert_non_null(strstr(r.body, "\"x-one\""));
+    assert_non_null(strstr(r.body, "\"two\":\"two\""));
+
+    get("/problem", &r);
+    assert_int_equal(r.status, 422);
+    assert_non_null(strstr(r.head, "content-type: application/problem+json"));
+    assert_string_equal(r.body, "{\"type\":\"about:blank\",\"title\":\"Custom\",\"status\":422,\"errors\":{\"x\":[\"bad\"]}}");
+
+    get("/alloc", &r);
+    assert_string_equal(r.body, "p-7-zzz");
+
+    get("/empty", &r);
+    assert_int_equal(r.status, 204);
+    assert_null(strstr(r.head, "ontent-length"));
+    assert_int_equal(r.body_len, 0);
+
+    request("HEAD /alloc HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.head, "Content-Length: 7"));
+    assert_int_equal(r.body_len, 0);
+
+    assert_true(canal_app_worker_requests(app, 0) >= 12);
+    canal_app_stop(app);
+    assert_int_equal(canal_app_wait(app), 0);
+    assert_int_equal(canal_app_wait(app), CANAL_ESTATE);
+    canal_app_destroy(app);
+}
+
+static int disposed;
+static void count_dispose(void *p)
+{
+    disposed += *(int *)p;
+}
+
+static void misc(void **state)
+{
+    assert_string_equal(canal_status_reason(404), "Not Found");
+    assert_string_equal(canal_status_reason(599), "Unknown");
+    assert_string_equal(canal_strerror(CANAL_ENOMEM), "out of memory");
+    assert_string_equal(canal_err_name(CANAL_ESYNTAX), "CANAL_ESYNTAX");
+    assert_string_equal(canal_err_name(12345), "CANAL_EUNKNOWN");
+    assert_string_equal(canal_version(), CANAL_VERSION);
+    canal_app_destroy(NULL);
+    /* an app that never started is destroyed cleanly, with its routes' data disposed */
+    canal_app_t *a = canal_app_create(NULL);
+    static int one = 1;
+    assert_int_equal(canal_app_route(a, "GET", "x", "x", h_empty, &one, count_dispose, NULL), 0);
+    assert_int_equal(canal_app_route(a, "GET", "x", "y", h_empty, &one, count_dispose, NULL), CANAL_EEXIST);
+    assert_int_equal(canal_app_wait(a), CANAL_ESTATE);
+    canal_app_destroy(a);
+    assert_int_equal(disposed, 1); /* the kept route's data only */
+}
+
+static void bind_error(void **state)
+{
+    canal_config_t cfg;
+    canal_config_init(&cfg);
+    cfg.port = 0;
+    cfg.threads = 1;
+    canal_app_t *a = canal_app_create(&cfg);
+    assert_int_equal(canal_app_listen(a, "203.0.113.255", 0), 0); /* not an address of ours */
+    assert_int_equal(canal_app_start(a), CANAL_ESYS);
+    canal_app_destroy(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(config_defaults), cmocka_unit_test(config_args),
+        cmocka_unit_test(config_bad_args), cmocka_unit_test(config_env),
+        cmocka_unit_test(live_app),        cmocka_unit_test(misc),
+        cmocka_unit_test(bind_error),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
