@@ -46,10 +46,12 @@ ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 
 PURE_SRC   = $(wildcard lib/common/*.c lib/router/*.c)
 SERVER_SRC = $(wildcard lib/server/*.c)
-LIB_SRC    = $(PURE_SRC) $(SERVER_SRC)
+CTRL_SRC   = $(wildcard lib/controller/*.c)
+LIB_SRC    = $(PURE_SRC) $(SERVER_SRC) $(CTRL_SRC)
 PURE_OBJ   = $(PURE_SRC:%.c=$(B)/obj/%.o)
 SERVER_OBJ = $(SERVER_SRC:%.c=$(B)/obj/%.o)
-LIB_OBJ    = $(PURE_OBJ) $(SERVER_OBJ)
+CTRL_OBJ   = $(CTRL_SRC:%.c=$(B)/obj/%.o)
+LIB_OBJ    = $(PURE_OBJ) $(SERVER_OBJ) $(CTRL_OBJ)
 
 SONAME   = libcanal.so.$(SOVERSION)
 SHARED   = $(B)/lib/libcanal.so.$(VERSION)
@@ -68,6 +70,8 @@ lib: $(SHARED) $(STATIC) $(B)/lib/canal.pc
 
 $(B)/obj/lib/common/%.o $(B)/obj/lib/router/%.o: CFLAGS_EXTRA =
 $(B)/obj/lib/server/%.o: CFLAGS_EXTRA = $(DEP_CFLAGS)
+# The controller layer sees only the public headers (include/), like any app would.
+$(B)/obj/lib/controller/%.o: CFLAGS_EXTRA = $(DEP_CFLAGS)
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

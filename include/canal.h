@@ -4,6 +4,7 @@
  * The umbrella header: everything public in canal.
  *   canal/router.h  route templates, matching, link generation (pure C, no h2o)
  *   canal/server.h  the app, requests and responses on libh2o
+ *   canal/controller.h  controllers and actions, binding, validation, results, filters
  */
 #ifndef CANAL_H
 #define CANAL_H
@@ -13,5 +14,6 @@
 #include "canal/error.h"
 #include "canal/router.h"
 #include "canal/server.h"
+#include "canal/controller.h"
 
 #endif

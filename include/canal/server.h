@@ -219,6 +219,19 @@ CANAL_API canal_str_t canal_req_body(const canal_req_t *req);
  */
 CANAL_API json_t *canal_req_json(canal_req_t *req, json_error_t *err);
 
+/**
+ * Serializes json compactly (jansson, keys in insertion order) into request memory and returns
+ * it (not NUL-terminated) with its length in *len; NULL if json cannot be serialized.
+ * Borrows json.
+ */
+CANAL_API char *canal_req_json_dump(canal_req_t *req, const json_t *json, size_t *len);
+
+/**
+ * Attaches a note (key and value, both copied) to the request; the development error page
+ * lists the notes (the controller layer notes the controller and the action).
+ */
+CANAL_API void canal_req_note(canal_req_t *req, const char *key, const char *value);
+
 /** Allocates size bytes of request memory, freed when the request ends. Never NULL. */
 CANAL_API void *canal_req_alloc(canal_req_t *req, size_t size);
 
@@ -253,6 +266,13 @@ CANAL_API int canal_res_header(canal_req_t *req, const char *name, const char *v
 CANAL_API int canal_res_send(canal_req_t *req, int status, const char *content_type,
                              const void *body, size_t len);
 
+/**
+ * As canal_res_send() without the copy: body must stay valid until the answer has been sent
+ * (static data, or request memory from canal_req_alloc() or canal_req_json_dump()).
+ */
+CANAL_API int canal_res_send_static(canal_req_t *req, int status, const char *content_type,
+                                    const void *body, size_t len);
+
 /** Sends text/plain (UTF-8); text is a NUL-terminated string and is copied. */
 CANAL_API int canal_res_text(canal_req_t *req, int status, const char *text);
 
@@ -275,6 +295,12 @@ CANAL_API int canal_res_json_new(canal_req_t *req, int status, json_t *body);
  */
 CANAL_API int canal_res_problem(canal_req_t *req, int status, const char *detail_fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/**
+ * A new RFC 9457 problem details object: {"type":"about:blank","title":<reason phrase>,
+ * "status":status} and "detail" if detail is not NULL (and valid UTF-8). New reference.
+ */
+CANAL_API json_t *canal_problem(int status, const char *detail);
 
 /**
  * Sends problem details built from members, a JSON object whose "type", "title" and "status"

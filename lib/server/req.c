@@ -347,6 +347,16 @@ int canal_req_fail(canal_req_t *req, const char *fmt, ...)
     return -1;
 }
 
+void canal_req_note(canal_req_t *req, const char *key, const char *value)
+{
+    h2o_mem_pool_t *pool = &req->h2o->pool;
+    struct canal_note *n = h2o_mem_alloc_pool(pool, sizeof(*n));
+    n->key = h2o_strdup(pool, key, SIZE_MAX).base;
+    n->value = h2o_strdup(pool, value, SIZE_MAX).base;
+    n->next = req->notes;
+    req->notes = n;
+}
+
 canal_app_t *canal_req_app(const canal_req_t *req)
 {
     return req->app;

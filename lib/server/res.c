@@ -138,6 +138,12 @@ int canal_res_send(canal_req_t *req, int status, const char *content_type, const
     return send_response(req, status, content_type, content_type ? strlen(content_type) : 0, copy, len);
 }
 
+int canal_res_send_static(canal_req_t *req, int status, const char *content_type, const void *body,
+                          size_t len)
+{
+    return send_response(req, status, content_type, content_type ? strlen(content_type) : 0, body, len);
+}
+
 int canal_res_text(canal_req_t *req, int status, const char *text)
 {
     return canal_res_send(req, status, "text/plain; charset=utf-8", text, strlen(text));
@@ -148,25 +154,35 @@ int canal_res_status(canal_req_t *req, int status)
     return send_response(req, status, NULL, 0, NULL, 0);
 }
 
-static int send_json(canal_req_t *req, int status, const char *ctype, size_t ctlen, const json_t *body)
+char *canal_req_json_dump(canal_req_t *req, const json_t *json, size_t *len)
 {
     struct canal_worker *w = req->worker;
-    if (req->responded)
-        return CANAL_ESTATE;
-    if (body == NULL)
-        return CANAL_EINVAL;
+    if (json == NULL)
+        return NULL;
     size_t cap = w->json_hint;
     char *buf = h2o_mem_alloc_pool(&req->h2o->pool, cap);
-    size_t n = json_dumpb(body, buf, cap, JSON_COMPACT | JSON_ENCODE_ANY);
+    size_t n = json_dumpb(json, buf, cap, JSON_COMPACT | JSON_ENCODE_ANY);
     if (n == 0)
-        return CANAL_EINVAL;
+        return NULL;
     if (n > cap) {
         buf = h2o_mem_alloc_pool(&req->h2o->pool, n);
-        if (json_dumpb(body, buf, n, JSON_COMPACT | JSON_ENCODE_ANY) != n)
-            return CANAL_EINVAL;
+        if (json_dumpb(json, buf, n, JSON_COMPACT | JSON_ENCODE_ANY) != n)
+            return NULL;
     }
     /* next time, guess the size of this answer (with room to spare), at least 512 bytes */
     w->json_hint = n + n / 8 < 512 ? 512 : n + n / 8;
+    *len = n;
+    return buf;
+}
+
+static int send_json(canal_req_t *req, int status, const char *ctype, size_t ctlen, const json_t *body)
+{
+    size_t n;
+    if (req->responded)
+        return CANAL_ESTATE;
+    char *buf = canal_req_json_dump(req, body, &n);
+    if (buf == NULL)
+        return CANAL_EINVAL;
     return send_response(req, status, ctype, ctlen, buf, n);
 }
 
@@ -208,20 +224,31 @@ int canal_res_problem_new(canal_req_t *req, int status, json_t *members)
     return rc;
 }
 
+json_t *canal_problem(int status, const char *detail)
+{
+    json_t *p = json_pack("{s:s, s:s, s:i}", "type", "about:blank", "title", canal_status_reason(status),
+                          "status", status);
+    if (p != NULL && detail != NULL) {
+        /* detail may carry request bytes that are not UTF-8: jansson refuses those */
+        json_t *d = json_string(detail);
+        json_object_set_new(p, "detail", d ? d : json_string("(not valid UTF-8)"));
+    }
+    return p;
+}
+
 int canal_res_problem(canal_req_t *req, int status, const char *detail_fmt, ...)
 {
-    json_t *members = json_object();
+    char detail[512];
     if (detail_fmt != NULL) {
         va_list ap;
-        char detail[512];
         va_start(ap, detail_fmt);
         vsnprintf(detail, sizeof(detail), detail_fmt, ap);
         va_end(ap);
-        /* detail may carry request bytes that are not UTF-8: keep what jansson accepts */
-        json_t *d = json_string(detail);
-        json_object_set_new(members, "detail", d ? d : json_string("(not valid UTF-8)"));
     }
-    return canal_res_problem_new(req, status, members);
+    json_t *p = canal_problem(status, detail_fmt ? detail : NULL);
+    int rc = send_json(req, status, H2O_STRLIT("application/problem+json"), p);
+    json_decref(p);
+    return rc;
 }
 
 int canal_res_redirect(canal_req_t *req, int status, const char *location)
@@ -285,6 +312,13 @@ static void developer_page(canal_req_t *req)
     fputc(' ', f);
     html_escaped(f, h->path.base, h->path.len);
     fprintf(f, " HTTP/%d.%d</pre>\n", h->version >> 8, h->version & 0xff);
+    for (const struct canal_note *n = req->notes; n != NULL; n = n->next) {
+        if (n == req->notes)
+            fputs("<h2>Notes</h2>\n<table>\n", f);
+        row(f, (canal_str_t){n->key, strlen(n->key)}, (canal_str_t){n->value, strlen(n->value)});
+        if (n->next == NULL)
+            fputs("</table>\n", f);
+    }
     if (req->endpoint != NULL) {
         const char *tmpl = canal_route_template(req->match.route);
         fputs("<h2>Route</h2>\n<table>\n", f);

@@ -79,6 +79,10 @@ struct canal_req {
     int responded;
     char *error;                  /* canal_req_fail() text */
     json_t *json;                 /* parsed body, released with the request */
+    struct canal_note {
+        struct canal_note *next;
+        const char *key, *value;
+    } *notes;                     /* canal_req_note(), newest first */
 };
 
 /* app.c: records activity while a worker drains for shutdown (a monotonic clock: h2o's loop

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file canal/controller.h
+ * The controller layer: MVC-style controllers and actions without attributes, on top of the
+ * router and the server core (it uses only their public headers and registers ordinary
+ * routes, so it costs at request time only what it does: binding, filters, the result).
+ *
+ * A controller ("Home") has an optional route prefix ("api/[controller]"), state, filters and
+ * actions. An action has a name, methods (default GET), route templates (relative to the
+ * prefix, or absolute with a leading '/'), declared parameters, a handler, filters and
+ * metadata. Both can be declared as const tables with designated initializers:
+ *
+ *     static const canal_action_def_t home_actions[] = {
+ *         {.name = "Plaintext", .handler = plaintext},
+ *         {.name = "Employee", .routes = {"home/employee/{id:int}"}, .handler = employee,
+ *          .params = {{.name = "id", .source = CANAL_FROM_ROUTE, .type = CANAL_TYPE_INT32}}},
+ *         {.name = NULL}
+ *     };
+ *     static const canal_controller_def_t home = {.name = "Home", .actions = home_actions};
+ *     canal_mvc_add_controller(mvc, &home, NULL, &err);
+ *
+ * or with plain calls (canal_mvc_controller(), canal_controller_add_action()). Actions
+ * without a template of their own are reached through conventional routes such as
+ * "{controller=Home}/{action=Index}/{id?}" (canal_mvc_map_route()), which expand into one
+ * route per existing controller/action pair, so only those match and matching costs what a
+ * literal route costs.
+ *
+ * Per request: the before-filters run (app, controller, action level, in that order; one may
+ * answer and stop the chain), then every declared parameter is bound and validated (any
+ * failure answers 400 with application/problem+json whose "errors" object names each
+ * parameter and why, before any action code runs), then the action, whose result the
+ * after-filters see in reverse order (action, controller, app) and may add headers to; then
+ * the result is sent.
+ */
+#ifndef CANAL_CONTROLLER_H
+#define CANAL_CONTROLLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "server.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Most route templates one action declares. */
+#define CANAL_ACTION_MAX_ROUTES 4
+/** Most parameters one action declares. */
+#define CANAL_ACTION_MAX_PARAMS 16
+/** Most filters at one level (app, controller, action). */
+#define CANAL_MAX_FILTERS 4
+/** Most status codes an action's metadata lists. */
+#define CANAL_ACTION_MAX_PRODUCES 8
+
+typedef struct canal_mvc canal_mvc_t;
+typedef struct canal_controller canal_controller_t;
+typedef struct canal_action canal_action_t;
+typedef struct canal_ctx canal_ctx_t;
+
+/** Where a parameter's value comes from. */
+typedef enum canal_source {
+    CANAL_FROM_ROUTE = 0, /**< a route value ({id}) */
+    CANAL_FROM_QUERY,     /**< the query string (given more than once: 400) */
+    CANAL_FROM_HEADER,    /**< a request header */
+    CANAL_FROM_BODY,      /**< a member of a JSON object body */
+    CANAL_FROM_BODY_WHOLE /**< the whole JSON body (type CANAL_TYPE_JSON) */
+} canal_source_t;
+
+/** A parameter's type. Text values are parsed strictly (canal_parse_int32() and friends);
+ * JSON body members must have the matching JSON type. */
+typedef enum canal_type {
+    CANAL_TYPE_STRING = 0,
+    CANAL_TYPE_INT32,
+    CANAL_TYPE_INT64,
+    CANAL_TYPE_DOUBLE,
+    CANAL_TYPE_BOOL,
+    CANAL_TYPE_JSON
+} canal_type_t;
+
+/**
+ * A declared parameter. Absent values take def (parsed with the type's rules at
+ * registration), else are a 400 when required, else are simply not present
+ * (canal_ctx_has()).
+ */
+typedef struct canal_param_def {
+    const char *name;         /**< the name in its source; NULL ends a table */
+    canal_source_t source;
+    canal_type_t type;
+    int required;             /**< 1: absent is a 400 */
+    const char *def;          /**< default value as text, or NULL */
+    const char *min, *max;    /**< numbers: inclusive bounds as text, or NULL */
+    size_t min_length;        /**< strings: fewest characters (UTF-8 code points) */
+    size_t max_length;        /**< strings: most characters; 0 means no bound */
+    const char *pattern;      /**< strings: POSIX ERE the whole value must match, or NULL */
+    const char *const *allowed; /**< strings and numbers: NULL-terminated list, or NULL */
+    const char *description;  /**< for documentation (OpenAPI) */
+} canal_param_def_t;
+
+/**
+ * A filter. before runs before binding and the action: return 0 to go on, 1 after setting a
+ * result (canal_result_*) to answer with it and skip the rest, negative to fail (500).
+ * after runs once the action (or a before-filter) has set the result, and may add headers or
+ * replace it; its return value is 0 or negative. Either may be NULL.
+ */
+typedef struct canal_filter {
+    int (*before)(canal_ctx_t *ctx, void *data);
+    int (*after)(canal_ctx_t *ctx, void *data);
+    void *data;
+} canal_filter_t;
+
+/** An action handler: sets a result with one canal_result_* call and returns 0, or fails with
+ * canal_ctx_fail() (500, or the developer error page). */
+typedef int (*canal_action_fn)(canal_ctx_t *ctx);
+
+/** An action. All strings must outlive the mvc object (string literals, typically). */
+typedef struct canal_action_def {
+    const char *name;            /**< "Employee"; NULL ends a table */
+    const char *methods;         /**< "GET" (default when NULL), or several: "GET,POST" */
+    const char *routes[CANAL_ACTION_MAX_ROUTES]; /**< templates; none: conventional routes */
+    const char *route_name;      /**< a name for link generation (first template), or NULL */
+    canal_action_fn handler;
+    canal_param_def_t params[CANAL_ACTION_MAX_PARAMS]; /**< ended by .name == NULL */
+    canal_filter_t filters[CANAL_MAX_FILTERS];         /**< unused entries are all NULL */
+    const char *summary;         /**< metadata for OpenAPI */
+    int produces[CANAL_ACTION_MAX_PRODUCES];           /**< status codes; 0 ends */
+} canal_action_def_t;
+
+/** A controller. */
+typedef struct canal_controller_def {
+    const char *name;            /**< "Home" */
+    const char *prefix;          /**< "api/[controller]", or NULL */
+    void *state;                 /**< borrowed unless dispose is set */
+    void (*dispose)(void *state);/**< called on state when the mvc object is destroyed */
+    canal_filter_t filters[CANAL_MAX_FILTERS];
+    const canal_action_def_t *actions; /**< a table ended by .name == NULL, or NULL */
+} canal_controller_def_t;
+
+/**
+ * Creates the controller layer of an app. The app must not be started yet; the mvc object
+ * must outlive it (destroy the app first). NULL when out of memory.
+ */
+CANAL_API canal_mvc_t *canal_mvc_create(canal_app_t *app);
+
+/** Destroys the controller layer (disposes controller states). NULL is a no-op. */
+CANAL_API void canal_mvc_destroy(canal_mvc_t *mvc);
+
+/** Adds an app-level filter (runs for every action). Returns 0, CANAL_ELIMIT. */
+CANAL_API int canal_mvc_filter(canal_mvc_t *mvc, const canal_filter_t *filter);
+
+/**
+ * Registers a conventional route template for actions without templates of their own, e.g.
+ * "{controller=Home}/{action=Index}/{id?}". It must contain {controller} and {action};
+ * defaults let them be left out. Applies to the controllers registered before and after.
+ * Returns 0 or a registration error (err says which template and why).
+ */
+CANAL_API int canal_mvc_map_route(canal_mvc_t *mvc, const char *tmpl, canal_error_info_t *err);
+
+/**
+ * Registers a controller and its table of actions. *out (if not NULL) receives the
+ * controller, to add more actions. Every route of every action is registered here: a
+ * conflict, a bad template, an unknown [token], a bad default or bound is reported in err
+ * with the controller and action named, and nothing of this controller stays registered...
+ * except routes the router already took (the router cannot remove routes): treat an error
+ * as fatal at start-up.
+ */
+CANAL_API int canal_mvc_add_controller(canal_mvc_t *mvc, const canal_controller_def_t *def,
+                                       canal_controller_t **out, canal_error_info_t *err);
+
+/** Plain-call registration: a controller with no actions yet. NULL on error (err says). */
+CANAL_API canal_controller_t *canal_mvc_controller(canal_mvc_t *mvc, const char *name,
+                                                   const char *prefix, void *state,
+                                                   void (*dispose)(void *),
+                                                   canal_error_info_t *err);
+
+/** Adds an action to a controller (def is copied). Returns 0 or an error as above. */
+CANAL_API int canal_controller_add_action(canal_controller_t *c, const canal_action_def_t *def,
+                                          canal_error_info_t *err);
+
+/** Adds a controller-level filter. Returns 0, CANAL_ELIMIT. */
+CANAL_API int canal_controller_filter(canal_controller_t *c, const canal_filter_t *filter);
+
+/**
+ * Builds the URL of an action's first route from route values (see canal_route_link()):
+ * controller and action names compare ASCII case-insensitively. Returns the length, or
+ * CANAL_ENOTFOUND, CANAL_EINVAL.
+ */
+CANAL_API int canal_mvc_link(const canal_mvc_t *mvc, const char *controller, const char *action,
+                             const canal_kv_t *values, size_t nvalues, char *buf, size_t size);
+
+/** Number of controllers; controller i; its name, prefix, action count and action j. */
+CANAL_API size_t canal_mvc_controller_count(const canal_mvc_t *mvc);
+CANAL_API const canal_controller_t *canal_mvc_controller_at(const canal_mvc_t *mvc, size_t i);
+CANAL_API const char *canal_controller_name(const canal_controller_t *c);
+CANAL_API size_t canal_controller_action_count(const canal_controller_t *c);
+CANAL_API const canal_action_t *canal_controller_action_at(const canal_controller_t *c, size_t j);
+/** An action's definition as registered (names and templates as given). Borrowed. */
+CANAL_API const canal_action_def_t *canal_action_def(const canal_action_t *a);
+/** The routes an action was registered under (conventional ones included). */
+CANAL_API size_t canal_action_route_count(const canal_action_t *a);
+CANAL_API const canal_route_t *canal_action_route_at(const canal_action_t *a, size_t i);
+
+/* ---- inside an action or a filter ---- */
+
+/** The request (for headers, query, canal_req_alloc(), ...). */
+CANAL_API canal_req_t *canal_ctx_req(const canal_ctx_t *ctx);
+/** The controller's state. */
+CANAL_API void *canal_ctx_state(const canal_ctx_t *ctx);
+/** The running action and its controller. */
+CANAL_API const canal_action_t *canal_ctx_action(const canal_ctx_t *ctx);
+CANAL_API const canal_controller_t *canal_ctx_controller(const canal_ctx_t *ctx);
+
+/** The index of the declared parameter name, or -1. */
+CANAL_API int canal_ctx_index(const canal_ctx_t *ctx, const char *name);
+/** 1 if parameter i has a value (given or default). Before binding (in a before-filter): 0. */
+CANAL_API int canal_ctx_has(const canal_ctx_t *ctx, int i);
+/**
+ * Bound values by index. They cannot fail: an index out of range, a parameter of another
+ * type or one without a value gives 0, 0.0, false, an empty string or NULL.
+ * Strings point into request memory; json is borrowed until the request ends.
+ */
+CANAL_API int32_t canal_ctx_int32(const canal_ctx_t *ctx, int i);
+CANAL_API int64_t canal_ctx_int64(const canal_ctx_t *ctx, int i);
+CANAL_API double canal_ctx_double(const canal_ctx_t *ctx, int i);
+CANAL_API int canal_ctx_bool(const canal_ctx_t *ctx, int i);
+CANAL_API canal_str_t canal_ctx_str(const canal_ctx_t *ctx, int i);
+CANAL_API json_t *canal_ctx_json(const canal_ctx_t *ctx, int i);
+
+/** Records why the action failed and returns -1 (see canal_req_fail()). */
+CANAL_API int canal_ctx_fail(canal_ctx_t *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ---- results: each sets the one result of the request (the last call wins) ---- */
+
+/** text/plain (UTF-8); copied. */
+CANAL_API int canal_result_text(canal_ctx_t *ctx, int status, const char *text);
+/** A body with a content type; static_body must outlive the request (no copy). */
+CANAL_API int canal_result_static(canal_ctx_t *ctx, int status, const char *content_type,
+                                  const char *static_body, size_t len);
+/** application/json, serialized now into request memory; borrows body. */
+CANAL_API int canal_result_json(canal_ctx_t *ctx, int status, const json_t *body);
+/** As canal_result_json(), stealing body (even on failure). */
+CANAL_API int canal_result_json_new(canal_ctx_t *ctx, int status, json_t *body);
+/** A status with no body. */
+CANAL_API int canal_result_status(canal_ctx_t *ctx, int status);
+/** 404 problem details. */
+CANAL_API int canal_result_not_found(canal_ctx_t *ctx, const char *detail);
+/** Problem details (see canal_res_problem()); detail may be NULL. */
+CANAL_API int canal_result_problem(canal_ctx_t *ctx, int status, const char *detail);
+/** A redirect (301, 302, 303, 307, 308) to location (copied). */
+CANAL_API int canal_result_redirect(canal_ctx_t *ctx, int status, const char *location);
+/**
+ * 201 Created with body (stolen) and a Location built by link generation to action of
+ * controller (NULL: the current controller) with values. CANAL_ENOTFOUND or CANAL_EINVAL
+ * when the link cannot be built (no result is set then).
+ */
+CANAL_API int canal_result_created(canal_ctx_t *ctx, const char *controller, const char *action,
+                                   const canal_kv_t *values, size_t nvalues, json_t *body);
+/** Adds a response header to the result (copied). */
+CANAL_API int canal_result_header(canal_ctx_t *ctx, const char *name, const char *value);
+/** The status of the result set so far, or 0. */
+CANAL_API int canal_result_status_code(const canal_ctx_t *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
