@@ -5,11 +5,8 @@
  * this process (a raw-socket HTTP/1.1 client talks to it over 127.0.0.1).
  */
 #include "test.h"
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 #include <canal.h>
+#include "client.h"
 
 /* ---- configuration ---- */
 
@@ -92,44 +89,6 @@ static void config_env(void **state)
 /* ---- a live app and a tiny client ---- */
 
 static canal_app_t *app;
-static uint16_t port;
-
-struct reply {
-    int status;
-    char head[4096];
-    char body[8192];
-    size_t body_len;
-};
-
-static void request(const char *raw, struct reply *r)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
-    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    assert_int_equal(write(fd, raw, strlen(raw)), (ssize_t)strlen(raw));
-    static char buf[16384];
-    size_t len = 0;
-    ssize_t n;
-    while (len < sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
-        len += (size_t)n;
-    close(fd);
-    buf[len] = '\0';
-    memset(r, 0, sizeof(*r));
-    assert_int_equal(sscanf(buf, "HTTP/1.1 %d", &r->status), 1);
-    char *end = strstr(buf, "\r\n\r\n");
-    assert_non_null(end);
-    snprintf(r->head, sizeof(r->head), "%.*s", (int)(end - buf), buf);
-    r->body_len = len - (size_t)(end + 4 - buf);
-    memcpy(r->body, end + 4, r->body_len);
-}
-
-static void get(const char *path, struct reply *r)
-{
-    char raw[1024];
-    snprintf(raw, sizeof(raw), "GET %s HTTP/1.1\r\nHost: t\r\nX-One: 1\r\nX-Two: two\r\nConnection: close\r\n\r\n", path);
-    request(raw, r);
-}
 
 static int h_query(canal_req_t *req, void *data)
 {
@@ -204,8 +163,8 @@ static void app_setup(void)
     assert_int_equal(canal_app_route(app, "GET", "bad/{", NULL, h_empty, NULL, NULL, &err), CANAL_ESYNTAX);
     assert_int_equal(canal_app_route(app, "GET", "q", NULL, h_empty, NULL, NULL, &err), CANAL_EEXIST);
     assert_int_equal(canal_app_start(app), 0);
-    port = canal_app_port(app, 0);
-    assert_true(port > 0);
+    client_port = canal_app_port(app, 0);
+    assert_true(client_port > 0);
     assert_int_equal(canal_app_get(app, "late", h_empty, NULL), CANAL_ESTATE);
     assert_int_equal(canal_app_start(app), CANAL_ESTATE);
 }
