@@ -157,21 +157,10 @@ int canal_res_status(canal_req_t *req, int status)
 char *canal_req_json_dump(canal_req_t *req, const json_t *json, size_t *len)
 {
     struct canal_worker *w = req->worker;
-    if (json == NULL)
-        return NULL;
-    size_t cap = w->json_hint;
-    char *buf = h2o_mem_alloc_pool(&req->h2o->pool, cap);
-    size_t n = json_dumpb(json, buf, cap, JSON_COMPACT | JSON_ENCODE_ANY);
-    if (n == 0)
-        return NULL;
-    if (n > cap) {
-        buf = h2o_mem_alloc_pool(&req->h2o->pool, n);
-        if (json_dumpb(json, buf, n, JSON_COMPACT | JSON_ENCODE_ANY) != n)
-            return NULL;
-    }
-    /* next time, guess the size of this answer (with room to spare), at least 512 bytes */
-    w->json_hint = n + n / 8 < 512 ? 512 : n + n / 8;
-    *len = n;
+    char *buf = canal__json_write(&req->h2o->pool, json, w->json_hint, len);
+    /* next time, start with room for an answer this size (and some), at least 512 bytes */
+    if (buf != NULL)
+        w->json_hint = *len + *len / 8 < 512 ? 512 : *len + *len / 8;
     return buf;
 }
 

@@ -92,6 +92,10 @@ void canal__worker_touch(struct canal_worker *w);
 /* req.c */
 int canal__on_req(h2o_handler_t *self, h2o_req_t *req);
 
+/* json.c: writes json as json_dumpb(JSON_COMPACT | JSON_ENCODE_ANY) would, into pool memory
+ * (starting with hint bytes); NULL if it cannot be written (invalid UTF-8, too deep) */
+char *canal__json_write(h2o_mem_pool_t *pool, const json_t *json, size_t hint, size_t *len);
+
 /* res.c */
 void canal__send_error_page(canal_req_t *req);
 void canal__log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
