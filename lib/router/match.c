@@ -139,6 +139,10 @@ static int split(struct mctx *c, const char *p, const char *end, char *scratch)
 {
     size_t seg = 0;
     c->start[0] = 0;
+    /* A raw NUL is refused like %00: values must be safe to use as C strings, or
+     * "/f/a.txt<NUL>.png" would reach a handler as "a.txt" after a check on ".png". */
+    if (memchr(p, '\0', (size_t)(end - p)) != NULL)
+        return 400;
     if (memchr(p, '%', (size_t)(end - p)) == NULL) {
         c->buf = p;
         c->buflen = (size_t)(end - p);

@@ -106,6 +106,10 @@ static int parse_constraint(struct constraint *c, const char *name, size_t nlen,
             regerror(rc, c->re, msg, sizeof(msg));
             free(c->re);
             c->re = NULL;
+            /* regcomp reports running out of memory as an error code too: that is not the
+             * regex's fault, and callers tell the two apart by code */
+            if (rc == REG_ESPACE)
+                return canal__error(err, CANAL_ENOMEM, pos, "out of memory");
             return canal__error(err, CANAL_EINVAL, pos, "bad regex: %s", msg);
         }
         return 0;
@@ -456,12 +460,22 @@ static int guid_ok(canal_str_t v)
     return 1;
 }
 
-/* Length constraints count characters: UTF-8 code points (bytes that are not continuations). */
+/* Length constraints count characters: UTF-8 code points. A continuation byte counts only
+ * when a lead byte announced it; a stray one is a character of its own, or a value of a
+ * thousand "%80" would pass maxlength(3). */
 static int64_t char_count(canal_str_t v)
 {
     int64_t n = 0;
-    for (size_t i = 0; i < v.len; i++)
-        n += ((unsigned char)v.base[i] & 0xC0) != 0x80;
+    int need = 0; /* continuation bytes the last lead byte announced and not yet seen */
+    for (size_t i = 0; i < v.len; i++) {
+        unsigned char c = (unsigned char)v.base[i];
+        if (need > 0 && (c & 0xC0) == 0x80) {
+            need--;
+            continue;
+        }
+        n++;
+        need = (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : 0;
+    }
     return n;
 }
 

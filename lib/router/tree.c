@@ -82,7 +82,8 @@ int canal__method_index(const canal_router_t *r, canal_str_t method)
     /* Compare lengths first: the request's method may be longer than a stored name, and
      * memcmp must not read past the stored name's NUL. */
     for (size_t i = 0; i < r->nmethods; i++)
-        if (strlen(r->methods[i]) == method.len && memcmp(r->methods[i], method.base, method.len) == 0)
+        if (strlen(r->methods[i]) == method.len &&
+            memcmp(r->methods[i], method.base, method.len) == 0)
             return (int)i;
     return -1;
 }

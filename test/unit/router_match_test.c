@@ -14,31 +14,96 @@
 
 /* ---- counting allocator ------------------------------------------------------------------
  * The test links the router objects directly, so defining malloc and friends here replaces
- * them for the router and for libc (regexec, strdup) alike. They forward to glibc's own
- * allocator. Under AddressSanitizer the sanitizer owns malloc (and its strdup interceptor
- * allocates behind our back), so there the replacement is left out and the tests that need it
- * are skipped. */
-#if defined(__SANITIZE_ADDRESS__)
-#define COUNTING_MALLOC 0
-#elif defined(__has_feature)
+ * them for the router and for libc (regexec, strdup) alike.
+ *   COUNTING_MALLOC 1: a plain build; they forward to glibc's own allocator (__libc_malloc).
+ *   COUNTING_MALLOC 2: gcc's AddressSanitizer, a shared library that comes right after the
+ *     program: they forward to its malloc (dlsym RTLD_NEXT), so ASan still watches every
+ *     block. Its strdup interceptor allocates without calling malloc, so blocks are not all
+ *     counted there: the chaos test then leaves leak accounting to LeakSanitizer.
+ *   COUNTING_MALLOC 0: clang's sanitizers, linked into the program, where the next malloc
+ *     would be libc's and the interceptors' blocks would be freed by the wrong allocator:
+ *     the tests that need counting are skipped. */
+#if defined(__clang__) && defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
 #define COUNTING_MALLOC 0
 #endif
+#endif
+#if !defined(COUNTING_MALLOC) && defined(__SANITIZE_ADDRESS__)
+#define COUNTING_MALLOC 2
 #endif
 #ifndef COUNTING_MALLOC
 #define COUNTING_MALLOC 1
 #endif
 
-static int counting;       /* count (and maybe fail) only while set */
-static long nallocs;       /* allocations made while counting */
-static long live;          /* successful allocations minus frees while counting */
-static long fail_countdown = -1; /* the allocation that sees 0 fails; -1: none fail */
+/* volatile: the compiler assumes malloc touches no global of ours, and would otherwise move
+ * the stores to these around the calls it makes to malloc */
+static volatile int counting;       /* count (and maybe fail) only while set */
+static volatile long nallocs;       /* allocations made while counting */
+static volatile long live;          /* successful allocations minus frees while counting */
+static volatile long fail_countdown = -1; /* the allocation that sees 0 fails; -1: none do */
 
 #if COUNTING_MALLOC
+/* default visibility (the tests build with -fvisibility=hidden): libc's own calls to malloc,
+ * from strdup or regcomp, must reach these too, or their memory would be freed uncounted */
+#define EXPORTED __attribute__((visibility("default")))
+
+#if COUNTING_MALLOC == 1
 extern void *__libc_malloc(size_t size);
 extern void *__libc_calloc(size_t n, size_t size);
 extern void *__libc_realloc(void *p, size_t size);
 extern void __libc_free(void *p);
+#define next_malloc __libc_malloc
+#define next_calloc __libc_calloc
+#define next_realloc __libc_realloc
+#define next_free __libc_free
+static int from_arena(const void *p)
+{
+    (void)p;
+    return 0;
+}
+#else
+#include <dlfcn.h>
+static void *(*next_malloc)(size_t);
+static void *(*next_calloc)(size_t, size_t);
+static void *(*next_realloc)(void *, size_t);
+static void (*next_free)(void *);
+/* dlsym may allocate while it looks the allocator up: that memory comes from here */
+static _Alignas(16) char arena[8192];
+static size_t arena_used;
+static int resolving;
+
+static int from_arena(const void *p)
+{
+    return (const char *)p >= arena && (const char *)p < arena + sizeof(arena);
+}
+
+static void *arena_alloc(size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    if (size > sizeof(arena) - arena_used)
+        return NULL;
+    void *p = arena + arena_used;
+    arena_used += size;
+    return p; /* static memory: already zero, as calloc wants */
+}
+
+static int resolve(void)
+{
+    if (next_free != NULL)
+        return 1;
+    if (resolving)
+        return 0;
+    resolving = 1;
+    *(void **)&next_malloc = dlsym(RTLD_NEXT, "malloc");
+    *(void **)&next_calloc = dlsym(RTLD_NEXT, "calloc");
+    *(void **)&next_realloc = dlsym(RTLD_NEXT, "realloc");
+    *(void **)&next_free = dlsym(RTLD_NEXT, "free");
+    resolving = 0;
+    if (next_malloc == NULL || next_calloc == NULL || next_realloc == NULL || next_free == NULL)
+        abort();
+    return 1;
+}
+#endif
 
 static int should_fail(void)
 {
@@ -50,41 +115,58 @@ static int should_fail(void)
     return fail_countdown-- == 0;
 }
 
-void *malloc(size_t size)
+EXPORTED void *malloc(size_t size)
 {
+#if COUNTING_MALLOC == 2
+    if (!resolve())
+        return arena_alloc(size);
+#endif
     if (should_fail())
         return NULL;
-    void *p = __libc_malloc(size);
+    void *p = next_malloc(size);
     if (p != NULL && counting)
         live++;
     return p;
 }
 
-void *calloc(size_t n, size_t size)
+EXPORTED void *calloc(size_t n, size_t size)
 {
+#if COUNTING_MALLOC == 2
+    if (!resolve())
+        return size && n > SIZE_MAX / size ? NULL : arena_alloc(n * size);
+#endif
     if (should_fail())
         return NULL;
-    void *p = __libc_calloc(n, size);
+    void *p = next_calloc(n, size);
     if (p != NULL && counting)
         live++;
     return p;
 }
 
-void *realloc(void *old, size_t size)
+EXPORTED void *realloc(void *old, size_t size)
 {
+#if COUNTING_MALLOC == 2
+    if (!resolve() || from_arena(old))
+        abort(); /* nothing reallocates the few blocks of the lookup */
+#endif
     if (should_fail())
         return NULL;
-    void *p = __libc_realloc(old, size);
+    void *p = next_realloc(old, size);
     if (p != NULL && old == NULL && counting)
         live++;
     return p;
 }
 
-void free(void *p)
+EXPORTED void free(void *p)
 {
-    if (p != NULL && counting)
+    if (p == NULL || from_arena(p))
+        return;
+#if COUNTING_MALLOC == 2
+    resolve();
+#endif
+    if (counting)
         live--;
-    __libc_free(p);
+    next_free(p);
 }
 #endif
 
@@ -150,6 +232,8 @@ static void describe(const canal_router_t *r, int status, const canal_match_t *m
     } else if (status == 308) {
         snprintf(o, (size_t)(end - o), " - location=%.*s", (int)m->location.len,
                  m->location.base);
+    } else {
+        snprintf(o, (size_t)(end - o), " -");
     }
 }
 
@@ -276,7 +360,8 @@ static int run_file(const char *path)
             continue;
         }
         *arrow = '\0';
-        const char *expected = arrow + 4;
+        char *expected = arrow + 4;
+        unescape(expected);
         *sp = '\0';
         size_t tlen = unescape(sp + 1);
         canal_match_t m;
@@ -608,6 +693,9 @@ static void test_methods(void **state)
 
 /* ---- allocation ----------------------------------------------------------------------------- */
 
+/* Every kind of segment and constraint but regex: glibc's regexec allocates its matching
+ * state (some 40 mallocs for "^[a-z]+[0-9]?$" against "abc1"), so a route with a regex
+ * constraint cannot keep the no-allocation promise on a glibc system. */
 static const char *const alloc_routes[] = {
     "GET /", "GET /users/me", "GET /users/{id:int}", "GET /users/{id:int:min(1)}/posts",
     "GET /users/{name:alpha:length(2,10)}", "GET /users/{name}", "GET /users/{*rest}",
@@ -668,7 +756,8 @@ static void test_match_allocates_nothing(void **state)
         /* the counter works */
         counting = 1;
         nallocs = 0;
-        free(malloc(1));
+        void *volatile probe = malloc(1); /* volatile: the pair must not be optimised out */
+        free(probe);
         counting = 0;
         assert_int_equal(nallocs, 1);
         long allocs;
@@ -683,23 +772,29 @@ static void test_match_allocates_nothing(void **state)
  * give back everything (the live count returns to zero). */
 static const char *const chaos_routes[] = {
     "GET /users/me", "GET /users/{id:int:min(1)}", "POST /users/{id:int}/x/{y?}",
-    "GET /r/{x:regex(^[a-z]+$)}", "GET /f/{**path}", "PUT /{a=1}/{b=2}", "GET /users/{name}",
+    "GET /f/{**path}", "PUT /{a=1}/{b=2}", "GET /users/{name}", "GET /users/{*rest}",
+    "DELETE /users/me",
 };
 
-static void test_chaos_registration(void **state)
+/* No regex route here: glibc's regcomp does not survive running out of memory half-way (2.36
+ * leaks and, in re_dfa_add_node's realloc failure path, frees a block twice), which is glibc's
+ * bug, not the router's. The router's own REG_ESPACE handling (CANAL_ENOMEM) is in
+ * test_regex_espace. */
+
+static void chaos(const char *const *routes, size_t nroutes)
 {
-    if (!COUNTING_MALLOC)
-        skip();
-    int completed = 0;
-    for (long fail_at = 0; fail_at < 2000 && !completed; fail_at++) {
+    /* fail_at -1 is the clean run: nothing fails, and it counts the allocations to fail */
+    long total = -1;
+    for (long fail_at = -1; total < 0 || fail_at < total; fail_at++) {
+        nallocs = 0;
         live = 0;
         counting = 1;
         fail_countdown = fail_at;
         canal_router_t *r = canal_router_create(NULL);
-        int ok = r != NULL, nok = 0;
-        for (size_t i = 0; ok && i < sizeof(chaos_routes) / sizeof(chaos_routes[0]); i++) {
+        int nok = 0;
+        for (size_t i = 0; r != NULL && i < nroutes; i++) {
             char line[128];
-            snprintf(line, sizeof(line), "%s", chaos_routes[i]);
+            snprintf(line, sizeof(line), "%s", routes[i]);
             char *sp = strchr(line, ' ');
             *sp = '\0';
             canal_route_spec_t spec = {.method = line, .tmpl = sp + 1};
@@ -707,13 +802,16 @@ static void test_chaos_registration(void **state)
             int rc = canal_router_add(r, &spec, NULL, &err);
             if (rc == 0) {
                 nok++;
-            } else {
+            } else if (rc != CANAL_ENOMEM || fail_at < 0) {
                 counting = 0;
-                if (rc != CANAL_ENOMEM)
-                    fail_msg("fail_at %ld: %s: %s %s", fail_at, chaos_routes[i],
-                             canal_err_name(rc), err.message);
-                counting = 1;
+                fail_msg("fail_at %ld: %s: %s %s", fail_at, routes[i], canal_err_name(rc),
+                         err.message);
             }
+        }
+        if (fail_at < 0) {
+            assert_non_null(r);
+            assert_int_equal(nok, (int)nroutes);
+            total = nallocs;
         }
         /* the router still answers for the routes it took */
         fail_countdown = -1;
@@ -724,13 +822,52 @@ static void test_chaos_registration(void **state)
             (void)canal_router_match(r, S("GET"), S("/users/me"), scratch, sizeof(scratch), &m);
             (void)canal_router_match(r, S("GET"), S("/r/abc"), scratch, sizeof(scratch), &m);
         }
-        completed = r != NULL && nok == (int)(sizeof(chaos_routes) / sizeof(chaos_routes[0]));
         canal_router_destroy(r);
         counting = 0;
-        if (live != 0)
+        if (COUNTING_MALLOC == 1 && live != 0)
             fail_msg("fail_at %ld: %ld allocations not freed", fail_at, live);
     }
-    assert_true(completed);
+    print_message("chaos: %zu routes, each of their %ld allocations failed in turn\n", nroutes,
+                  total);
+}
+
+/* regcomp running out of memory is CANAL_ENOMEM, not a "bad regex". Only the first 12
+ * allocations are failed: the router's own (about 8) and regcomp's first ones, which glibc
+ * gives back cleanly. */
+static void test_regex_espace(void **state)
+{
+    if (!COUNTING_MALLOC)
+        skip();
+    canal_router_t *r = canal_router_create(NULL);
+    canal_route_spec_t spec = {.tmpl = "/r/{x:regex(^[a-z]+$)}"};
+    counting = 1;
+    nallocs = 0;
+    fail_countdown = -1;
+    const canal_route_t *rt;
+    assert_int_equal(canal_router_add(r, &spec, &rt, NULL), 0);
+    long total = nallocs;
+    counting = 0;
+    canal_router_destroy(r);
+    for (long fail_at = 0; fail_at < total && fail_at < 12; fail_at++) {
+        r = canal_router_create(NULL);
+        canal_error_info_t err;
+        counting = 1;
+        fail_countdown = fail_at;
+        int rc = canal_router_add(r, &spec, NULL, &err);
+        counting = 0;
+        fail_countdown = -1;
+        if (rc != 0 && rc != CANAL_ENOMEM)
+            fail_msg("fail_at %ld: %s: %s", fail_at, canal_err_name(rc), err.message);
+        canal_router_destroy(r);
+    }
+    assert_true(total > 12); /* so the failures above reached into regcomp */
+}
+
+static void test_chaos_registration(void **state)
+{
+    if (!COUNTING_MALLOC)
+        skip();
+    chaos(chaos_routes, sizeof(chaos_routes) / sizeof(chaos_routes[0]));
 }
 
 int main(void)
@@ -747,6 +884,7 @@ int main(void)
         cmocka_unit_test(test_methods),
         cmocka_unit_test(test_match_allocates_nothing),
         cmocka_unit_test(test_chaos_registration),
+        cmocka_unit_test(test_regex_espace),
     };
     return cmocka_run_group_tests_name("router_match", tests, NULL, NULL);
 }
