@@ -55,6 +55,9 @@ typedef struct canal_config {
     unsigned shutdown_timeout_ms; /**< graceful shutdown deadline for in-flight requests (10 s) */
     const char *access_log;    /**< NULL: no access log (default); "-": stdout; else a file */
     int no_signals;            /**< 0: canal_app_wait() stops on SIGINT/SIGTERM (default) */
+    unsigned request_timeout_ms; /**< a deferred answer not given by then is a 504 (30 s) */
+    unsigned offload_threads;  /**< threads of the blocking-work pool (default 4) */
+    size_t offload_queue;      /**< jobs that may wait for them; more is a 503 (default 1024) */
     canal_router_options_t router; /**< options of the app's router */
 } canal_config_t;
 
@@ -85,9 +88,13 @@ CANAL_API const char *canal_config_usage(void);
  * A request handler. It answers with one canal_res_* call and returns 0, or fails by
  * returning canal_req_fail() (or any negative value): the client then gets a 500 (production)
  * or the developer error page (development). Returning 0 without answering is a bug, answered
- * with a 500 too.
+ * with a 500 too. A handler that will answer later returns CANAL_PENDING (see
+ * canal_req_defer() and canal_offload()).
  */
 typedef int (*canal_handler_fn)(canal_req_t *req, void *data);
+
+/** What a handler returns when it answers later. */
+#define CANAL_PENDING 1
 
 /** Creates an app. cfg may be NULL for the defaults; it is copied. NULL when out of memory. */
 CANAL_API canal_app_t *canal_app_create(const canal_config_t *cfg);
@@ -314,6 +321,51 @@ CANAL_API int canal_res_redirect(canal_req_t *req, int status, const char *locat
 
 /** 1 once an answer has been sent for req. */
 CANAL_API int canal_res_sent(const canal_req_t *req);
+
+/* ---- answering later ---- */
+
+/**
+ * A deferred answer. A handler that cannot answer at once calls canal_req_defer(), keeps the
+ * handle, and returns CANAL_PENDING. Later, on the request's own thread, it gets the request
+ * back with canal_pending_req() (NULL if the client went away or the request timed out with a
+ * 504) and answers it, then releases the handle. From any other thread it hands the
+ * completion to the request's thread with canal_pending_post(). A request must be answered
+ * only on the thread that owns its connection: these calls are how.
+ */
+typedef struct canal_pending canal_pending_t;
+
+/** Callback run on the request's thread; req is NULL when there is nothing to answer any more. */
+typedef void (*canal_pending_fn)(canal_req_t *req, void *data);
+
+/**
+ * Defers the answer to req. Returns a handle the caller owns until it passes it to
+ * canal_pending_release() or canal_pending_post(). On the request's thread, from its handler.
+ * A deferred request not answered within request_timeout_ms gets a 504.
+ */
+CANAL_API canal_pending_t *canal_req_defer(canal_req_t *req);
+
+/** The deferred request if it still waits for its answer, else NULL. Request's thread only. */
+CANAL_API canal_req_t *canal_pending_req(const canal_pending_t *p);
+
+/** Releases the handle. Request's thread only. */
+CANAL_API void canal_pending_release(canal_pending_t *p);
+
+/**
+ * Runs fn(req, data) on the request's thread, req being canal_pending_req() there, and then
+ * releases the handle. Safe from any thread. If the app has stopped meanwhile, fn runs at once
+ * on the calling thread with req NULL, so that data can still be freed.
+ */
+CANAL_API void canal_pending_post(canal_pending_t *p, canal_pending_fn fn, void *data);
+
+/**
+ * Runs work(data) on the app's pool of blocking threads (for a database call, a file, a
+ * sleep...) and then done(req, data) on the request's thread, req being NULL if there is no
+ * one to answer any more. work must not touch req. Returns CANAL_PENDING, which the handler
+ * returns; when the pool's queue is full it answers 503 with Retry-After at once, does not
+ * call work or done, and returns 0.
+ */
+CANAL_API int canal_offload(canal_req_t *req, void (*work)(void *data), canal_pending_fn done,
+                            void *data);
 
 /** The reason phrase of an HTTP status ("Not Found"), or "Unknown". Static. */
 CANAL_API const char *canal_status_reason(int status);

@@ -359,7 +359,10 @@ int canal__mvc_dispatch(canal_req_t *req, void *data)
             set_json(ctx, 400, "application/problem+json", p);
             json_decref(p);
         } else {
-            if (a->def.handler(ctx) < 0)
+            int hrc = a->def.handler(ctx);
+            if (hrc == CANAL_PENDING)
+                return CANAL_PENDING; /* it answers later, with canal_res_*: no after-filters */
+            if (hrc < 0)
                 return failed(ctx);
             if (ctx->status == 0)
                 return canal_ctx_fail(ctx, "the action set no result"), failed(ctx);

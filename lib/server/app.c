@@ -339,6 +339,7 @@ static void *worker_main(void *arg)
         }
     }
     close_connections(w);
+    canal__worker_async_dispose(w);
     h2o_multithread_unregister_receiver(w->ctx.queue, &w->stop_receiver);
     /* h2o's shutdown request arms an HTTP/2 graceful-shutdown timer that nothing unlinks */
     if (h2o_timeout_is_linked(&w->ctx.http2._graceful_shutdown_timeout))
@@ -362,6 +363,8 @@ static int init_worker(canal_app_t *app, size_t k)
     w->accept_ctx.ctx = &w->ctx;
     w->accept_ctx.hosts = app->globalconf.hosts;
     h2o_multithread_register_receiver(w->ctx.queue, &w->stop_receiver, on_stop_message);
+    if (canal__worker_async_init(w) != 0)
+        return -1;
     for (size_t i = 0; i < app->nlisteners; i++) {
         w->socks[i] = h2o_evloop_socket_create(w->loop, app->listeners[i].fds[k],
                                                H2O_SOCKET_FLAG_DONT_READ);
@@ -424,6 +427,10 @@ int canal_app_start(canal_app_t *app)
     signal(SIGPIPE, SIG_IGN);
     json_object_seed(0);
 
+    if (canal__offload_start(app) != 0) {
+        canal__log_error("cannot start the offload threads");
+        goto fail;
+    }
     for (size_t k = 0; k < app->nworkers; k++)
         if (init_worker(app, k) != 0) {
             canal__log_error("cannot create the event loop of worker %zu", k);
@@ -449,6 +456,8 @@ fail:
                 if (w->socks[i] != NULL)
                     h2o_socket_close(w->socks[i]);
             h2o_multithread_unregister_receiver(w->ctx.queue, &w->stop_receiver);
+            if (w->accepting_posts)
+                canal__worker_async_dispose(w);
             dispose_context(w);
         }
         free(w->socks);
@@ -456,6 +465,8 @@ fail:
     close_listeners(app);
     free(app->workers);
     app->workers = NULL;
+    if (app->offload.max_queued > 0)
+        canal__offload_stop(app);
     atomic_store(&app->state, 3);
     return CANAL_ESYS;
 }
@@ -506,6 +517,7 @@ int canal_app_wait(canal_app_t *app)
         pthread_join(w->thread, NULL);
         free(w->socks);
     }
+    canal__offload_stop(app);
     close_listeners(app);
     atomic_store(&app->state, 3);
     return 0;

@@ -17,6 +17,9 @@ void canal_config_init(canal_config_t *cfg)
     cfg->env = CANAL_ENV_PRODUCTION;
     cfg->max_body_size = 1024 * 1024;
     cfg->shutdown_timeout_ms = 10000;
+    cfg->request_timeout_ms = 30000;
+    cfg->offload_threads = 4;
+    cfg->offload_queue = 1024;
 }
 
 static int fail(canal_error_info_t *err, const char *what, const char *value)
@@ -76,6 +79,18 @@ static int set_option(canal_config_t *cfg, const char *name, const char *value,
         if (number(value, 3600 * 1000, &n) != 0)
             return fail(err, "--shutdown-timeout", value);
         cfg->shutdown_timeout_ms = (unsigned)n;
+    } else if (strcmp(name, "request-timeout") == 0) {
+        if (number(value, 3600 * 1000, &n) != 0 || n == 0)
+            return fail(err, "--request-timeout", value);
+        cfg->request_timeout_ms = (unsigned)n;
+    } else if (strcmp(name, "offload-threads") == 0) {
+        if (number(value, 1024, &n) != 0)
+            return fail(err, "--offload-threads", value);
+        cfg->offload_threads = (unsigned)n;
+    } else if (strcmp(name, "offload-queue") == 0) {
+        if (number(value, 1u << 30, &n) != 0)
+            return fail(err, "--offload-queue", value);
+        cfg->offload_queue = (size_t)n;
     } else {
         return 1; /* not ours */
     }
@@ -146,5 +161,8 @@ const char *canal_config_usage(void)
            "  --access-log PATH|-|off  Combined Log Format to a file, stdout or nowhere\n"
            "                           (env CANAL_ACCESS_LOG)\n"
            "  --max-body BYTES         largest request body (default 1048576; over it: 413)\n"
-           "  --shutdown-timeout MS    graceful shutdown deadline (default 10000)\n";
+           "  --shutdown-timeout MS    graceful shutdown deadline (default 10000)\n"
+           "  --request-timeout MS     deadline of a deferred answer; then 504 (default 30000)\n"
+           "  --offload-threads N      threads for blocking work (default 4)\n"
+           "  --offload-queue N        jobs waiting for them; more: 503 (default 1024)\n";
 }

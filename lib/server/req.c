@@ -18,6 +18,7 @@ static void req_dispose(void *p)
 {
     canal_req_t *req = p;
     struct canal_worker *w = req->worker;
+    canal__pending_gone(req);
     json_decref(req->json);
     atomic_fetch_sub(&w->inflight, 1);
     canal__worker_touch(w);
@@ -73,6 +74,10 @@ static void dispatch(canal_req_t *req)
     case 200: {
         req->endpoint = req->match.data;
         int rc = req->endpoint->fn(req, req->endpoint->data);
+        if (rc == CANAL_PENDING && (req->pending != NULL || req->responded))
+            return;
+        if (rc == CANAL_PENDING)
+            rc = canal_req_fail(req, "the handler returned CANAL_PENDING without canal_req_defer()");
         if (rc != 0 && !req->responded) {
             if (req->error == NULL)
                 req->error = canal_req_printf(req, "the handler failed (returned %d)", rc);

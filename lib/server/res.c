@@ -85,6 +85,7 @@ static int send_response(canal_req_t *req, int status, const char *ctype, size_t
     if (req->responded)
         return CANAL_ESTATE;
     req->responded = 1;
+    canal__pending_answered(req);
     h->res.status = status;
     h->res.reason = canal_status_reason(status);
     if (ctype != NULL)

@@ -41,12 +41,28 @@ struct canal_worker {
     h2o_multithread_receiver_t stop_receiver;
     h2o_multithread_message_t stop_message;
     size_t json_hint;              /* size of the last JSON answer, to dump once */
+    /* deferred answers (async.c) */
+    h2o_multithread_receiver_t post_receiver;
+    h2o_timeout_t pending_timeout;
+    pthread_mutex_t post_lock;     /* guards accepting_posts against the worker's end */
+    int accepting_posts;
     /* counters: written by the worker, read by anyone */
     atomic_size_t inflight, connections;
     atomic_ullong requests;
     /* shutdown state, worker only */
     int stopping, exit;
     uint64_t deadline, last_activity;
+};
+
+/* The pool of blocking threads behind canal_offload() (async.c). */
+struct canal_offload_pool {
+    pthread_mutex_t lock;
+    pthread_cond_t ready;
+    struct canal_job *head, *tail;
+    size_t queued, max_queued;
+    pthread_t *threads;
+    size_t nthreads;
+    int stopping;
 };
 
 struct canal_app {
@@ -62,6 +78,7 @@ struct canal_app {
     struct canal_worker *workers;
     size_t nworkers;
     int stop_pipe[2];
+    struct canal_offload_pool offload;
     atomic_int state;             /* 0 created, 1 started, 2 stopping, 3 stopped */
 };
 
@@ -79,6 +96,7 @@ struct canal_req {
     int responded;
     char *error;                  /* canal_req_fail() text */
     json_t *json;                 /* parsed body, released with the request */
+    struct canal_pending *pending; /* canal_req_defer() */
     struct canal_note {
         struct canal_note *next;
         const char *key, *value;
@@ -88,6 +106,14 @@ struct canal_req {
 /* app.c: records activity while a worker drains for shutdown (a monotonic clock: h2o's loop
  * time is cached per iteration and a blocking handler can make it stale) */
 void canal__worker_touch(struct canal_worker *w);
+
+/* async.c */
+int canal__worker_async_init(struct canal_worker *w);
+void canal__worker_async_dispose(struct canal_worker *w);
+int canal__offload_start(canal_app_t *app);
+void canal__offload_stop(canal_app_t *app);
+void canal__pending_answered(canal_req_t *req);  /* an answer was sent */
+void canal__pending_gone(canal_req_t *req);      /* the request ends */
 
 /* req.c */
 int canal__on_req(h2o_handler_t *self, h2o_req_t *req);
