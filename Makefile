@@ -99,11 +99,14 @@ $(TOOLS): $(B)/bin/%: lib/tools/%.c $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $< $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS)
 
+# Libraries an example needs beyond canal's own.
+EXAMPLE_LIBS_offload = -lsqlite3
+
 examples: $(EXAMPLES)
 .SECONDEXPANSION:
 $(EXAMPLES): $(B)/bin/canal-%: $$(wildcard examples/%/*.c) $$(wildcard examples/%/*.h) $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $(filter %.c,$^) $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS)
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $(filter %.c,$^) $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS) $(EXAMPLE_LIBS_$*)
 
 # Unit tests. Those named router_* and common_* are built with no h2o or jansson flags at all.
 tests: $(UNITS) $(E2E_APPS)

@@ -82,6 +82,9 @@ int main(int argc, char **argv)
                                        "/home/orders/3?index=0&size=5", "/api/woo"};
     for (size_t i = 0; i < sizeof(urls) / sizeof(urls[0]); i++)
         fprintf(stderr, "  http://%s:%u%s\n", host, port, urls[i]);
+    if (canal_app_listener_tls(app, 1))
+        fprintf(stderr, "and over TLS (HTTP/2 or HTTP/1.1): https://%s:%u/home/plaintext ...\n", host,
+                canal_app_port(app, 1));
     rc = canal_app_wait(app);
     canal_app_destroy(app);
     canal_mvc_destroy(mvc);

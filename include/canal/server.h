@@ -58,6 +58,9 @@ typedef struct canal_config {
     unsigned request_timeout_ms; /**< a deferred answer not given by then is a 504 (30 s) */
     unsigned offload_threads;  /**< threads of the blocking-work pool (default 4) */
     size_t offload_queue;      /**< jobs that may wait for them; more is a 503 (default 1024) */
+    uint16_t tls_port;         /**< if not 0, also listen with TLS (HTTP/2 and HTTP/1.1 by ALPN) */
+    const char *tls_cert;      /**< PEM certificate chain file for tls_port */
+    const char *tls_key;       /**< PEM private key file for tls_port */
     canal_router_options_t router; /**< options of the app's router */
 } canal_config_t;
 
@@ -136,6 +139,19 @@ CANAL_API int canal_app_patch(canal_app_t *app, const char *tmpl, canal_handler_
  * port. Only before canal_app_start(). Returns 0, CANAL_ESTATE or CANAL_ENOMEM.
  */
 CANAL_API int canal_app_listen(canal_app_t *app, const char *host, uint16_t port);
+
+/**
+ * Adds a TLS listener: HTTP/2 and HTTP/1.1 offered by ALPN (cleartext listeners speak HTTP/1.1
+ * and HTTP/2 with prior knowledge or by upgrade). The certificate chain and key (PEM files) are
+ * loaded now: a missing, unreadable or mismatched file is CANAL_EINVAL with the reason in err.
+ * Only before canal_app_start().
+ */
+CANAL_API int canal_app_listen_tls(canal_app_t *app, const char *host, uint16_t port,
+                                   const char *cert_file, const char *key_file,
+                                   canal_error_info_t *err);
+
+/** 1 if listener i uses TLS (after canal_app_start(), listener 0 is the first added). */
+CANAL_API int canal_app_listener_tls(const canal_app_t *app, size_t i);
 
 /**
  * Binds the listeners and starts the worker threads; returns at once.
@@ -318,6 +334,13 @@ CANAL_API int canal_res_problem_new(canal_req_t *req, int status, json_t *member
 
 /** Sends a redirect (301, 302, 303, 307 or 308) to location, which is copied. */
 CANAL_API int canal_res_redirect(canal_req_t *req, int status, const char *location);
+
+/**
+ * Answers that the request failed, as a handler returning canal_req_fail() would: the text
+ * goes to stderr and the client gets the production 500 or the development error page. For
+ * answers given later (canal_req_defer()), where there is no handler to return from.
+ */
+CANAL_API int canal_res_fail(canal_req_t *req, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /** 1 once an answer has been sent for req. */
 CANAL_API int canal_res_sent(const canal_req_t *req);

@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <openssl/err.h>
 #include "server_internal.h"
 
 /* How long a stopping worker waits with no activity before it closes idle connections. */
@@ -47,8 +48,12 @@ canal_app_t *canal_app_create(const canal_config_t *cfg)
         canal_config_init(&app->cfg);
     app->host = dup_str(app->cfg.host != NULL ? app->cfg.host : "127.0.0.1");
     app->access_log = dup_str(app->cfg.access_log);
+    app->tls_cert = dup_str(app->cfg.tls_cert);
+    app->tls_key = dup_str(app->cfg.tls_key);
     app->cfg.host = app->host;
     app->cfg.access_log = app->access_log;
+    app->cfg.tls_cert = app->tls_cert;
+    app->cfg.tls_key = app->tls_key;
     app->stop_pipe[0] = app->stop_pipe[1] = -1;
     if (app->host == NULL || (app->cfg.access_log != NULL && app->access_log == NULL) ||
         (app->router = canal_router_create(&app->cfg.router)) == NULL) {
@@ -86,6 +91,8 @@ void canal_app_destroy(canal_app_t *app)
     for (size_t i = 0; i < app->nlisteners; i++) {
         free(app->listeners[i].host);
         free(app->listeners[i].fds);
+        if (app->listeners[i].ssl_ctx != NULL)
+            SSL_CTX_free(app->listeners[i].ssl_ctx);
     }
     free(app->listeners);
     free(app->workers);
@@ -94,6 +101,8 @@ void canal_app_destroy(canal_app_t *app)
             close(app->stop_pipe[i]);
     free(app->host);
     free(app->access_log);
+    free(app->tls_cert);
+    free(app->tls_key);
     free(app);
 }
 
@@ -173,6 +182,66 @@ int canal_app_listen(canal_app_t *app, const char *host, uint16_t port)
     return atomic_load(&app->state) != 0 ? CANAL_ESTATE : add_listener(app, host, port);
 }
 
+static int tls_error(canal_error_info_t *err, const char *what, const char *file)
+{
+    char reason[120] = "";
+    unsigned long e = ERR_get_error();
+    if (e != 0)
+        ERR_error_string_n(e, reason, sizeof(reason));
+    ERR_clear_error();
+    if (err != NULL) {
+        err->code = CANAL_EINVAL;
+        err->position = 0;
+        snprintf(err->message, sizeof(err->message), "%s %s: %s", what, file ? file : "(none)",
+                 reason[0] ? reason : "not given");
+    }
+    return CANAL_EINVAL;
+}
+
+static int listen_tls(canal_app_t *app, const char *host, uint16_t port, const char *cert_file,
+                      const char *key_file, canal_error_info_t *err)
+{
+    if (cert_file == NULL)
+        return tls_error(err, "certificate", NULL);
+    if (key_file == NULL)
+        return tls_error(err, "private key", NULL);
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    if (ctx == NULL)
+        return tls_error(err, "TLS context for", cert_file);
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION);
+    int rc = 0;
+    if (SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1)
+        rc = tls_error(err, "certificate", cert_file);
+    else if (SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) != 1)
+        rc = tls_error(err, "private key", key_file);
+    else if (SSL_CTX_check_private_key(ctx) != 1)
+        rc = tls_error(err, "private key does not match the certificate:", key_file);
+    if (rc == 0) {
+        h2o_ssl_register_alpn_protocols(ctx, h2o_http2_alpn_protocols);
+        rc = add_listener(app, host, port);
+    }
+    if (rc != 0) {
+        SSL_CTX_free(ctx);
+        return rc;
+    }
+    app->listeners[app->nlisteners - 1].ssl_ctx = ctx;
+    return 0;
+}
+
+int canal_app_listen_tls(canal_app_t *app, const char *host, uint16_t port, const char *cert_file,
+                         const char *key_file, canal_error_info_t *err)
+{
+    if (atomic_load(&app->state) != 0)
+        return CANAL_ESTATE;
+    return listen_tls(app, host, port, cert_file, key_file, err);
+}
+
+int canal_app_listener_tls(const canal_app_t *app, size_t i)
+{
+    return i < app->nlisteners && app->listeners[i].ssl_ctx != NULL;
+}
+
 uint16_t canal_app_port(const canal_app_t *app, size_t i)
 {
     return i < app->nlisteners ? app->listeners[i].bound_port : 0;
@@ -242,8 +311,9 @@ static void on_conn_close(void *data)
     canal__worker_touch(w);
 }
 
-static void accept_one(struct canal_worker *w, h2o_socket_t *sock)
+static void accept_one(struct canal_listen_sock *ls, h2o_socket_t *sock)
 {
+    struct canal_worker *w = ls->worker;
     struct canal_conn *c = malloc(sizeof(*c));
     if (c == NULL) {
         h2o_socket_close(sock);
@@ -255,33 +325,34 @@ static void accept_one(struct canal_worker *w, h2o_socket_t *sock)
     canal__worker_touch(w);
     sock->on_close.cb = on_conn_close;
     sock->on_close.data = c;
-    h2o_accept(&w->accept_ctx, sock);
+    h2o_accept(&ls->accept_ctx, sock);
 }
 
 static void on_accept(h2o_socket_t *listener, const char *err)
 {
-    struct canal_worker *w = listener->data;
+    struct canal_listen_sock *ls = listener->data;
     h2o_socket_t *sock;
     if (err != NULL)
         return;
     /* accept a bounded batch per wake-up so one busy listener cannot starve the loop */
     for (int i = 0; i < 64 && (sock = h2o_evloop_socket_accept(listener)) != NULL; i++)
-        accept_one(w, sock);
+        accept_one(ls, sock);
 }
 
 static void begin_shutdown(struct canal_worker *w)
 {
     canal_app_t *app = w->app;
     for (size_t i = 0; i < app->nlisteners; i++) {
-        if (w->socks[i] != NULL) {
+        struct canal_listen_sock *ls = &w->socks[i];
+        if (ls->sock != NULL) {
             /* connections the kernel completed but nobody accepted yet would be reset by the
              * close: take them in and answer them (with Connection: close) */
             h2o_socket_t *sock;
-            while ((sock = h2o_evloop_socket_accept(w->socks[i])) != NULL)
-                accept_one(w, sock);
-            h2o_socket_read_stop(w->socks[i]);
-            h2o_socket_close(w->socks[i]);
-            w->socks[i] = NULL;
+            while ((sock = h2o_evloop_socket_accept(ls->sock)) != NULL)
+                accept_one(ls, sock);
+            h2o_socket_read_stop(ls->sock);
+            h2o_socket_close(ls->sock);
+            ls->sock = NULL;
         }
     }
     h2o_context_request_shutdown(&w->ctx);
@@ -360,17 +431,19 @@ static int init_worker(canal_app_t *app, size_t k)
         (w->loop = h2o_evloop_create()) == NULL)
         return -1;
     h2o_context_init(&w->ctx, w->loop, &app->globalconf);
-    w->accept_ctx.ctx = &w->ctx;
-    w->accept_ctx.hosts = app->globalconf.hosts;
     h2o_multithread_register_receiver(w->ctx.queue, &w->stop_receiver, on_stop_message);
     if (canal__worker_async_init(w) != 0)
         return -1;
     for (size_t i = 0; i < app->nlisteners; i++) {
-        w->socks[i] = h2o_evloop_socket_create(w->loop, app->listeners[i].fds[k],
-                                               H2O_SOCKET_FLAG_DONT_READ);
+        struct canal_listen_sock *ls = &w->socks[i];
+        ls->worker = w;
+        ls->accept_ctx.ctx = &w->ctx;
+        ls->accept_ctx.hosts = app->globalconf.hosts;
+        ls->accept_ctx.ssl_ctx = app->listeners[i].ssl_ctx;
+        ls->sock = h2o_evloop_socket_create(w->loop, app->listeners[i].fds[k], H2O_SOCKET_FLAG_DONT_READ);
         app->listeners[i].fds[k] = -1; /* the socket owns the fd now */
-        w->socks[i]->data = w;
-        h2o_socket_read_start(w->socks[i], on_accept);
+        ls->sock->data = ls;
+        h2o_socket_read_start(ls->sock, on_accept);
     }
     return 0;
 }
@@ -395,6 +468,13 @@ int canal_app_start(canal_app_t *app)
         return CANAL_ESTATE;
     if (app->nlisteners == 0 && add_listener(app, app->cfg.host, app->cfg.port) != 0)
         goto fail;
+    if (app->cfg.tls_port != 0) {
+        canal_error_info_t err;
+        if (listen_tls(app, app->cfg.host, app->cfg.tls_port, app->cfg.tls_cert, app->cfg.tls_key, &err) != 0) {
+            canal__log_error("%s", err.message);
+            goto fail;
+        }
+    }
     app->nworkers = app->cfg.threads;
     if (pipe2(app->stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0 ||
         (app->workers = calloc(app->nworkers, sizeof(*app->workers))) == NULL)
@@ -453,8 +533,8 @@ fail:
         struct canal_worker *w = &app->workers[k];
         if (w->loop != NULL) {
             for (size_t i = 0; i < app->nlisteners; i++)
-                if (w->socks[i] != NULL)
-                    h2o_socket_close(w->socks[i]);
+                if (w->socks[i].sock != NULL)
+                    h2o_socket_close(w->socks[i].sock);
             h2o_multithread_unregister_receiver(w->ctx.queue, &w->stop_receiver);
             if (w->accepting_posts)
                 canal__worker_async_dispose(w);

@@ -79,6 +79,18 @@ static int set_option(canal_config_t *cfg, const char *name, const char *value,
         if (number(value, 3600 * 1000, &n) != 0)
             return fail(err, "--shutdown-timeout", value);
         cfg->shutdown_timeout_ms = (unsigned)n;
+    } else if (strcmp(name, "tls-port") == 0) {
+        if (number(value, 65535, &n) != 0)
+            return fail(err, "--tls-port", value);
+        cfg->tls_port = (uint16_t)n;
+    } else if (strcmp(name, "cert") == 0) {
+        if (value == NULL || *value == '\0')
+            return fail(err, "--cert", value);
+        cfg->tls_cert = value;
+    } else if (strcmp(name, "key") == 0) {
+        if (value == NULL || *value == '\0')
+            return fail(err, "--key", value);
+        cfg->tls_key = value;
     } else if (strcmp(name, "request-timeout") == 0) {
         if (number(value, 3600 * 1000, &n) != 0 || n == 0)
             return fail(err, "--request-timeout", value);
@@ -162,6 +174,7 @@ const char *canal_config_usage(void)
            "                           (env CANAL_ACCESS_LOG)\n"
            "  --max-body BYTES         largest request body (default 1048576; over it: 413)\n"
            "  --shutdown-timeout MS    graceful shutdown deadline (default 10000)\n"
+           "  --tls-port N --cert FILE --key FILE   also serve TLS (HTTP/2, HTTP/1.1 by ALPN)\n"
            "  --request-timeout MS     deadline of a deferred answer; then 504 (default 30000)\n"
            "  --offload-threads N      threads for blocking work (default 4)\n"
            "  --offload-queue N        jobs waiting for them; more: 503 (default 1024)\n";

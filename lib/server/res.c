@@ -249,6 +249,20 @@ int canal_res_redirect(canal_req_t *req, int status, const char *location)
     return rc != 0 ? rc : canal_res_status(req, status);
 }
 
+int canal_res_fail(canal_req_t *req, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    if (req->responded)
+        return CANAL_ESTATE;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    canal_req_fail(req, "%s", msg);
+    canal__send_error_page(req);
+    return 0;
+}
+
 int canal_res_sent(const canal_req_t *req)
 {
     return req->responded;

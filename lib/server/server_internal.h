@@ -27,6 +27,14 @@ struct canal_listener {
     uint16_t port;       /* as configured */
     uint16_t bound_port; /* after bind (differs with port 0) */
     int *fds;            /* one socket per worker */
+    SSL_CTX *ssl_ctx;    /* TLS listeners only */
+};
+
+/* A worker's listening socket for one listener. */
+struct canal_listen_sock {
+    struct canal_worker *worker;
+    h2o_socket_t *sock;
+    h2o_accept_ctx_t accept_ctx;
 };
 
 struct canal_worker {
@@ -35,8 +43,7 @@ struct canal_worker {
     pthread_t thread;
     h2o_evloop_t *loop;
     h2o_context_t ctx;
-    h2o_accept_ctx_t accept_ctx;
-    h2o_socket_t **socks;          /* this worker's listening sockets */
+    struct canal_listen_sock *socks; /* this worker's listening sockets, one per listener */
     h2o_linklist_t conns;          /* its open connections (struct canal_conn) */
     h2o_multithread_receiver_t stop_receiver;
     h2o_multithread_message_t stop_message;
@@ -67,7 +74,7 @@ struct canal_offload_pool {
 
 struct canal_app {
     canal_config_t cfg;
-    char *host, *access_log;     /* owned copies of cfg's strings */
+    char *host, *access_log, *tls_cert, *tls_key; /* owned copies of cfg's strings */
     canal_router_t *router;
     h2o_globalconf_t globalconf;
     h2o_hostconf_t *hostconf;

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * offload: handlers whose work blocks (a SQLite query, a sleep) without blocking the event
+ * loop. The work runs on canal's offload pool; the answer comes back on the request's own
+ * thread. Meanwhile the loop keeps answering /plaintext at full speed.
+ *
+ *   GET /plaintext                  answered on the loop at once
+ *   GET /offload/item/{id:int}      a SQLite query on the pool: the item as JSON, or 404
+ *   GET /offload/sleep?ms=N         sleeps N ms (at most 10000) on the pool
+ *   GET /deferred?ms=N              a thread of its own answers after N ms (canal_pending_post)
+ *
+ *   build/bin/canal-offload [--db FILE] [canal's flags: --port, --offload-threads, ...]
+ */
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <canal.h>
+
+static char db_path[256];
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int plaintext(canal_req_t *req, void *data)
+{
+    return canal_res_send_static(req, 200, "text/plain; charset=utf-8", "Hello, World!", 13);
+}
+
+/* ---- a SQLite query on the pool ---- */
+
+struct item_job {
+    int id;
+    int found;
+    char name[64];
+    double price;
+    char error[512];
+};
+
+static void item_work(void *data) /* on a pool thread: no canal_req_t here */
+{
+    static __thread sqlite3 *db; /* one connection per pool thread */
+    struct item_job *job = data;
+    sqlite3_stmt *stmt = NULL;
+    if (db == NULL && sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        snprintf(job->error, sizeof(job->error), "open %s: %s", db_path, sqlite3_errmsg(db));
+        sqlite3_close(db);
+        db = NULL;
+        return;
+    }
+    if (sqlite3_prepare_v2(db, "SELECT name, price FROM items WHERE id = ?", -1, &stmt, NULL) != SQLITE_OK) {
+        snprintf(job->error, sizeof(job->error), "prepare: %s", sqlite3_errmsg(db));
+        return;
+    }
+    sqlite3_bind_int(stmt, 1, job->id);
+    if (sqlite3_step(stmt) == SQLITE_ROW) {
+        job->found = 1;
+        snprintf(job->name, sizeof(job->name), "%s", (const char *)sqlite3_column_text(stmt, 0));
+        job->price = sqlite3_column_double(stmt, 1);
+    }
+    sqlite3_finalize(stmt);
+}
+
+static void item_done(canal_req_t *req, void *data) /* back on the request's thread */
+{
+    struct item_job *job = data;
+    if (req != NULL) { /* NULL: the client left, or the deadline answered 504 */
+        if (job->error[0])
+            canal_res_fail(req, "%s", job->error);
+        else if (!job->found)
+            canal_res_problem(req, 404, "no item %d", job->id);
+        else
+            canal_res_json_new(req, 200, json_pack("{s:i, s:s, s:f}", "id", job->id, "name", job->name, "price",
+                                                   job->price));
+    }
+    free(job);
+}
+
+static int item(canal_req_t *req, void *data)
+{
+    struct item_job *job = calloc(1, sizeof(*job));
+    if (job == NULL)
+        return canal_req_fail(req, "out of memory");
+    canal_req_param_int(req, "id", &job->id);
+    int rc = canal_offload(req, item_work, item_done, job);
+    if (rc != CANAL_PENDING)
+        free(job); /* the queue was full: a 503 went out, work and done will not run */
+    return rc;
+}
+
+/* ---- a sleep on the pool ---- */
+
+static void sleep_work(void *data)
+{
+    sleep_ms(*(long *)data);
+}
+
+static void sleep_done(canal_req_t *req, void *data)
+{
+    if (req != NULL)
+        canal_res_text(req, 200, canal_req_printf(req, "slept %ld", *(long *)data));
+    free(data);
+}
+
+static int slow(canal_req_t *req, void *data)
+{
+    int64_t ms;
+    if (canal_req_query_int(req, "ms", 100, &ms) < 0 && ms != 100)
+        return canal_res_problem(req, 400, "ms must be an integer");
+    if (ms < 0 || ms > 10000)
+        return canal_res_problem(req, 400, "ms must be between 0 and 10000");
+    long *arg = malloc(sizeof(*arg));
+    *arg = (long)ms;
+    int rc = canal_offload(req, sleep_work, sleep_done, arg);
+    if (rc != CANAL_PENDING)
+        free(arg);
+    return rc;
+}
+
+/* ---- a thread of our own answers through canal_pending_post ---- */
+
+struct later {
+    canal_pending_t *pending;
+    long ms;
+};
+
+static void later_answer(canal_req_t *req, void *data)
+{
+    struct later *l = data;
+    if (req != NULL)
+        canal_res_text(req, 200, canal_req_printf(req, "answered after %ld ms", l->ms));
+    free(l);
+}
+
+static void *later_thread(void *data)
+{
+    struct later *l = data;
+    sleep_ms(l->ms);
+    canal_pending_post(l->pending, later_answer, l); /* releases the handle */
+    return NULL;
+}
+
+static int deferred(canal_req_t *req, void *data)
+{
+    int64_t ms;
+    canal_req_query_int(req, "ms", 100, &ms);
+    struct later *l = malloc(sizeof(*l));
+    l->ms = ms < 0 ? 0 : ms > 10000 ? 10000 : (long)ms;
+    l->pending = canal_req_defer(req);
+    pthread_t t;
+    if (l->pending == NULL || pthread_create(&t, NULL, later_thread, l) != 0) {
+        canal_pending_release(l->pending);
+        free(l);
+        return canal_req_fail(req, "cannot start a thread");
+    }
+    pthread_detach(t);
+    return CANAL_PENDING;
+}
+
+/* Creates the example database: 1,000 items. */
+static int make_db(const char *path)
+{
+    sqlite3 *db;
+    char *err = NULL;
+    unlink(path);
+    if (sqlite3_open(path, &db) != SQLITE_OK)
+        return -1;
+    int rc = sqlite3_exec(db,
+                          "CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT, price REAL);"
+                          "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000) "
+                          "INSERT INTO items SELECT i, 'item ' || i, i * 0.25 FROM n;",
+                          NULL, NULL, &err);
+    if (rc != SQLITE_OK)
+        fprintf(stderr, "canal-offload: %s\n", err);
+    sqlite3_free(err);
+    sqlite3_close(db);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    canal_config_t cfg;
+    canal_error_info_t err;
+    canal_config_init(&cfg);
+    if (canal_config_from_env(&cfg, &err) != 0 || canal_config_from_args(&cfg, &argc, argv, &err) != 0) {
+        fprintf(stderr, "canal-offload: %s\n%s", err.message, canal_config_usage());
+        return 2;
+    }
+    snprintf(db_path, sizeof(db_path), "/tmp/canal-offload-%d.db", (int)getpid());
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--db") == 0 && i + 1 < argc) {
+            snprintf(db_path, sizeof(db_path), "%s", argv[++i]);
+        } else {
+            fprintf(stderr, "usage: canal-offload [--db FILE] [options]\n%s", canal_config_usage());
+            return 2;
+        }
+    }
+    if (make_db(db_path) != 0)
+        return 1;
+    canal_app_t *app = canal_app_create(&cfg);
+    if (app == NULL || canal_app_get(app, "plaintext", plaintext, NULL) != 0 ||
+        canal_app_get(app, "offload/item/{id:int}", item, NULL) != 0 ||
+        canal_app_get(app, "offload/sleep", slow, NULL) != 0 || canal_app_get(app, "deferred", deferred, NULL) != 0)
+        return 1;
+    if (canal_app_start(app) != 0)
+        return 1;
+    fprintf(stderr, "canal-offload listening on http://%s:%u (database %s)\n", canal_app_config(app)->host,
+            canal_app_port(app, 0), db_path);
+    int rc = canal_app_wait(app);
+    canal_app_destroy(app);
+    unlink(db_path);
+    return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,71 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Answers given later: the offload pool (a SQLite query, sleeps), completions posted from another
+# thread, the loop staying responsive meanwhile, a full queue (503), the deadline (504), a client
+# that leaves while its request waits, and graceful shutdown with work in flight.
+. test/e2e-lib.sh
+
+start off "$BIN/canal-offload" --threads 1 --offload-threads 2 --offload-queue 2 --request-timeout 3000 || exit 0
+
+check "sqlite item through the pool" '{"id":3,"name":"item 3","price":0.75}' "$(body "$URL/offload/item/3")"
+check "missing item: 404" 404 "$(status "$URL/offload/item/5000")"
+check "answer posted from another thread" "answered after 100 ms" "$(body "$URL/deferred?ms=100")"
+
+# the loop keeps answering while the pool works: 2 running sleeps, 2 queued, 2 refused
+i=0
+pids=""
+while [ $i -lt 6 ]; do
+    curl -s -o "$TMP/s.$i" -D "$TMP/h.$i" -w '%{http_code}' "$URL/offload/sleep?ms=1000" >"$TMP/c.$i" &
+    pids="$pids $!"
+    i=$((i + 1))
+done
+sleep 0.3
+t=$(curl -s -o /dev/null -w '%{time_total}' "$URL/plaintext")
+check_match "plaintext answered at once while the pool sleeps ($t s)" '^0\.0[0-9]*$' "$t"
+if command -v wrk >/dev/null 2>&1; then
+    wrk -t 1 -c 20 -d 1s "$URL/plaintext" >"$TMP/wrk1" 2>&1
+    echo "# plaintext while the pool sleeps: $(grep Requests/sec "$TMP/wrk1")"
+    check "plaintext under wrk while the pool sleeps: no errors" "" "$(grep -E 'Socket errors|Non-2xx' "$TMP/wrk1")"
+fi
+wait $pids # not a bare wait: the server runs in the background too
+codes=$(cat "$TMP"/c.* | fold -w3 | sort | tr '\n' ' ')
+check "full queue: 4 answered, 2 refused with 503" "200 200 200 200 503 503 " "$codes"
+refused=$(grep -l '^HTTP/1.1 503' "$TMP"/h.* | head -n 1)
+check "503 carries Retry-After" "1" "$(tr -d '\r' <"$refused" | sed -n 's/^retry-after: //p')"
+check "sleepers got their answer" 4 "$(cat "$TMP"/s.* | grep -o 'slept 1000' | wc -l | tr -d ' ')"
+
+# every deferred answer correct under load (2 connections: never more than the queue holds)
+if command -v wrk >/dev/null 2>&1; then
+    wrk -t 1 -c 2 -d 2s "$URL/offload/item/42" >"$TMP/wrk2" 2>&1
+    echo "# sqlite through the pool under wrk -c 2: $(grep Requests/sec "$TMP/wrk2")"
+    check "pool under wrk: no errors" "" "$(grep -E 'Socket errors|Non-2xx' "$TMP/wrk2")"
+fi
+check "answers stay right after the load" '{"id":42,"name":"item 42","price":10.5}' "$(body "$URL/offload/item/42")"
+
+# a client that leaves while its request waits; the server carries on
+curl -s --max-time 0.2 "$URL/offload/sleep?ms=600" >/dev/null
+check "client left while pending: curl timed out" 28 "$?"
+curl -s --max-time 0.2 "$URL/deferred?ms=600" >/dev/null
+sleep 0.8
+check "server still answers after clients left" "Hello, World!" "$(body "$URL/plaintext")"
+stop off
+
+# the deadline: a deferred answer that does not come in time is a 504
+start slow "$BIN/canal-offload" --threads 1 --request-timeout 300 || exit 0
+check "deadline: 504" 504 "$(status "$URL/offload/sleep?ms=1500")"
+check "deadline from another thread: 504" 504 "$(status "$URL/deferred?ms=1500")"
+sleep 1.3
+check "late answers are dropped, the server carries on" 200 "$(status "$URL/plaintext")"
+stop slow
+
+# SIGTERM while work is in flight: it is answered before the process exits
+start drain "$BIN/canal-offload" --threads 1 --offload-threads 2 || exit 0
+curl -s "$URL/offload/sleep?ms=700" >"$TMP/d1" &
+c1=$!
+curl -s "$URL/deferred?ms=700" >"$TMP/d2" &
+c2=$!
+sleep 0.3
+stop drain
+wait $c1 $c2
+check "offloaded work in flight at SIGTERM answered" "slept 700" "$(cat "$TMP/d1")"
+check "posted answer in flight at SIGTERM answered" "answered after 700 ms" "$(cat "$TMP/d2")"
