@@ -108,8 +108,13 @@ typedef struct canal_filter {
     void *data;
 } canal_filter_t;
 
-/** An action handler: sets a result with one canal_result_* call and returns 0, or fails with
- * canal_ctx_fail() (500, or the developer error page). */
+/**
+ * An action handler: sets a result with one canal_result_* call and returns 0, or fails with
+ * canal_ctx_fail() (500, or the developer error page). An action that answers later defers
+ * the request (canal_req_defer(canal_ctx_req(ctx)) or canal_offload()), returns
+ * CANAL_PENDING and answers with the canal_res_* calls; after-filters do not run then.
+ * (Before-filters cannot defer: their 1 means "answer with the result".)
+ */
 typedef int (*canal_action_fn)(canal_ctx_t *ctx);
 
 /** An action. All strings must outlive the mvc object (string literals, typically). */
@@ -144,13 +149,15 @@ CANAL_API canal_mvc_t *canal_mvc_create(canal_app_t *app);
 /** Destroys the controller layer (disposes controller states). NULL is a no-op. */
 CANAL_API void canal_mvc_destroy(canal_mvc_t *mvc);
 
-/** Adds an app-level filter (runs for every action). Returns 0, CANAL_ELIMIT. */
+/** Adds an app-level filter (runs for every action). Before canal_app_start() only.
+ * Returns 0, CANAL_ELIMIT. */
 CANAL_API int canal_mvc_filter(canal_mvc_t *mvc, const canal_filter_t *filter);
 
 /**
  * Registers a conventional route template for actions without templates of their own, e.g.
- * "{controller=Home}/{action=Index}/{id?}". It must contain {controller} and {action};
- * defaults let them be left out. Applies to the controllers registered before and after.
+ * "{controller=Home}/{action=Index}/{id?}". It must contain {controller} and {action}
+ * (defaults let them be left out; they take no constraints). Applies to the controllers
+ * registered before and after.
  * Returns 0 or a registration error (err says which template and why).
  */
 CANAL_API int canal_mvc_map_route(canal_mvc_t *mvc, const char *tmpl, canal_error_info_t *err);
@@ -159,9 +166,8 @@ CANAL_API int canal_mvc_map_route(canal_mvc_t *mvc, const char *tmpl, canal_erro
  * Registers a controller and its table of actions. *out (if not NULL) receives the
  * controller, to add more actions. Every route of every action is registered here: a
  * conflict, a bad template, an unknown [token], a bad default or bound is reported in err
- * with the controller and action named, and nothing of this controller stays registered...
- * except routes the router already took (the router cannot remove routes): treat an error
- * as fatal at start-up.
+ * with the action named. On error the controller and the actions registered before the
+ * failing one stay (the router cannot remove routes): treat an error as fatal at start-up.
  */
 CANAL_API int canal_mvc_add_controller(canal_mvc_t *mvc, const canal_controller_def_t *def,
                                        canal_controller_t **out, canal_error_info_t *err);
@@ -229,7 +235,8 @@ CANAL_API json_t *canal_ctx_json(const canal_ctx_t *ctx, int i);
 CANAL_API int canal_ctx_fail(canal_ctx_t *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* ---- results: each sets the one result of the request (the last call wins) ---- */
+/* ---- results: each sets the one result of the request (the last call wins; headers added
+ * along the way, Location included, stay) ---- */
 
 /** text/plain (UTF-8); copied. */
 CANAL_API int canal_result_text(canal_ctx_t *ctx, int status, const char *text);

@@ -238,6 +238,12 @@ CANAL_API int canal_parse_double(canal_str_t s, double *out);
 CANAL_API int canal_parse_bool(canal_str_t s, int *out);
 
 /**
+ * The number of characters in s counted as UTF-8 code points; a byte that is not part of a
+ * valid sequence counts as one character. The length constraints use it.
+ */
+CANAL_API size_t canal_str_chars(canal_str_t s);
+
+/**
  * Percent-decodes src into dst (which may be src itself; dst needs src.len bytes).
  * plus_is_space: 1 for query strings ('+' is a space), 0 for paths.
  * Returns the decoded length, or CANAL_EBADREQ for a bad or truncated escape or %00.

@@ -89,7 +89,8 @@ CANAL_API const char *canal_config_usage(void);
 
 /**
  * A request handler. It answers with one canal_res_* call and returns 0, or fails by
- * returning canal_req_fail() (or any negative value): the client then gets a 500 (production)
+ * returning canal_req_fail() (or any value but 0 and CANAL_PENDING): the client then gets a
+ * 500 (production)
  * or the developer error page (development). Returning 0 without answering is a bug, answered
  * with a 500 too. A handler that will answer later returns CANAL_PENDING (see
  * canal_req_defer() and canal_offload()).
@@ -326,9 +327,9 @@ CANAL_API int canal_res_problem(canal_req_t *req, int status, const char *detail
 CANAL_API json_t *canal_problem(int status, const char *detail);
 
 /**
- * Sends problem details built from members, a JSON object whose "type", "title" and "status"
- * are filled in when missing; other members are kept (extensions such as "errors").
- * Steals members.
+ * Sends problem details built from members, a JSON object whose "type" and "title" are
+ * filled in when missing and whose "status" is always status; other members are kept
+ * (extensions such as "errors"). Steals members.
  */
 CANAL_API int canal_res_problem_new(canal_req_t *req, int status, json_t *members);
 
@@ -367,7 +368,10 @@ typedef void (*canal_pending_fn)(canal_req_t *req, void *data);
  */
 CANAL_API canal_pending_t *canal_req_defer(canal_req_t *req);
 
-/** The deferred request if it still waits for its answer, else NULL. Request's thread only. */
+/**
+ * The deferred request, or NULL once there is nothing to answer: the client went away, the
+ * deadline answered 504, or h2o is done with the answer sent. Request's thread only.
+ */
 CANAL_API canal_req_t *canal_pending_req(const canal_pending_t *p);
 
 /** Releases the handle. Request's thread only. */

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Error texts and names, generated from CANAL_ERRNO_MAP; and the library version. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* strndup, strncasecmp, REG_STARTEND: also when built without the Makefile */
+#endif
 #include "canal/error.h"
 #include "canal/version.h"
 

@@ -69,14 +69,6 @@ static void add_error(canal_ctx_t *ctx, json_t **errors, const char *name, const
     json_array_append_new(list, s ? s : json_string("The value is not valid."));
 }
 
-static int64_t char_count(canal_str_t v)
-{
-    int64_t n = 0;
-    for (size_t i = 0; i < v.len; i++)
-        n += ((unsigned char)v.base[i] & 0xC0) != 0x80;
-    return n;
-}
-
 static int same(canal_type_t t, const union canal_val *a, const union canal_val *b)
 {
     switch (t) {
@@ -118,7 +110,7 @@ static void validate(canal_ctx_t *ctx, const struct canal_pdecl *p, const union 
         }
     }
     if (d->type == CANAL_TYPE_STRING) {
-        int64_t n = char_count(v->s);
+        int64_t n = (int64_t)canal_str_chars(v->s);
         if ((int64_t)d->min_length > n || (d->max_length && n > (int64_t)d->max_length)) {
             if (d->min_length && d->max_length)
                 add_error(ctx, errors, name,

@@ -525,9 +525,12 @@ oom:
 int canal_mvc_add_controller(canal_mvc_t *mvc, const canal_controller_def_t *def, canal_controller_t **out,
                              canal_error_info_t *err)
 {
+    canal_error_info_t local;
+    if (err == NULL)
+        err = &local; /* to return the right code */
     canal_controller_t *c = canal_mvc_controller(mvc, def->name, def->prefix, def->state, def->dispose, err);
     if (c == NULL)
-        return err ? err->code : CANAL_EINVAL;
+        return err->code;
     for (size_t i = 0; i < CANAL_MAX_FILTERS; i++)
         if (def->filters[i].before != NULL || def->filters[i].after != NULL)
             c->filters[c->nfilters++] = def->filters[i];

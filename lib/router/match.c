@@ -10,6 +10,9 @@
  * Nothing here allocates: the decoded path goes to the caller's scratch memory (or, when the
  * path has no '%', values point straight into the path) and the walk state lives on the stack.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* strndup, strncasecmp, REG_STARTEND: also when built without the Makefile */
+#endif
 #include <string.h>
 #include "router_internal.h"
 

@@ -8,6 +8,9 @@
  * '=' default]. A constraint argument runs to the first ')' followed by ':', '?', '=' or the
  * end of the parameter, so regexes may hold parentheses. Every error names the byte position.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* strndup, strncasecmp, REG_STARTEND: also when built without the Makefile */
+#endif
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -460,12 +463,11 @@ static int guid_ok(canal_str_t v)
     return 1;
 }
 
-/* Length constraints count characters: UTF-8 code points. A continuation byte counts only
- * when a lead byte announced it; a stray one is a character of its own, or a value of a
- * thousand "%80" would pass maxlength(3). */
-static int64_t char_count(canal_str_t v)
+size_t canal_str_chars(canal_str_t v)
 {
-    int64_t n = 0;
+    /* A continuation byte counts only when a lead byte announced it; a stray one is a
+     * character of its own, or a value of a thousand "%80" would pass maxlength(3). */
+    size_t n = 0;
     int need = 0; /* continuation bytes the last lead byte announced and not yet seen */
     for (size_t i = 0; i < v.len; i++) {
         unsigned char c = (unsigned char)v.base[i];
@@ -477,6 +479,11 @@ static int64_t char_count(canal_str_t v)
         need = (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : 0;
     }
     return n;
+}
+
+static int64_t char_count(canal_str_t v)
+{
+    return (int64_t)canal_str_chars(v);
 }
 
 int canal__constraints_ok(const struct constraint *cons, size_t ncons, canal_str_t v)

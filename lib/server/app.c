@@ -20,6 +20,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +82,11 @@ void canal_app_destroy(canal_app_t *app)
         return;
     if (atomic_load(&app->state) == 1 || atomic_load(&app->state) == 2) {
         canal_app_stop(app);
-        canal_app_wait(app);
+        if (canal_app_wait(app) == CANAL_ESTATE) {
+            /* another thread is in canal_app_wait(): let it finish the shutdown */
+            while (atomic_load(&app->state) != 3)
+                sched_yield();
+        }
     }
     canal_router_destroy(app->router);
     if (app->hostconf != NULL)

@@ -147,7 +147,8 @@ int canal_config_from_args(canal_config_t *cfg, int *argc, char **argv, canal_er
         }
         memcpy(name, a + 2, nlen);
         name[nlen] = '\0';
-        value = eq ? eq + 1 : (i + 1 < *argc ? argv[i + 1] : NULL);
+        /* "--host --port 80": the next flag is not a value */
+        value = eq ? eq + 1 : (i + 1 < *argc && strncmp(argv[i + 1], "--", 2) != 0 ? argv[i + 1] : NULL);
         int rc = set_option(cfg, name, value, err);
         if (rc < 0)
             return rc;

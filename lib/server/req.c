@@ -46,7 +46,7 @@ static int query_ok(canal_str_t q)
 
 /* RFC 9112 asks servers to accept absolute-form targets (GET http://host/path): route on the
  * path part. libh2o 2.2.5 leaves the whole URL in req->path. */
-static canal_str_t origin_form(canal_str_t t)
+static canal_str_t origin_form(h2o_mem_pool_t *pool, canal_str_t t)
 {
     size_t skip = 0;
     if (t.len >= 7 && strncasecmp(t.base, "http://", 7) == 0)
@@ -55,9 +55,16 @@ static canal_str_t origin_form(canal_str_t t)
         skip = 8;
     if (skip == 0)
         return t;
-    for (size_t i = skip; i < t.len; i++)
-        if (t.base[i] == '/' || t.base[i] == '?')
-            return t.base[i] == '/' ? (canal_str_t){t.base + i, t.len - i} : (canal_str_t){"/", 1};
+    for (size_t i = skip; i < t.len; i++) {
+        if (t.base[i] == '/')
+            return (canal_str_t){t.base + i, t.len - i};
+        if (t.base[i] == '?') { /* "http://host?q": the path is "/", the query stays */
+            char *s = h2o_mem_alloc_pool(pool, t.len - i + 1);
+            s[0] = '/';
+            memcpy(s + 1, t.base + i, t.len - i);
+            return (canal_str_t){s, t.len - i + 1};
+        }
+    }
     return (canal_str_t){"/", 1};
 }
 
@@ -113,7 +120,7 @@ static void dispatch(canal_req_t *req)
         canal_res_problem(req, 404, NULL);
         return;
     default:
-        canal_res_problem(req, 400, "malformed percent-encoding in the path");
+        canal_res_problem(req, 400, "malformed request target (a bad percent-escape, %%00 or NUL, or no leading '/')");
         return;
     }
 }
@@ -133,7 +140,7 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
 
     req->method = (canal_str_t){h->method.base, h->method.len};
     req->is_head = h2o_memis(h->method.base, h->method.len, H2O_STRLIT("HEAD"));
-    canal_str_t target = origin_form((canal_str_t){h->path.base, h->path.len});
+    canal_str_t target = origin_form(&h->pool, (canal_str_t){h->path.base, h->path.len});
     const char *q = memchr(target.base, '?', target.len);
     req->path = (canal_str_t){target.base, q ? (size_t)(q - target.base) : target.len};
     req->query = q ? (canal_str_t){q + 1, target.len - req->path.len - 1} : (canal_str_t){"", 0};
