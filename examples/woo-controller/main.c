@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * woo-controller: the smallest controller-mode program, the twin of woo-router. A Woo
+ * controller with the prefix "api/[controller]" and one GET action: GET /api/woo answers
+ * {"id":1,"name":"Woo"}.
+ *
+ *   build/bin/canal-woo-controller --port 8080
+ */
+#include <stdio.h>
+#include <canal.h>
+
+static int get(canal_ctx_t *ctx)
+{
+    return canal_result_json_new(ctx, 200, json_pack("{s:i, s:s}", "id", 1, "name", "Woo"));
+}
+
+static const canal_action_def_t woo_actions[] = {
+    {.name = "Get", .handler = get}, /* no template: the action answers at the prefix */
+    {.name = NULL},
+};
+
+static const canal_controller_def_t woo = {.name = "Woo", .prefix = "api/[controller]", .actions = woo_actions};
+
+int main(int argc, char **argv)
+{
+    canal_config_t cfg;
+    canal_error_info_t err;
+    canal_config_init(&cfg);
+    if (canal_config_from_env(&cfg, &err) != 0 || canal_config_from_args(&cfg, &argc, argv, &err) != 0) {
+        fprintf(stderr, "%s\n%s", err.message, canal_config_usage());
+        return 2;
+    }
+    canal_app_t *app = canal_app_create(&cfg);
+    canal_mvc_t *mvc = app ? canal_mvc_create(app) : NULL;
+    if (mvc == NULL || canal_mvc_add_controller(mvc, &woo, NULL, &err) != 0) {
+        fprintf(stderr, "%s\n", mvc ? err.message : "out of memory");
+        return 1;
+    }
+    int rc = canal_app_run(app);
+    canal_app_destroy(app);
+    canal_mvc_destroy(mvc);
+    return rc == 0 ? 0 : 1;
+}
