@@ -79,3 +79,13 @@ check "router and controller modes answer the same bytes ($same answers)" "" "$d
 stop controller
 PID=$(echo "$SERVER_PIDS" | awk '{print $1}')
 stop router
+
+# the two smallest programs, one per mode, answer the same
+start wooc "$BIN/canal-woo-controller" --threads 1 || exit 0
+WC=$URL
+start woor "$BIN/canal-woo-router" --threads 1 || exit 0
+check "woo-router answers" '{"id":1,"name":"Woo"}' "$(body "$URL/api/woo")"
+check "woo-controller answers the same" '{"id":1,"name":"Woo"}' "$(body "$WC/api/woo")"
+stop woor
+PID=$(echo "$SERVER_PIDS" | awk '{print $1}')
+stop wooc
