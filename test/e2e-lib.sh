@@ -35,7 +35,7 @@ start() {
     PORT=""
     i=0
     while [ $i -lt 200 ]; do
-        PORT=$(sed -n 's|.*listening on http://[^ ]*:\([0-9][0-9]*\).*|\1|p' "$TMP/$name.err" 2>/dev/null | head -n 1)
+        PORT=$(sed -n 's|.*listening on http://[^ ]*:\([0-9][0-9]*\).*|\1|p' "$TMP/$name.err" "$TMP/$name.out" 2>/dev/null | head -n 1)
         [ -n "$PORT" ] && break
         if ! kill -0 "$PID" 2>/dev/null; then break; fi
         sleep 0.05

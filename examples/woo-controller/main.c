@@ -36,7 +36,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", mvc ? err.message : "out of memory");
         return 1;
     }
-    int rc = canal_app_run(app);
+    if (canal_app_start(app) != 0)
+        return 1;
+    printf("listening on http://%s:%u\n", canal_app_config(app)->host, canal_app_port(app, 0));
+    fflush(stdout);
+    int rc = canal_app_wait(app); /* until SIGINT or SIGTERM, then a graceful shutdown */
     canal_app_destroy(app);
     canal_mvc_destroy(mvc);
     return rc == 0 ? 0 : 1;

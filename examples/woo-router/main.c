@@ -25,7 +25,11 @@ int main(int argc, char **argv)
     canal_app_t *app = canal_app_create(&cfg);
     if (app == NULL || canal_app_get(app, "api/woo", woo, NULL) != 0)
         return 1;
-    int rc = canal_app_run(app);
+    if (canal_app_start(app) != 0)
+        return 1;
+    printf("listening on http://%s:%u\n", canal_app_config(app)->host, canal_app_port(app, 0));
+    fflush(stdout);
+    int rc = canal_app_wait(app); /* until SIGINT or SIGTERM, then a graceful shutdown */
     canal_app_destroy(app);
     return rc == 0 ? 0 : 1;
 }
