@@ -134,14 +134,6 @@ static void *xmalloc(size_t n)
     return p;
 }
 
-static char *xstrndup(const char *s, size_t n)
-{
-    char *d = xmalloc(n + 1);
-    memcpy(d, s, n);
-    d[n] = '\0';
-    return d;
-}
-
 static double now_ns(void)
 {
     struct timespec ts;
@@ -443,8 +435,15 @@ static void make_requests(struct table *t)
         if (len == 0)
             path[len++] = '/';
         struct req *q = &t->reqs[i];
-        q->method = (canal_str_t){rt->method, strlen(rt->method)};
-        q->path = (canal_str_t){xstrndup(path, len), len};
+        /* one buffer per request, "METHOD /path", as a request line sits in a read buffer */
+        size_t mlen = strlen(rt->method);
+        char *line = xmalloc(mlen + 1 + len + 1);
+        memcpy(line, rt->method, mlen);
+        line[mlen] = ' ';
+        memcpy(line + mlen + 1, path, len);
+        line[mlen + 1 + len] = '\0';
+        q->method = (canal_str_t){line, mlen};
+        q->path = (canal_str_t){line + mlen + 1, len};
         q->r3method = rt->r3method;
         q->route = i;
     }
@@ -720,8 +719,8 @@ static void check_agreement(const struct table *t, struct check *c, int verbose)
                 c->r3_other_route++;
         }
         if ((got_c != want || got_r != want) && verbose && shown++ < 10) {
-            fprintf(stderr, "  [%s] %s %s (from %s): canal %s, r3 %s%s\n", t->name,
-                    q->method.base, q->path.base, t->routes[q->route].tmpl,
+            fprintf(stderr, "  [%s] %.*s %s (from %s): canal %s, r3 %s%s\n", t->name,
+                    (int)q->method.len, q->method.base, q->path.base, t->routes[q->route].tmpl,
                     got_c == 0      ? "none"
                     : got_c == want ? "ok"
                                     : t->routes[got_c - 1].tmpl,
@@ -873,6 +872,7 @@ int main(int argc, char **argv)
     const char *data = DATA_DIR, *out = OUT_FILE;
     int runs = 7, case_sensitive = 0, verbose = 0, list = 0;
     const char *profile = NULL; /* ENGINE:TABLE, e.g. canal:github: only loop that, for perf */
+    size_t fixed_lookups = 0;   /* --lookups N: with --profile, exactly N lookups a run (callgrind) */
     double ms = 300;
     size_t gen = 10000;
     for (int i = 1; i < argc; i++) {
@@ -888,6 +888,8 @@ int main(int argc, char **argv)
             gen = (size_t)atol(argv[++i]);
         else if (strcmp(argv[i], "--profile") == 0 && i + 1 < argc)
             profile = argv[++i];
+        else if (strcmp(argv[i], "--lookups") == 0 && i + 1 < argc)
+            fixed_lookups = (size_t)strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--list") == 0)
             list = 1;
         else if (strcmp(argv[i], "--quick") == 0)
@@ -935,7 +937,7 @@ int main(int argc, char **argv)
                 continue;
             make_requests(&tables[i]);
             build(&tables[i], case_sensitive);
-            size_t n = calibrate(fn, &tables[i], ms);
+            size_t n = fixed_lookups ? fixed_lookups : calibrate(fn, &tables[i], ms);
             double t0 = now_ns();
             for (int r = 0; r < runs; r++)
                 g_sink += fn(&tables[i], n);

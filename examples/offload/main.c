@@ -43,16 +43,33 @@ struct item_job {
     char error[512];
 };
 
+/* One connection per pool thread, closed when the thread ends (at the app's shutdown). */
+static pthread_key_t db_key;
+static pthread_once_t db_key_once = PTHREAD_ONCE_INIT;
+
+static void close_db(void *db)
+{
+    sqlite3_close(db);
+}
+
+static void make_db_key(void)
+{
+    pthread_key_create(&db_key, close_db);
+}
+
 static void item_work(void *data) /* on a pool thread: no canal_req_t here */
 {
-    static __thread sqlite3 *db; /* one connection per pool thread */
     struct item_job *job = data;
     sqlite3_stmt *stmt = NULL;
-    if (db == NULL && sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        snprintf(job->error, sizeof(job->error), "open %s: %s", db_path, sqlite3_errmsg(db));
-        sqlite3_close(db);
-        db = NULL;
-        return;
+    pthread_once(&db_key_once, make_db_key);
+    sqlite3 *db = pthread_getspecific(db_key);
+    if (db == NULL) {
+        if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+            snprintf(job->error, sizeof(job->error), "open %s: %s", db_path, sqlite3_errmsg(db));
+            sqlite3_close(db);
+            return;
+        }
+        pthread_setspecific(db_key, db);
     }
     if (sqlite3_prepare_v2(db, "SELECT name, price FROM items WHERE id = ?", -1, &stmt, NULL) != SQLITE_OK) {
         snprintf(job->error, sizeof(job->error), "prepare: %s", sqlite3_errmsg(db));

@@ -30,6 +30,7 @@ struct mctx {
     size_t depth;
     int via_catchall;
     canal_str_t rest;
+    int literal_ok;   /* the path table may be used (no percent-decoding happened) */
 };
 
 /* An endpoint reached by leaving segments out is usable unless a catch-all it leaves out
@@ -53,7 +54,7 @@ static const struct endpoint *pick(struct mctx *c, const struct node *n)
     const struct endpoint *best = NULL;
     for (size_t i = 0; i < n->neps; i++) {
         const struct endpoint *ep = &n->eps[i];
-        uint64_t bit = (uint64_t)1 << ep->route->mi;
+        uint64_t bit = (uint64_t)1 << ep->mi;
         if (!(c->mask & bit) || (ep->omitted && !omitted_ok(ep)))
             continue;
         if (c->collect)
@@ -75,7 +76,20 @@ static int walk(struct mctx *c, const struct node *n, size_t depth)
     }
     canal_str_t seg = {c->buf + c->start[depth], c->len[depth]};
     if (n->nlits > 0) {
-        const struct node *child = canal__find_literal(c->r, n, seg.base, seg.len, NULL);
+        /* fold the segment once (case-insensitive routers store folded keys), not per compare */
+        char folded[128];
+        const char *key = seg.base;
+        int fold = 0;
+        if (!c->r->opts.case_sensitive) {
+            if (seg.len <= sizeof(folded)) {
+                for (size_t i = 0; i < seg.len; i++)
+                    folded[i] = (char)canal__lower((unsigned char)seg.base[i]);
+                key = folded;
+            } else {
+                fold = 1;
+            }
+        }
+        const struct node *child = canal__find_literal(c->r, n, key, seg.len, fold, NULL);
         if (child != NULL && (child->below & c->mask) && walk(c, child, depth + 1))
             return 1;
     }
@@ -110,7 +124,21 @@ static int try_method(struct mctx *c, int mi)
         return 0;
     c->mask = (uint64_t)1 << mi;
     c->collect = 0;
-    return (c->r->root.below & c->mask) && walk(c, &c->r->root, 0);
+    if (!(c->r->root.below & c->mask))
+        return 0;
+    /* A path of literals only: the walk would follow literal children all the way down (they
+     * come first at every level) and answer with this node's endpoint if it has one; only
+     * when it has none does the walk need to look further. Paths that were percent-decoded
+     * cannot use the table: a decoded %2F is not a separator. */
+    if (c->literal_ok) {
+        const struct node *n = canal__path_lookup(c->r, c->buf, c->buflen);
+        if (n != NULL && (n->below & c->mask) && (c->ep = pick(c, n)) != NULL) {
+            c->depth = c->nsegs;
+            c->via_catchall = 0;
+            return 1;
+        }
+    }
+    return walk(c, &c->r->root, 0);
 }
 
 static void fill(const struct mctx *c, canal_match_t *m)
@@ -132,7 +160,7 @@ static void fill(const struct mctx *c, canal_match_t *m)
             v = (canal_str_t){"", 0};
         else
             continue; /* an optional parameter left out */
-        m->params[m->nparams].name = (canal_str_t){p->name, strlen(p->name)};
+        m->params[m->nparams].name = (canal_str_t){p->name, p->name_len};
         m->params[m->nparams++].value = v;
     }
 }
@@ -140,24 +168,30 @@ static void fill(const struct mctx *c, canal_match_t *m)
 /* Splits (and decodes) the path after its leading '/'. Returns 0 or 400. */
 static int split(struct mctx *c, const char *p, const char *end, char *scratch)
 {
-    size_t seg = 0;
+    size_t seg = 0, n = (size_t)(end - p), i;
     c->start[0] = 0;
-    /* A raw NUL is refused like %00: values must be safe to use as C strings, or
-     * "/f/a.txt<NUL>.png" would reach a handler as "a.txt" after a check on ".png". */
-    if (memchr(p, '\0', (size_t)(end - p)) != NULL)
-        return 400;
-    if (memchr(p, '%', (size_t)(end - p)) == NULL) {
-        c->buf = p;
-        c->buflen = (size_t)(end - p);
-        for (size_t i = 0; i < c->buflen; i++) {
-            if (p[i] == '/') {
-                if (seg < CANAL_ROUTER_MAX_SEGMENTS)
-                    c->len[seg] = i - c->start[seg], c->start[seg + 1] = i + 1;
-                seg++;
-            }
+    /* One pass for the common case: no escapes, so segments point into the path itself. A raw
+     * NUL is refused like %00: values must be safe to use as C strings, or "/f/a.txt<NUL>.png"
+     * would reach a handler as "a.txt" after a check on ".png". */
+    for (i = 0; i < n; i++) {
+        char ch = p[i];
+        if (ch == '/') {
+            if (seg < CANAL_ROUTER_MAX_SEGMENTS)
+                c->len[seg] = i - c->start[seg], c->start[seg + 1] = i + 1;
+            seg++;
+        } else if (ch == '%' || ch == '\0') {
+            break;
         }
+    }
+    if (i == n) {
+        c->literal_ok = c->r->npaths > 0;
+        c->buf = p;
+        c->buflen = n;
     } else {
         size_t o = 0;
+        if (memchr(p, '\0', n) != NULL)
+            return 400;
+        seg = 0;
         while (p < end) {
             char ch = *p++;
             if (ch == '/') {
@@ -196,6 +230,7 @@ int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t 
         return 400;
     c.r = r;
     c.allow = 0;
+    c.literal_ok = 0;
     if (end - path.base == 1) {
         c.nsegs = 0;
         c.buf = end;

@@ -46,6 +46,7 @@ struct tseg {
 
 struct rparam {
     char *name;
+    size_t name_len;
     size_t seg;       /* index of its segment */
     char *def;        /* default value, or NULL */
     int optional;     /* {x?} */
@@ -69,19 +70,40 @@ struct canal_route {
 };
 
 struct endpoint {
+    int mi;           /* the route's method index, kept here to spare a read of the route */
     const struct canal_route *route;
     size_t omitted;   /* number of trailing template segments left out to end here */
+};
+
+/* A literal child, with its key (when short) beside the pointer, so that a binary search
+ * reads one array and not a node and a string per comparison. */
+#define CANAL__LIT_INLINE 20
+struct lit {
+    uint32_t len;
+    char inl[CANAL__LIT_INLINE]; /* the key if len <= CANAL__LIT_INLINE */
+    const char *key;             /* the child's key */
+    struct node *child;
 };
 
 struct node {
     const struct tseg *seg; /* the segment that made this node (NULL for the root) */
     char *key;              /* literal: folded per the case policy; parameter: constraint text */
     size_t keylen;
-    struct node **lits, **params, **catchalls;
+    struct lit *lits;
+    struct node **params, **catchalls;
     size_t nlits, nparams, ncatchalls;
     struct endpoint *eps;
     size_t neps;
     uint64_t below;         /* methods with an endpoint here or below */
+};
+
+/* The nodes reached by all-literal paths, by their folded path ("a/b"), so a request for a
+ * literal route is one hash probe instead of a walk (match.c checks it gives the same answer). */
+struct lit_path {
+    uint64_t hash;
+    char *key;
+    size_t len;
+    struct node *node;
 };
 
 struct canal_route_group {
@@ -96,11 +118,14 @@ struct canal_router {
     struct canal_route **routes;
     size_t nroutes;
     char *methods[CANAL_ROUTER_MAX_METHODS];
+    size_t method_lens[CANAL_ROUTER_MAX_METHODS];
     size_t nmethods;
     struct canal_route_group *groups;
     /* Routes whose registration ran out of memory after creating tree nodes: the nodes point
      * at their segments, so they live until the router is destroyed. */
     struct canal_route *dead;
+    struct lit_path *paths;      /* open addressing, a power of two long */
+    size_t npaths, paths_cap;
 };
 
 /* template.c */
@@ -111,8 +136,13 @@ int canal__constraints_ok(const struct constraint *cons, size_t ncons, canal_str
 
 /* tree.c */
 int canal__method_index(const canal_router_t *r, canal_str_t method);
+/* s must already be folded (case-insensitive routers) unless fold is 1 */
 struct node *canal__find_literal(const canal_router_t *r, const struct node *n, const char *s,
-                                 size_t len, size_t *at);
+                                 size_t len, int fold, size_t *at);
+
+/* tree.c: the all-literal path table */
+uint64_t canal__path_hash(const char *s, size_t len, int fold);
+struct node *canal__path_lookup(const canal_router_t *r, const char *s, size_t len);
 
 /* shared helpers */
 int canal__hexval(unsigned char c); /* 0-15, or -1 */

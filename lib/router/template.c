@@ -207,6 +207,7 @@ static int parse_param(struct canal_route *route, struct tseg *seg, const char *
 
     struct rparam *p = &route->params[route->nparams];
     memset(p, 0, sizeof(*p));
+    p->name_len = i - name_start;
     if ((p->name = strndup(t + name_start, i - name_start)) == NULL)
         return canal__error(err, CANAL_ENOMEM, pos, "out of memory");
     p->seg = route->nsegs - 1; /* the caller counted this segment already */

@@ -27,7 +27,7 @@ canal_router_t *canal_router_create(const canal_router_options_t *opts)
 static void node_dispose(struct node *n)
 {
     for (size_t i = 0; i < n->nlits; i++)
-        node_dispose(n->lits[i]), free(n->lits[i]);
+        node_dispose(n->lits[i].child), free(n->lits[i].child);
     for (size_t i = 0; i < n->nparams; i++)
         node_dispose(n->params[i]), free(n->params[i]);
     for (size_t i = 0; i < n->ncatchalls; i++)
@@ -66,6 +66,9 @@ void canal_router_destroy(canal_router_t *r)
     }
     for (size_t i = 0; i < r->nmethods; i++)
         free(r->methods[i]);
+    for (size_t i = 0; i < r->paths_cap; i++)
+        free(r->paths[i].key);
+    free(r->paths);
     while (r->groups != NULL) {
         struct canal_route_group *g = r->groups;
         r->groups = g->next;
@@ -85,8 +88,7 @@ int canal__method_index(const canal_router_t *r, canal_str_t method)
     /* Compare lengths first: the request's method may be longer than a stored name, and
      * memcmp must not read past the stored name's NUL. */
     for (size_t i = 0; i < r->nmethods; i++)
-        if (strlen(r->methods[i]) == method.len &&
-            memcmp(r->methods[i], method.base, method.len) == 0)
+        if (r->method_lens[i] == method.len && memcmp(r->methods[i], method.base, method.len) == 0)
             return (int)i;
     return -1;
 }
@@ -98,16 +100,17 @@ static int tchar(unsigned char c)
            (c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL);
 }
 
-/* Compares a path segment with a literal key, folding the segment when the router is
- * case-insensitive (keys are stored folded then). Orders by length first, then bytes. */
-static int lit_cmp(const canal_router_t *r, const char *s, size_t n, const struct node *key)
+/* Compares a segment with a literal key (keys of case-insensitive routers are stored folded;
+ * fold says the segment is not). Orders by length first, then bytes. */
+static int lit_cmp(const char *s, size_t n, const struct lit *key, int fold)
 {
-    if (n != key->keylen)
-        return n < key->keylen ? -1 : 1;
-    if (r->opts.case_sensitive)
-        return memcmp(s, key->key, n);
+    if (n != key->len)
+        return n < key->len ? -1 : 1;
+    const char *k = n <= CANAL__LIT_INLINE ? key->inl : key->key;
+    if (!fold)
+        return memcmp(s, k, n);
     for (size_t i = 0; i < n; i++) {
-        unsigned char a = canal__lower((unsigned char)s[i]), b = (unsigned char)key->key[i];
+        unsigned char a = canal__lower((unsigned char)s[i]), b = (unsigned char)k[i];
         if (a != b)
             return a < b ? -1 : 1;
     }
@@ -116,16 +119,17 @@ static int lit_cmp(const canal_router_t *r, const char *s, size_t n, const struc
 
 /* Binary search among literal children; *at receives the insertion point. */
 struct node *canal__find_literal(const canal_router_t *r, const struct node *n, const char *s,
-                                 size_t len, size_t *at)
+                                 size_t len, int fold, size_t *at)
 {
     size_t lo = 0, hi = n->nlits;
+    fold = fold && !r->opts.case_sensitive;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        int c = lit_cmp(r, s, len, n->lits[mid]);
+        int c = lit_cmp(s, len, &n->lits[mid], fold);
         if (c == 0) {
             if (at)
                 *at = mid;
-            return n->lits[mid];
+            return n->lits[mid].child;
         }
         if (c < 0)
             hi = mid;
@@ -142,7 +146,7 @@ static struct node *find_child(const canal_router_t *r, const struct node *n, co
                                size_t *pos)
 {
     if (seg->kind == SEG_LITERAL)
-        return canal__find_literal(r, n, seg->text, seg->len, pos);
+        return canal__find_literal(r, n, seg->text, seg->len, 1, pos);
     struct node *const *list = seg->kind == SEG_PARAM ? n->params : n->catchalls;
     size_t count = seg->kind == SEG_PARAM ? n->nparams : n->ncatchalls;
     for (size_t i = 0; i < count; i++)
@@ -165,6 +169,20 @@ static int insert_at(struct node ***list, size_t *count, size_t pos, struct node
     return 0;
 }
 
+static int insert_lit(struct node *n, size_t pos, struct node *child)
+{
+    struct lit *grown = realloc(n->lits, (n->nlits + 1) * sizeof(*grown));
+    if (grown == NULL)
+        return CANAL_ENOMEM;
+    memmove(grown + pos + 1, grown + pos, (n->nlits - pos) * sizeof(*grown));
+    grown[pos] = (struct lit){.len = (uint32_t)child->keylen, .key = child->key, .child = child};
+    if (child->keylen <= CANAL__LIT_INLINE)
+        memcpy(grown[pos].inl, child->key, child->keylen);
+    n->lits = grown;
+    n->nlits++;
+    return 0;
+}
+
 static struct node *get_child(canal_router_t *r, struct node *n, const struct tseg *seg)
 {
     size_t pos = 0;
@@ -184,7 +202,7 @@ static struct node *get_child(canal_router_t *r, struct node *n, const struct ts
     child->key[seg->len] = '\0';
     int rc;
     if (seg->kind == SEG_LITERAL)
-        rc = insert_at(&n->lits, &n->nlits, pos, child);
+        rc = insert_lit(n, pos, child);
     else if (seg->kind == SEG_PARAM)
         rc = insert_at(&n->params, &n->nparams, pos, child);
     else
@@ -208,13 +226,115 @@ static const struct node *lookup_path(const canal_router_t *r, const struct cana
     return n;
 }
 
+/* ASCII letters of 8 bytes at once to lower case (SWAR): a byte gets 0x20 when it is in
+ * 'A'..'Z'; the high bit of each byte of the sums says ">= 'A'" and "> 'Z'". */
+static inline uint64_t lower8(uint64_t x)
+{
+    uint64_t low7 = x & 0x7f7f7f7f7f7f7f7fULL;
+    uint64_t ge_a = low7 + 0x3f3f3f3f3f3f3f3fULL, gt_z = low7 + 0x2525252525252525ULL;
+    uint64_t upper = ~x & (ge_a ^ gt_z) & 0x8080808080808080ULL;
+    return x | (upper >> 2);
+}
+
+/* The bytes of s from i on (at most 8), as a little word, zero-padded; folded if asked. */
+static inline uint64_t word(const char *s, size_t len, size_t i, int fold)
+{
+    uint64_t w = 0;
+    if (len - i >= 8) {
+        memcpy(&w, s + i, 8); /* a plain load */
+    } else {
+        for (size_t k = 0; k < len - i; k++)
+            w |= (uint64_t)(unsigned char)s[i + k] << (8 * k);
+    }
+    return fold ? lower8(w) : w;
+}
+
+/* A multiplicative hash over 8-byte words, folded for case-insensitive routers. */
+uint64_t canal__path_hash(const char *s, size_t len, int fold)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ len;
+    for (size_t i = 0; i < len; i += 8) {
+        h ^= word(s, len, i, fold);
+        h *= 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    return h;
+}
+
+struct node *canal__path_lookup(const canal_router_t *r, const char *s, size_t len)
+{
+    if (r->npaths == 0)
+        return NULL;
+    int fold = !r->opts.case_sensitive;
+    uint64_t h = canal__path_hash(s, len, fold);
+    for (size_t i = h & (r->paths_cap - 1);; i = (i + 1) & (r->paths_cap - 1)) {
+        const struct lit_path *p = &r->paths[i];
+        if (p->key == NULL)
+            return NULL;
+        if (p->hash != h || p->len != len)
+            continue;
+        size_t k = 0; /* keys are stored folded: compare word by word */
+        while (k < len && word(s, len, k, fold) == word(p->key, len, k, 0))
+            k += 8;
+        if (k >= len)
+            return p->node;
+    }
+}
+
+static void path_put(struct lit_path *table, size_t cap, struct lit_path e)
+{
+    size_t i = e.hash & (cap - 1);
+    while (table[i].key != NULL)
+        i = (i + 1) & (cap - 1);
+    table[i] = e;
+}
+
+/* Records that the first depth segments of route, all literal, lead to n. */
+static int path_add(canal_router_t *r, const struct canal_route *route, size_t depth, struct node *n)
+{
+    size_t len = 0;
+    for (size_t i = 0; i < depth; i++)
+        len += route->segs[i].len + (i > 0);
+    char *key = malloc(len + 1), *o = key;
+    if (key == NULL)
+        return CANAL_ENOMEM;
+    for (size_t i = 0; i < depth; i++) {
+        if (i > 0)
+            *o++ = '/';
+        for (size_t k = 0; k < route->segs[i].len; k++)
+            *o++ = r->opts.case_sensitive ? route->segs[i].text[k] : (char)canal__lower((unsigned char)route->segs[i].text[k]);
+    }
+    *o = '\0';
+    if (canal__path_lookup(r, key, len) != NULL) { /* another route got there first */
+        free(key);
+        return 0;
+    }
+    if ((r->npaths + 1) * 2 > r->paths_cap) { /* keep the table at most half full */
+        size_t cap = r->paths_cap ? r->paths_cap * 2 : 64;
+        struct lit_path *t = calloc(cap, sizeof(*t));
+        if (t == NULL) {
+            free(key);
+            return CANAL_ENOMEM;
+        }
+        for (size_t i = 0; i < r->paths_cap; i++)
+            if (r->paths[i].key != NULL)
+                path_put(t, cap, r->paths[i]);
+        free(r->paths);
+        r->paths = t;
+        r->paths_cap = cap;
+    }
+    path_put(r->paths, r->paths_cap, (struct lit_path){canal__path_hash(key, len, 0), key, len, n});
+    r->npaths++;
+    return 0;
+}
+
 static int add_endpoint(struct node *n, const struct canal_route *route, size_t omitted)
 {
     struct endpoint *grown = realloc(n->eps, (n->neps + 1) * sizeof(*grown));
     if (grown == NULL)
         return CANAL_ENOMEM;
     n->eps = grown;
-    n->eps[n->neps++] = (struct endpoint){route, omitted};
+    n->eps[n->neps++] = (struct endpoint){route->mi, route, omitted};
     return 0;
 }
 
@@ -285,6 +405,7 @@ int canal_router_add(canal_router_t *r, const canal_route_spec_t *spec, const ca
     }
     if (mi < 0) {
         mi = (int)r->nmethods;
+        r->method_lens[r->nmethods] = strlen(new_method);
         r->methods[r->nmethods++] = new_method;
     }
     route->mi = mi;
@@ -312,6 +433,13 @@ int canal_router_add(canal_router_t *r, const canal_route_spec_t *spec, const ca
     uint64_t bit = (uint64_t)1 << mi;
     for (size_t d = 0; d <= route->nsegs; d++)
         path[d]->below |= bit;
+    /* the ends reached by literal segments only go to the path table (best effort: without
+     * it matching is slower, not different) */
+    size_t literal = 0;
+    while (literal < route->nsegs && route->segs[literal].kind == SEG_LITERAL)
+        literal++;
+    for (size_t d = route->first_omittable; d <= route->nsegs && d <= literal; d++)
+        path_add(r, route, d, path[d]);
     r->routes[r->nroutes++] = route;
     if (out != NULL)
         *out = route;

@@ -473,6 +473,10 @@ int canal_app_start(canal_app_t *app)
         return CANAL_ESTATE;
     if (app->nlisteners == 0 && add_listener(app, app->cfg.host, app->cfg.port) != 0)
         goto fail;
+    if (app->cfg.tls_port == 0 && (app->cfg.tls_cert != NULL || app->cfg.tls_key != NULL)) {
+        canal__log_error("a certificate or key was given without a TLS port (--tls-port)");
+        goto fail;
+    }
     if (app->cfg.tls_port != 0) {
         canal_error_info_t err;
         if (listen_tls(app, app->cfg.host, app->cfg.tls_port, app->cfg.tls_cert, app->cfg.tls_key, &err) != 0) {

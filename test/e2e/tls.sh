@@ -29,9 +29,12 @@ else
 fi
 stop tlsdemo
 
-"$BIN/canal-demo" --port 0 --tls-port 0 --cert "$TMP/missing.pem" --key "$TMP/key.pem" >/dev/null 2>"$TMP/bad1"
+timeout 20 "$BIN/canal-demo" --port 0 --tls-port $tls_port --cert "$TMP/missing.pem" --key "$TMP/key.pem" >/dev/null 2>"$TMP/bad1"
 check "missing certificate: exit 1" 1 "$?"
 check_match "missing certificate: says which file" "certificate .*missing.pem: .*No such file" "$(cat "$TMP/bad1")"
-"$BIN/canal-demo" --port 0 --tls-port 0 --cert "$TMP/cert.pem" --key "$TMP/cert.pem" >/dev/null 2>"$TMP/bad2"
+timeout 20 "$BIN/canal-demo" --port 0 --tls-port $tls_port --cert "$TMP/cert.pem" --key "$TMP/cert.pem" >/dev/null 2>"$TMP/bad2"
 check "a certificate as the key: exit 1" 1 "$?"
 check_match "bad key: says which file" "private key .*cert.pem" "$(cat "$TMP/bad2")"
+timeout 20 "$BIN/canal-demo" --port 0 --cert "$TMP/cert.pem" --key "$TMP/key.pem" >/dev/null 2>"$TMP/bad3"
+check "a certificate without --tls-port: exit 1" 1 "$?"
+check_match "says --tls-port is missing" "without a TLS port" "$(cat "$TMP/bad3")"
