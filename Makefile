@@ -5,6 +5,7 @@
 #   make run        install missing Debian packages, build, serve the demo on 127.0.0.1:8080
 #   make test       build and run every test (unit, end-to-end, exports, install)
 #   make test SANITIZE=1   the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make test SANITIZE=thread   the same under ThreadSanitizer
 #   make install    PREFIX=/usr/local DESTDIR= honoured; make uninstall undoes it
 
 VERSION   = 0.1.0
@@ -31,6 +32,10 @@ ifeq ($(SANITIZE),1)
 B    = build/asan
 OPT  = -O1 -g -fno-omit-frame-pointer
 SAN  = -fsanitize=address,undefined -fno-sanitize-recover=undefined
+else ifeq ($(SANITIZE),thread)
+B    = build/tsan
+OPT  = -O1 -g -fno-omit-frame-pointer
+SAN  = -fsanitize=thread
 else
 B    = build
 SAN  =

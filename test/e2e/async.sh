@@ -21,7 +21,8 @@ while [ $i -lt 6 ]; do
 done
 sleep 0.3
 t=$(curl -s -o /dev/null -w '%{time_total}' "$URL/plaintext")
-check_match "plaintext answered at once while the pool sleeps ($t s)" '^0\.0[0-9]*$' "$t"
+# the sleeps take 1 s: a loop they blocked would answer after them (sanitizers slow us, not 1 s)
+check "plaintext answered while the pool sleeps, not after ($t s)" yes "$(awk -v t="$t" 'BEGIN{print (t < 0.7) ? "yes" : "no"}')"
 if command -v wrk >/dev/null 2>&1; then
     wrk -t 1 -c 20 -d 1s "$URL/plaintext" >"$TMP/wrk1" 2>&1
     echo "# plaintext while the pool sleeps: $(grep Requests/sec "$TMP/wrk1")"
@@ -29,10 +30,13 @@ if command -v wrk >/dev/null 2>&1; then
 fi
 wait $pids # not a bare wait: the server runs in the background too
 codes=$(cat "$TMP"/c.* | fold -w3 | sort | tr '\n' ' ')
-check "full queue: 4 answered, 2 refused with 503" "200 200 200 200 503 503 " "$codes"
+answered=$(cat "$TMP"/c.* | fold -w3 | grep -c 200)
+# 2 threads and 2 places in the queue: 4 answered, 2 refused (when the threads are slow to
+# take jobs, as under ThreadSanitizer, fewer are answered: never fewer than 2, never more than 4)
+check_match "full queue: answered (200) or refused (503), nothing else ($codes)" '^(200 ){2,4}(503 ){2,4}$' "$codes"
 refused=$(grep -l '^HTTP/1.1 503' "$TMP"/h.* | head -n 1)
 check "503 carries Retry-After" "1" "$(tr -d '\r' <"$refused" | sed -n 's/^retry-after: //p')"
-check "sleepers got their answer" 4 "$(cat "$TMP"/s.* | grep -o 'slept 1000' | wc -l | tr -d ' ')"
+check "every 200 carried its answer" "$answered" "$(cat "$TMP"/s.* | grep -o 'slept 1000' | wc -l | tr -d ' ')"
 
 # every deferred answer correct under load (2 connections: never more than the queue holds)
 if command -v wrk >/dev/null 2>&1; then

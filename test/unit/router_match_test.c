@@ -28,6 +28,9 @@
 #define COUNTING_MALLOC 0
 #endif
 #endif
+#if !defined(COUNTING_MALLOC) && defined(__SANITIZE_THREAD__)
+#define COUNTING_MALLOC 0 /* ThreadSanitizer: these single-threaded counts are not its subject */
+#endif
 #if !defined(COUNTING_MALLOC) && defined(__SANITIZE_ADDRESS__)
 #define COUNTING_MALLOC 2
 #endif
