@@ -52,6 +52,10 @@ typedef struct canal_config {
     unsigned threads;          /**< worker threads; 0 (default) means one per online core */
     canal_env_t env;           /**< default CANAL_ENV_PRODUCTION */
     size_t max_body_size;      /**< largest request body buffered; over it 413 (default 1 MiB) */
+    size_t max_target_length;  /**< longest request target (path and query); over it 414 (8 KiB) */
+    size_t max_header_count;   /**< most request header fields; over it 431 (default 64) */
+    size_t max_header_bytes;   /**< most bytes of header names and values; over it 431 (16 KiB) */
+    size_t max_query_params;   /**< most query parameters; over it 414 (default 256) */
     unsigned shutdown_timeout_ms; /**< graceful shutdown deadline for in-flight requests (10 s) */
     const char *access_log;    /**< NULL: no access log (default); "-": stdout; else a file */
     int no_signals;            /**< 0: canal_app_wait() stops on SIGINT/SIGTERM (default) */

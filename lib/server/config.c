@@ -16,6 +16,10 @@ void canal_config_init(canal_config_t *cfg)
     cfg->port = 8080;
     cfg->env = CANAL_ENV_PRODUCTION;
     cfg->max_body_size = 1024 * 1024;
+    cfg->max_target_length = 8192;
+    cfg->max_header_count = 64;
+    cfg->max_header_bytes = 16384;
+    cfg->max_query_params = 256;
     cfg->shutdown_timeout_ms = 10000;
     cfg->request_timeout_ms = 30000;
     cfg->offload_threads = 4;

@@ -44,6 +44,25 @@ static int query_ok(canal_str_t q)
     return 1;
 }
 
+static int too_many_headers(const h2o_req_t *h, const canal_config_t *cfg)
+{
+    size_t bytes = 0;
+    if (h->headers.size > cfg->max_header_count)
+        return 1;
+    for (size_t i = 0; i < h->headers.size; i++)
+        bytes += h->headers.entries[i].name->len + h->headers.entries[i].value.len;
+    return bytes > cfg->max_header_bytes;
+}
+
+/* The number of parameters the query will split into (empty pieces do not count). */
+static size_t count_params(canal_str_t q)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < q.len; i++)
+        n += (q.base[i] != '&') && (i == 0 || q.base[i - 1] == '&');
+    return n;
+}
+
 /* RFC 9112 asks servers to accept absolute-form targets (GET http://host/path): route on the
  * path part. libh2o 2.2.5 leaves the whole URL in req->path. */
 static canal_str_t origin_form(h2o_mem_pool_t *pool, canal_str_t t)
@@ -145,10 +164,21 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
     req->path = (canal_str_t){target.base, q ? (size_t)(q - target.base) : target.len};
     req->query = q ? (canal_str_t){q + 1, target.len - req->path.len - 1} : (canal_str_t){"", 0};
 
-    if (!query_ok(req->query))
+    const canal_config_t *cfg = &w->app->cfg;
+    if (h->path.len > cfg->max_target_length) {
+        h->http1_is_persistent = 0; /* a client this far off is not worth keeping */
+        canal_res_problem(req, 414, "the request target is longer than %zu bytes", cfg->max_target_length);
+    } else if (too_many_headers(h, cfg)) {
+        h->http1_is_persistent = 0;
+        canal_res_problem(req, 431, "more than %zu header fields or %zu bytes of them", cfg->max_header_count,
+                          cfg->max_header_bytes);
+    } else if (!query_ok(req->query)) {
         canal_res_problem(req, 400, "malformed percent-encoding in the query");
-    else
+    } else if (count_params(req->query) > cfg->max_query_params) {
+        canal_res_problem(req, 414, "more than %zu query parameters", cfg->max_query_params);
+    } else {
         dispatch(req);
+    }
     return 0;
 }
 

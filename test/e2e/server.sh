@@ -16,6 +16,19 @@ check "chunked body over the limit: 413" 413 "$(status "$URL/echo" -H 'transfer-
 check "huge declared body answered early: 413" 413 "$(status "$URL/echo" -H 'content-length: 1000000000' --data-binary x --max-time 5)"
 check "server answers after 413s" 200 "$(status "$URL/echo" --data-binary x)"
 
+# the request's own limits: target length 414, header count and size 431, query parameters 414
+long=$(head -c 8200 /dev/zero | tr '\0' a)
+check "request target over 8 KiB: 414" 414 "$(status "$URL/echo?x=$long")"
+check "request target at the limit is fine" 404 "$(status "$URL/$(head -c 8000 /dev/zero | tr '\0' a)")"
+many=""
+i=0
+while [ $i -lt 65 ]; do many="$many -H X-H$i:v"; i=$((i + 1)); done
+check "65 header fields: 431" 431 "$(status "$URL/query" $many)"
+check "a 17 KiB header: 431" 431 "$(status "$URL/query" -H "X-Big: $(head -c 17000 /dev/zero | tr '\0' a)")"
+check "257 query parameters: 414" 414 "$(status "$URL/query?$(i=0; while [ $i -lt 257 ]; do printf 'a=%d&' $i; i=$((i + 1)); done)")"
+check "256 query parameters are fine" 200 "$(status "$URL/query?$(i=0; while [ $i -lt 256 ]; do printf 'a=%d&' $i; i=$((i + 1)); done)")"
+check "server answers after the limits" 200 "$(status "$URL/query?a=1")"
+
 # JSON bodies
 check "json echo" '{"a":[1,2.5,"x"],"b":null}' "$(body "$URL/json" -H 'content-type: application/json' --data-binary '{"a":[1,2.5,"x"],"b":null}')"
 check "json +json type" 200 "$(status "$URL/json" -H 'content-type: application/merge-patch+json' --data-binary '{}')"

@@ -1,30 +1,161 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Builds the router's libFuzzer targets into build/fuzz/ with clang, AddressSanitizer and
-# UndefinedBehaviorSanitizer:
-#   test/fuzz/build.sh              build fuzz_template and fuzz_match
-#   test/fuzz/build.sh run [SECS]   build, then run each for SECS seconds (default 60) on a
-#                                   working corpus in build/fuzz/corpus/NAME, seeded from
-#                                   test/fuzz/corpus/NAME, with test/fuzz/router.dict
-# A crash leaves its input in build/fuzz/ (crash-*, leak-*, timeout-*); replay one with
-#   build/fuzz/fuzz_match build/fuzz/crash-...
+# Builds canal's libFuzzer targets into build/fuzz/ with clang, AddressSanitizer and
+# UndefinedBehaviorSanitizer, and runs them:
+#   test/fuzz/build.sh              build every target
+#   test/fuzz/build.sh run [SECS]   build, then run each target for SECS seconds (default 60),
+#                                   one after the other, on a working corpus build/fuzz/corpus/NAME
+#                                   seeded from test/fuzz/corpus/NAME, with its dictionary; one
+#                                   summary line per target; exits 1 if any found something
+#   test/fuzz/build.sh replay       run every reproducer in test/fuzz/crashes/ (TARGET-N) through
+#                                   its target, strictly; exits 1 while any still fails
+# FUZZ_TARGETS="json link" limits either to some targets.
+#
+# The targets:
+#   template  route templates (router only)             match    matching (router only)
+#   link      link generation and its round trip        json     canal__json_write vs jansson
+#   binding   whole requests through the in-process server: binding, validation, statuses
+#   query     the query string through the in-process server, against a reference parser
+# binding and query start the app on 127.0.0.1 and an ephemeral port. They run with
+# LSAN_OPTIONS=suppressions=test/lsan.supp: libh2o's per-thread free lists look leaked once
+# the worker thread has ended.
+#
+# Known findings (reproducers in test/fuzz/crashes/) are skipped while fuzzing
+# (CANAL_FUZZ_SKIP_KNOWN=1) so that a run looks for new ones; replay checks them.
+# A crash leaves its input in build/fuzz/artifacts/ (NAME-crash-*, -leak-*, -timeout-*) and the
+# whole output in build/fuzz/NAME.log; replay one with build/fuzz/fuzz_NAME FILE.
 set -eu
 cd "$(dirname "$0")/../.."
 CLANG=${CLANG:-clang}
 OUT=build/fuzz
-mkdir -p "$OUT"
-for t in template match; do
-    "$CLANG" -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
-        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-        -Iinclude lib/common/*.c lib/router/*.c "test/fuzz/fuzz_$t.c" -o "$OUT/fuzz_$t"
-    echo "built $OUT/fuzz_$t"
+ALL="template match link json binding query"
+TARGETS=${FUZZ_TARGETS:-$ALL}
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -Ilib"
+DEP_CFLAGS="$(pkg-config --cflags libh2o-evloop jansson) -DH2O_USE_LIBUV=0"
+DEP_LIBS="$(pkg-config --libs libh2o-evloop jansson) -lssl -lcrypto -lpthread -lm"
+mkdir -p "$OUT/obj" "$OUT/artifacts"
+
+# The library, instrumented for the fuzzers once: router and common code without h2o or
+# jansson flags (as in the Makefile), the server and the controller layer with them.
+compile() { # SRC
+    o="$OUT/obj/$(echo "$1" | tr / _ | sed 's/\.c$/.o/')"
+    case $1 in
+    lib/common/* | lib/router/*) extra= ;;
+    *) extra=$DEP_CFLAGS ;;
+    esac
+    # shellcheck disable=SC2086
+    "$CLANG" $CFLAGS $extra $SAN -fsanitize=fuzzer-no-link -c "$1" -o "$o" || exit 1
+    echo "$o"
+}
+ROUTER_OBJ=
+LIB_OBJ=
+need_lib=0
+for t in $TARGETS; do
+    case $t in binding | query) need_lib=1 ;; esac
 done
-if [ "${1:-}" = run ]; then
-    secs=${2:-60}
-    for t in template match; do
-        mkdir -p "$OUT/corpus/$t"
-        (cd "$OUT" && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 "./fuzz_$t" \
-            -max_total_time="$secs" -dict=../../test/fuzz/router.dict -print_final_stats=1 \
-            "corpus/$t" "../../test/fuzz/corpus/$t")
+for src in lib/common/*.c lib/router/*.c; do
+    ROUTER_OBJ="$ROUTER_OBJ $(compile "$src")"
+done
+LIB_OBJ=$ROUTER_OBJ
+if [ "$need_lib" = 1 ]; then
+    for src in lib/server/*.c lib/controller/*.c; do
+        LIB_OBJ="$LIB_OBJ $(compile "$src")"
     done
 fi
+
+for t in $TARGETS; do
+    case $t in
+    template | match | link)
+        # shellcheck disable=SC2086
+        "$CLANG" $CFLAGS $SAN -fsanitize=fuzzer "test/fuzz/fuzz_$t.c" $ROUTER_OBJ -o "$OUT/fuzz_$t" ;;
+    json)
+        # json.c alone; its pool allocations are wrapped (see fuzz_json.c)
+        # shellcheck disable=SC2086
+        "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_json.c lib/server/json.c \
+            -Wl,--wrap=h2o_mem_alloc_pool $DEP_LIBS -o "$OUT/fuzz_json" ;;
+    binding | query)
+        # shellcheck disable=SC2086
+        "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer "test/fuzz/fuzz_$t.c" $LIB_OBJ $DEP_LIBS \
+            -o "$OUT/fuzz_$t" ;;
+    *)
+        echo "unknown fuzz target '$t' (known: $ALL)" >&2
+        exit 2 ;;
+    esac
+    echo "built $OUT/fuzz_$t"
+done
+
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export LSAN_OPTIONS="suppressions=$(pwd)/test/lsan.supp:print_suppressions=0"
+
+# libFuzzer flags per target: dictionary and limits
+flags_of() {
+    case $1 in
+    template | match) echo "-dict=test/fuzz/router.dict" ;;
+    link) echo "-dict=test/fuzz/link.dict" ;;
+    json) echo "-dict=test/fuzz/json.dict" ;;
+    binding) echo "-dict=test/fuzz/binding.dict -max_len=8192 -timeout=30" ;;
+    query) echo "-dict=test/fuzz/query.dict -max_len=4096 -timeout=30" ;;
+    esac
+}
+
+case ${1:-} in
+run)
+    secs=${2:-60}
+    summary=
+    status=0
+    for t in $TARGETS; do
+        mkdir -p "$OUT/corpus/$t"
+        before=$(ls "$OUT/artifacts" | grep -c "^$t-" || true)
+        start=$(date +%s)
+        set +e
+        # shellcheck disable=SC2046
+        CANAL_FUZZ_SKIP_KNOWN=1 "./$OUT/fuzz_$t" -max_total_time="$secs" -print_final_stats=1 \
+            -artifact_prefix="$OUT/artifacts/$t-" $(flags_of "$t") \
+            "$OUT/corpus/$t" "test/fuzz/corpus/$t" >"$OUT/$t.log" 2>&1
+        rc=$?
+        set -e
+        end=$(date +%s)
+        execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$OUT/$t.log" | tail -n 1)
+        after=$(ls "$OUT/artifacts" | grep -c "^$t-" || true)
+        found=$((after - before))
+        if [ "$rc" -ne 0 ] && [ "$found" -eq 0 ]; then
+            found=1 # it stopped on something that left no file: see the log
+        fi
+        if [ "$found" -ne 0 ]; then
+            status=1
+            echo "== fuzz_$t stopped (exit $rc); the end of $OUT/$t.log:"
+            grep -v '^#[0-9]' "$OUT/$t.log" | tail -n 40
+        fi
+        line=$(printf 'fuzz %-9s %10s execs %6ss corpus %6s crashes %s' "$t" "${execs:-?}" \
+            "$((end - start))" "$(ls "$OUT/corpus/$t" | wc -l)" "$found")
+        echo "$line"
+        summary="$summary$line
+"
+    done
+    echo "== summary"
+    printf '%s' "$summary"
+    exit $status
+    ;;
+replay)
+    status=0
+    for f in test/fuzz/crashes/*; do
+        [ -f "$f" ] || continue
+        t=$(basename "$f")
+        t=${t%-*}
+        case " $TARGETS " in *" $t "*) ;; *) continue ;; esac
+        if CANAL_FUZZ_SKIP_KNOWN=0 "./$OUT/fuzz_$t" "$f" >"$OUT/replay.log" 2>&1; then
+            echo "fixed:       $f"
+        else
+            echo "reproduces:  $f ($(grep -m 1 -E 'invariant failed|different bytes|refuses|ERROR:|link ' "$OUT/replay.log" || echo 'see the log'))"
+            status=1
+        fi
+    done
+    exit $status
+    ;;
+"") ;;
+*)
+    echo "usage: $0 [run [SECS] | replay]" >&2
+    exit 2
+    ;;
+esac
