@@ -30,7 +30,6 @@ struct mctx {
     size_t depth;
     int via_catchall;
     canal_str_t rest;
-    int literal_ok;   /* the path table may be used (no percent-decoding happened) */
 };
 
 /* An endpoint reached by leaving segments out is usable unless a catch-all it leaves out
@@ -126,18 +125,6 @@ static int try_method(struct mctx *c, int mi)
     c->collect = 0;
     if (!(c->r->root.below & c->mask))
         return 0;
-    /* A path of literals only: the walk would follow literal children all the way down (they
-     * come first at every level) and answer with this node's endpoint if it has one; only
-     * when it has none does the walk need to look further. Paths that were percent-decoded
-     * cannot use the table: a decoded %2F is not a separator. */
-    if (c->literal_ok) {
-        const struct node *n = canal__path_lookup(c->r, c->buf, c->buflen);
-        if (n != NULL && (n->below & c->mask) && (c->ep = pick(c, n)) != NULL) {
-            c->depth = c->nsegs;
-            c->via_catchall = 0;
-            return 1;
-        }
-    }
     return walk(c, &c->r->root, 0);
 }
 
@@ -184,7 +171,6 @@ static int split(struct mctx *c, const char *p, const char *end, char *scratch)
         }
     }
     if (i == n) {
-        c->literal_ok = c->r->npaths > 0;
         c->buf = p;
         c->buflen = n;
     } else {
@@ -230,7 +216,34 @@ int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t 
         return 400;
     c.r = r;
     c.allow = 0;
-    c.literal_ok = 0;
+    int mi = canal__method_index(r, method);
+    int fallback = -1;
+    if (!r->opts.no_head_from_get && method.len == 4 && memcmp(method.base, "HEAD", 4) == 0)
+        fallback = canal__method_index(r, (canal_str_t){"GET", 3});
+
+    /* The fast way for literal routes. A path of literals only: the walk would follow literal
+     * children all the way down (they come first at every level) and answer with that node's
+     * endpoint if it has one; only when it has none must the walk look further. With no
+     * escapes and no NUL the path is its own decoded form (a decoded %2F would not be a
+     * separator, so decoded paths never use the table): one probe, and no split. */
+    size_t rawlen = (size_t)(end - path.base) - 1;
+    if (r->npaths > 0 && memchr(path.base, '%', rawlen + 1) == NULL && memchr(path.base, '\0', rawlen + 1) == NULL &&
+        !(r->opts.trailing_slash == CANAL_SLASH_REDIRECT && rawlen > 0 && end[-1] == '/')) {
+        size_t len = rawlen;
+        if (r->opts.trailing_slash == CANAL_SLASH_IGNORE && len > 0 && end[-1] == '/')
+            len--;
+        /* the request's own method only: a HEAD route anywhere beats the GET fallback */
+        const struct node *n = mi >= 0 ? canal__path_lookup(r, path.base + 1, len) : NULL;
+        c.mask = (uint64_t)1 << (mi >= 0 ? mi : 0);
+        c.collect = 0;
+        if (n != NULL && (n->below & c.mask) && (c.ep = pick(&c, n)) != NULL) {
+            c.depth = n->depth;
+            c.via_catchall = 0;
+            fill(&c, m);
+            return 200;
+        }
+    }
+
     if (end - path.base == 1) {
         c.nsegs = 0;
         c.buf = end;
@@ -245,10 +258,6 @@ int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t 
         c.buflen = c.buflen > 0 ? c.buflen - 1 : 0;
     }
 
-    int mi = canal__method_index(r, method);
-    int fallback = -1;
-    if (!r->opts.no_head_from_get && method.len == 4 && memcmp(method.base, "HEAD", 4) == 0)
-        fallback = canal__method_index(r, (canal_str_t){"GET", 3});
     if (try_method(&c, mi) || try_method(&c, fallback)) {
         fill(&c, m);
         return 200;

@@ -95,6 +95,7 @@ struct node {
     struct endpoint *eps;
     size_t neps;
     uint64_t below;         /* methods with an endpoint here or below */
+    size_t depth;           /* segments from the root to here */
 };
 
 /* The nodes reached by all-literal paths, by their folded path ("a/b"), so a request for a

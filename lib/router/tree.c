@@ -194,6 +194,7 @@ static struct node *get_child(canal_router_t *r, struct node *n, const struct ts
         return NULL;
     }
     child->seg = seg;
+    child->depth = n->depth + 1;
     child->keylen = seg->len;
     for (size_t i = 0; i < seg->len; i++)
         child->key[i] = (seg->kind == SEG_LITERAL && !r->opts.case_sensitive)
@@ -263,20 +264,28 @@ uint64_t canal__path_hash(const char *s, size_t len, int fold)
 
 struct node *canal__path_lookup(const canal_router_t *r, const char *s, size_t len)
 {
-    if (r->npaths == 0)
-        return NULL;
-    int fold = !r->opts.case_sensitive;
-    uint64_t h = canal__path_hash(s, len, fold);
+    char folded[256];
+    if (r->npaths == 0 || len > sizeof(folded))
+        return NULL; /* long paths take the walk */
+    if (!r->opts.case_sensitive) {
+        /* fold once, a word at a time; then hash and compare plain bytes */
+        size_t i = 0;
+        for (; i + 8 <= len; i += 8) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            w = lower8(w);
+            memcpy(folded + i, &w, 8);
+        }
+        for (; i < len; i++)
+            folded[i] = (char)canal__lower((unsigned char)s[i]);
+        s = folded;
+    }
+    uint64_t h = canal__path_hash(s, len, 0);
     for (size_t i = h & (r->paths_cap - 1);; i = (i + 1) & (r->paths_cap - 1)) {
         const struct lit_path *p = &r->paths[i];
         if (p->key == NULL)
             return NULL;
-        if (p->hash != h || p->len != len)
-            continue;
-        size_t k = 0; /* keys are stored folded: compare word by word */
-        while (k < len && word(s, len, k, fold) == word(p->key, len, k, 0))
-            k += 8;
-        if (k >= len)
+        if (p->hash == h && p->len == len && memcmp(s, p->key, len) == 0)
             return p->node;
     }
 }
