@@ -240,13 +240,8 @@ static inline uint64_t lower8(uint64_t x)
 /* The bytes of s from i on (at most 8), as a little word, zero-padded; folded if asked. */
 static inline uint64_t word(const char *s, size_t len, size_t i, int fold)
 {
-    uint64_t w = 0;
-    if (len - i >= 8) {
-        memcpy(&w, s + i, 8); /* a plain load */
-    } else {
-        for (size_t k = 0; k < len - i; k++)
-            w |= (uint64_t)(unsigned char)s[i + k] << (8 * k);
-    }
+    uint64_t w = 0; /* zero-padded in memory order, as canal__path_lookup() pads its copy */
+    memcpy(&w, s + i, len - i < 8 ? len - i : 8);
     return fold ? lower8(w) : w;
 }
 
@@ -264,28 +259,28 @@ uint64_t canal__path_hash(const char *s, size_t len, int fold)
 
 struct node *canal__path_lookup(const canal_router_t *r, const char *s, size_t len)
 {
-    char folded[256];
-    if (r->npaths == 0 || len > sizeof(folded))
+    /* One pass a word at a time over a zero-padded copy: fold (case-insensitive routers) and
+     * hash as canal__path_hash() does, so the values agree with the stored keys'. */
+    uint64_t buf[32 + 1];
+    if (r->npaths == 0 || len > sizeof(buf) - 8)
         return NULL; /* long paths take the walk */
-    if (!r->opts.case_sensitive) {
-        /* fold once, a word at a time; then hash and compare plain bytes */
-        size_t i = 0;
-        for (; i + 8 <= len; i += 8) {
-            uint64_t w;
-            memcpy(&w, s + i, 8);
-            w = lower8(w);
-            memcpy(folded + i, &w, 8);
-        }
-        for (; i < len; i++)
-            folded[i] = (char)canal__lower((unsigned char)s[i]);
-        s = folded;
+    size_t nwords = (len + 7) / 8;
+    buf[nwords > 0 ? nwords - 1 : 0] = 0;
+    memcpy(buf, s, len);
+    int fold = !r->opts.case_sensitive;
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ len;
+    for (size_t i = 0; i < nwords; i++) {
+        if (fold)
+            buf[i] = lower8(buf[i]);
+        h ^= buf[i];
+        h *= 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
     }
-    uint64_t h = canal__path_hash(s, len, 0);
     for (size_t i = h & (r->paths_cap - 1);; i = (i + 1) & (r->paths_cap - 1)) {
         const struct lit_path *p = &r->paths[i];
         if (p->key == NULL)
             return NULL;
-        if (p->hash == h && p->len == len && memcmp(s, p->key, len) == 0)
+        if (p->hash == h && p->len == len && memcmp(buf, p->key, len) == 0)
             return p->node;
     }
 }
