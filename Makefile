@@ -6,6 +6,7 @@
 #   make test       build and run every test (unit, end-to-end, exports, install)
 #   make test SANITIZE=1   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test SANITIZE=thread   the same under ThreadSanitizer
+#   make fuzz       the libFuzzer targets, FUZZ_SECS (60) seconds each
 #   make install    PREFIX=/usr/local DESTDIR= honoured; make uninstall undoes it
 
 VERSION   = 0.1.0
@@ -68,7 +69,7 @@ UNIT_SRC = $(wildcard test/unit/*_test.c)
 UNITS    = $(UNIT_SRC:test/unit/%.c=$(B)/test/%)
 E2E_APPS = $(patsubst test/e2e/%.c,$(B)/test/canal-%,$(wildcard test/e2e/*.c))
 
-.PHONY: all lib tools examples tests deps run test check install uninstall clean
+.PHONY: all lib tools examples tests deps run test check fuzz install uninstall clean
 all: lib tools examples
 
 lib: $(SHARED) $(STATIC) $(B)/lib/canal.pc
@@ -137,6 +138,12 @@ test: deps
 	@B=$(B) SANITIZE=$(SANITIZE) sh test/run
 
 check: test
+
+# libFuzzer targets (clang): each runs FUZZ_SECS seconds, then the known reproducers must pass
+FUZZ_SECS ?= 60
+fuzz: deps
+	sh test/fuzz/build.sh run $(FUZZ_SECS)
+	sh test/fuzz/build.sh replay
 
 install: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/canal $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)

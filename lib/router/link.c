@@ -82,6 +82,9 @@ int canal_route_link(const canal_route_t *rt, const canal_kv_t *values, size_t n
         if (v[upto - 1] != NULL && !(p->def != NULL && strcmp(v[upto - 1], p->def) == 0) &&
             !(s->kind == SEG_CATCHALL && v[upto - 1][0] == '\0'))
             break;
+        /* the matcher leaves a catch-all out only if its constraints accept "": so must we */
+        if (s->kind == SEG_CATCHALL && p->def == NULL && !canal__constraints_ok(s->cons, s->ncons, (canal_str_t){"", 0}))
+            break;
         upto--;
     }
     for (size_t i = 0; i < upto; i++) {

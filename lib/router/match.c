@@ -232,8 +232,10 @@ int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t 
         size_t len = rawlen;
         if (r->opts.trailing_slash == CANAL_SLASH_IGNORE && len > 0 && end[-1] == '/')
             len--;
-        /* the request's own method only: a HEAD route anywhere beats the GET fallback */
-        const struct node *n = mi >= 0 ? canal__path_lookup(r, path.base + 1, len) : NULL;
+        /* the request's own method only: a HEAD route anywhere beats the GET fallback. The
+         * table holds no path with an empty segment: "//" (trimmed to "") is not the root. */
+        const struct node *n =
+            mi >= 0 && (len > 0 || rawlen == 0) ? canal__path_lookup(r, path.base + 1, len) : NULL;
         c.mask = (uint64_t)1 << (mi >= 0 ? mi : 0);
         c.collect = 0;
         if (n != NULL && (n->below & c.mask) && (c.ep = pick(&c, n)) != NULL) {

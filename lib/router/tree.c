@@ -439,8 +439,9 @@ int canal_router_add(canal_router_t *r, const canal_route_spec_t *spec, const ca
         path[d]->below |= bit;
     /* the ends reached by literal segments only go to the path table (best effort: without
      * it matching is slower, not different) */
+    /* Paths with an empty segment stay out: "" would then stand for the root and for "//" */
     size_t literal = 0;
-    while (literal < route->nsegs && route->segs[literal].kind == SEG_LITERAL)
+    while (literal < route->nsegs && route->segs[literal].kind == SEG_LITERAL && route->segs[literal].len > 0)
         literal++;
     for (size_t d = route->first_omittable; d <= route->nsegs && d <= literal; d++)
         path_add(r, route, d, path[d]);

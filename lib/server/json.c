@@ -161,15 +161,17 @@ static int put_value(struct jw *w, const json_t *j, int depth)
     switch (json_typeof(j)) {
     case JSON_OBJECT: {
         const char *key;
+        size_t klen;
         json_t *v;
         int first = 1;
         put(w, "{", 1);
-        json_object_foreach((json_t *)j, key, v)
+        /* keys may hold NUL (json_object_setn): their length, not strlen */
+        json_object_keylen_foreach((json_t *)j, key, klen, v)
         {
             if (!first)
                 put(w, ",", 1);
             first = 0;
-            if (put_string(w, key, strlen(key)) != 0)
+            if (put_string(w, key, klen) != 0)
                 return -1;
             put(w, ":", 1);
             if (put_value(w, v, depth + 1) != 0)

@@ -21,7 +21,8 @@
 # the worker thread has ended.
 #
 # Known findings (reproducers in test/fuzz/crashes/) are skipped while fuzzing
-# (CANAL_FUZZ_SKIP_KNOWN=1) so that a run looks for new ones; replay checks them.
+# (CANAL_FUZZ_SKIP_KNOWN=1, unless set otherwise) so that a run looks for new ones; replay
+# checks them.
 # A crash leaves its input in build/fuzz/artifacts/ (NAME-crash-*, -leak-*, -timeout-*) and the
 # whole output in build/fuzz/NAME.log; replay one with build/fuzz/fuzz_NAME FILE.
 set -eu
@@ -86,7 +87,8 @@ for t in $TARGETS; do
 done
 
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-export LSAN_OPTIONS="suppressions=$(pwd)/test/lsan.supp:print_suppressions=0"
+LSAN_OPTIONS="suppressions=$(pwd)/test/lsan.supp:print_suppressions=0"
+export LSAN_OPTIONS
 
 # libFuzzer flags per target: dictionary and limits
 flags_of() {
@@ -99,6 +101,10 @@ flags_of() {
     esac
 }
 
+count() { # DIR [PREFIX]: the files in DIR (whose names start with PREFIX)
+    find "$1" -maxdepth 1 -type f -name "${2:-}*" | wc -l
+}
+
 case ${1:-} in
 run)
     secs=${2:-60}
@@ -106,18 +112,18 @@ run)
     status=0
     for t in $TARGETS; do
         mkdir -p "$OUT/corpus/$t"
-        before=$(ls "$OUT/artifacts" | grep -c "^$t-" || true)
+        before=$(count "$OUT/artifacts" "$t-")
         start=$(date +%s)
         set +e
         # shellcheck disable=SC2046
-        CANAL_FUZZ_SKIP_KNOWN=1 "./$OUT/fuzz_$t" -max_total_time="$secs" -print_final_stats=1 \
+        CANAL_FUZZ_SKIP_KNOWN=${CANAL_FUZZ_SKIP_KNOWN:-1} "./$OUT/fuzz_$t" -max_total_time="$secs" -print_final_stats=1 \
             -artifact_prefix="$OUT/artifacts/$t-" $(flags_of "$t") \
             "$OUT/corpus/$t" "test/fuzz/corpus/$t" >"$OUT/$t.log" 2>&1
         rc=$?
         set -e
         end=$(date +%s)
         execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$OUT/$t.log" | tail -n 1)
-        after=$(ls "$OUT/artifacts" | grep -c "^$t-" || true)
+        after=$(count "$OUT/artifacts" "$t-")
         found=$((after - before))
         if [ "$rc" -ne 0 ] && [ "$found" -eq 0 ]; then
             found=1 # it stopped on something that left no file: see the log
@@ -128,7 +134,7 @@ run)
             grep -v '^#[0-9]' "$OUT/$t.log" | tail -n 40
         fi
         line=$(printf 'fuzz %-9s %10s execs %6ss corpus %6s crashes %s' "$t" "${execs:-?}" \
-            "$((end - start))" "$(ls "$OUT/corpus/$t" | wc -l)" "$found")
+            "$((end - start))" "$(count "$OUT/corpus/$t")" "$found")
         echo "$line"
         summary="$summary$line
 "
@@ -147,7 +153,7 @@ replay)
         if CANAL_FUZZ_SKIP_KNOWN=0 "./$OUT/fuzz_$t" "$f" >"$OUT/replay.log" 2>&1; then
             echo "fixed:       $f"
         else
-            echo "reproduces:  $f ($(grep -m 1 -E 'invariant failed|different bytes|refuses|ERROR:|link ' "$OUT/replay.log" || echo 'see the log'))"
+            echo "reproduces:  $f ($(grep -m 1 -E 'invariant failed|different bytes|refuses|^link |^GET / with|ERROR: [A-Z]' "$OUT/replay.log" || echo 'see the log'))"
             status=1
         fi
     done

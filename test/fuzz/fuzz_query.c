@@ -8,13 +8,18 @@
  * canal_parse_int64). Bytes the request line cannot carry (controls, space, DEL) are sent
  * percent-encoded; everything else as it is.
  *
- * Here, the answer is compared with an independent reading of the query as sent:
- *   - a bad escape ('%' not followed by two hex digits) or %00 anywhere: 400, problem details;
- *   - otherwise 200, and the parameters are exactly the non-empty '&'-separated pieces, in
- *     order, split at their first '=' (none: an empty value), percent-decoded with '+' as a
- *     space; so repeated names are all there.
+ * Here, the answer is compared with an independent reading of the query as sent, in the
+ * order canal checks (with the app's limits, fuzz_server.h):
+ *   - a target longer than max_target_length: 414;
+ *   - a bad escape ('%' not followed by two hex digits) or %00 anywhere: 400;
+ *   - more non-empty '&'-separated pieces than max_query_params: 414;
+ *     (each as problem details with its reason)
+ *   - otherwise 200: canal_req_path is "/echo/x", canal_req_query_string the query exactly as
+ *     sent, and the parameters are exactly the non-empty pieces, in order, split at their
+ *     first '=' (none: an empty value), percent-decoded with '+' as a space; so repeated names
+ *     are all there.
  *
- * LeakSanitizer: as fuzz_binding (LSAN_OPTIONS=suppressions=test/lsan.supp).
+ * LeakSanitizer: as fuzz_binding (on, with libh2o's per-thread free lists suppressed).
  * Build and run: test/fuzz/build.sh (see there).
  */
 #include "fuzz_server.h"
@@ -103,12 +108,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct fz_reply r;
     if (fz_request(req.p, req.len, 0, &r) != 0 || !r.complete)
         fail_with("a complete answer", req.p, &r);
+    const canal_config_t *cfg = canal_app_config(fz_app);
+    size_t pieces = 0;
+    for (size_t i = 0; i < qlen; i++)
+        pieces += q[i] != '&' && (i == 0 || q[i - 1] == '&');
+    if (qlen + 8 > cfg->max_target_length) { /* "/echo/x?" and the query */
+        if (r.status != 414 || strncmp(r.ctype, "application/problem+json", 24) != 0 ||
+            memmem(r.body, r.body_len, "the request target is longer than", 33) == NULL)
+            fail_with("a target over max_target_length is a 414", req.p, &r);
+        goto out;
+    }
     if (!escapes_ok(q, qlen)) {
         size_t n;
         if (r.status != 400 || strncmp(r.ctype, "application/problem+json", 24) != 0 ||
             memmem(r.body, r.body_len, "malformed percent-encoding in the query", 39) == NULL ||
             fz_header(&r, "content-length", &n) == NULL)
             fail_with("a bad escape or %00 in the query is a 400", req.p, &r);
+        goto out;
+    }
+    if (pieces > cfg->max_query_params) {
+        if (r.status != 414 || strncmp(r.ctype, "application/problem+json", 24) != 0 ||
+            memmem(r.body, r.body_len, "query parameters", 16) == NULL)
+            fail_with("more than max_query_params parameters is a 414", req.p, &r);
         goto out;
     }
     if (r.status != 200 || strncmp(r.ctype, "application/json", 16) != 0)
@@ -121,6 +142,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_t *rest = json_array_get(json_object_get(j, "rest"), 0);
     if (!json_is_string(rest) || strcmp(json_string_value(rest), "78") != 0)
         fail_with("the route value is 'x'", req.p, &r);
+    /* canal_req_path and canal_req_query_string: the target as sent, split at the first '?' */
+    json_t *raw = json_object_get(j, "raw");
+    struct fz_buf qh = {0};
+    static const char hx[] = "0123456789abcdef";
+    for (size_t i = 0; i < qlen; i++) {
+        char h[2] = {hx[(unsigned char)q[i] >> 4], hx[(unsigned char)q[i] & 15]};
+        fz_put(&qh, h, 2);
+    }
+    if (qh.p == NULL)
+        fz_put(&qh, "", 0);
+    if (!json_is_array(raw) || !json_is_string(json_array_get(raw, 0)) ||
+        strcmp(json_string_value(json_array_get(raw, 0)), "2f6563686f2f78") != 0 ||
+        !json_is_string(json_array_get(raw, 1)) || strcmp(json_string_value(json_array_get(raw, 1)), qh.p) != 0)
+        fail_with("the raw path is /echo/x and the raw query as sent", req.p, &r);
+    free(qh.p);
 
     /* the reference reading */
     size_t k = 0, at = 0;
