@@ -62,7 +62,7 @@ def summarize(rows):
             "non2xx": sum(r["non2xx"] for r in rs),
             "sockerr": sum(r["err_connect"] + r["err_read"] + r["err_write"] + r["err_timeout"] for r in rs),
             "failed_runs": len(rs) - len(ok),
-            "rss": max(r["rss_kb"] for r in rs) / 1024,
+            "rss": statistics.median(r["rss_kb"] for r in rs) / 1024,
         }
     return out
 
@@ -127,8 +127,8 @@ def single_core_md(S, servers, conns, endpoints, lines):
 
     lines.append("## Every measurement\n")
     lines.append("req/s and latency are medians over the rounds; non-2xx and socket errors (connect, read, "
-                 "write, timeout) are totals over the rounds; RSS is the largest resident size of the server "
-                 "seen after a run; CPU is CPU time over the run's wall time (100% = one core) of the server, of "
+                 "write, timeout) are totals over the rounds; RSS is the server's resident size read right after "
+                 "the run (median over the rounds; memory of an earlier, larger load may not be returned yet); CPU is CPU time over the run's wall time (100% = one core) of the server, of "
                  "wrk, and of everything else on the machine (other processes, and kernel work charged to "
                  "neither), medians over the rounds.\n")
     for e in endpoints:
