@@ -6,7 +6,9 @@
 # difference divided by N2 - N1, so start-up and shutdown cancel out.
 #
 #   sh bench/instructions.sh [N1 N2]     (default 2000 12000)   needs valgrind, h2load
-set -eu
+# Environment: BIN (the demo binary), DEMO_ARGS (more flags for it, e.g. "--metrics off"),
+# PATHS (the endpoints, space-separated), MODES ("router controller").
+set -euf
 N1=${1:-2000}
 N2=${2:-12000}
 BIN=${BIN:-build/bin/canal-demo}
@@ -17,7 +19,7 @@ for t in valgrind h2load; do command -v $t >/dev/null || { echo "bench/instructi
 count() { # mode path n -> Ir
     log="$OUT/cg.$$.log"
     valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.$$.out" "$BIN" --mode "$1" --threads 1 --port 0 \
-        --access-log off 2>"$log" &
+        --access-log off ${DEMO_ARGS:-} 2>"$log" &
     pid=$!
     port=""
     while [ -z "$port" ]; do
@@ -32,9 +34,20 @@ count() { # mode path n -> Ir
     rm -f "$OUT/cg.$$.out" "$log" "$OUT/h2load.$$.log"
 }
 
-printf '| endpoint | router mode (instr/req) | controller mode (instr/req) | controller/router |\n'
-printf '|---|---:|---:|---:|\n'
-for path in /home/plaintext /home/json /home/employee/3 "/home/orders/3?index=0&size=5" /api/woo; do
+PATHS=${PATHS:-/home/plaintext /home/json /home/employee/3 /home/orders/3?index=0&size=5 /api/woo}
+MODES=${MODES:-router controller}
+if [ "$MODES" = "router controller" ]; then
+    printf '| endpoint | router mode (instr/req) | controller mode (instr/req) | controller/router |\n'
+    printf '|---|---:|---:|---:|\n'
+else
+    printf '| endpoint | %s mode (instr/req) |\n|---|---:|\n' "$MODES"
+fi
+for path in $PATHS; do
+    if [ "$MODES" != "router controller" ]; then
+        a=$(count "$MODES" "$path" "$N1"); b=$(count "$MODES" "$path" "$N2")
+        printf '| `%s` | %d |\n' "$path" $(( (b - a) / (N2 - N1) ))
+        continue
+    fi
     r1=$(count router "$path" "$N1"); r2=$(count router "$path" "$N2")
     c1=$(count controller "$path" "$N1"); c2=$(count controller "$path" "$N2")
     r=$(( (r2 - r1) / (N2 - N1) )); c=$(( (c2 - c1) / (N2 - N1) ))

@@ -127,7 +127,7 @@ static int build_chain(canal_action_t *a)
     free(a->chain);
     a->chain = chain;
     a->nchain = n;
-    return 0;
+    return canal__mvc_apply_cors(a, 0);
 }
 
 void canal__mvc_rebuild_chains(canal_mvc_t *mvc)
@@ -298,7 +298,8 @@ static int add_route(canal_action_t *a, const char *method, const char *tmpl, co
     /* the route just added is the router's last */
     canal_router_t *r = canal_app_router(app);
     a->routes[a->nroutes++] = canal_router_route_at(r, canal_router_route_count(r) - 1);
-    return 0;
+    rc = canal__mvc_apply_cors(a, a->nroutes - 1);
+    return rc != 0 ? fail(err, rc, "%s.%s: CORS policy: %s", a->ctrl->name, a->def.name, canal_strerror(rc)) : 0;
 }
 
 /* Calls add_route for every method of the action. */

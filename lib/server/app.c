@@ -70,7 +70,9 @@ canal_app_t *canal_app_create(const canal_config_t *cfg)
     app->globalconf.max_request_entity_size = app->cfg.max_body_size;
     app->globalconf.server_name = h2o_iovec_init(H2O_STRLIT("canal"));
     app->hostconf = h2o_config_register_host(&app->globalconf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
-    app->pathconf = h2o_config_register_path(app->hostconf, "/", 0);
+    /* canal's handler serves the host's fallback path: h2o tries the registered paths first,
+     * in order, and "/" would take every request from the static prefixes (ops.c) */
+    app->pathconf = &app->hostconf->fallback_path;
     h2o_handler_t *handler = h2o_create_handler(app->pathconf, sizeof(*handler));
     handler->on_req = canal__on_req;
     return app;
@@ -88,6 +90,8 @@ void canal_app_destroy(canal_app_t *app)
                 sched_yield();
         }
     }
+    canal__metrics_dispose(app);
+    canal__ops_dispose(app);
     canal_router_destroy(app->router);
     if (app->hostconf != NULL)
         h2o_config_dispose(&app->globalconf);
@@ -146,7 +150,7 @@ int canal_app_route(canal_app_t *app, const char *method, const char *tmpl, cons
     struct canal_endpoint *ep = malloc(sizeof(*ep));
     if (ep == NULL)
         return CANAL_ENOMEM;
-    *ep = (struct canal_endpoint){handler, data, dispose};
+    *ep = (struct canal_endpoint){.fn = handler, .data = data, .dispose = dispose};
     canal_route_spec_t spec = {.method = method, .tmpl = tmpl, .name = name, .data = ep,
                                .dispose = endpoint_dispose};
     int rc = canal_router_add(app->router, &spec, NULL, err);
@@ -516,6 +520,10 @@ int canal_app_start(canal_app_t *app)
     signal(SIGPIPE, SIG_IGN);
     json_object_seed(0);
 
+    if (canal__ops_start(app) != 0 || canal__metrics_start(app) != 0) {
+        canal__log_error("out of memory for metrics and CORS");
+        goto fail;
+    }
     if (canal__offload_start(app) != 0) {
         canal__log_error("cannot start the offload threads");
         goto fail;
@@ -550,6 +558,8 @@ fail:
             dispose_context(w);
         }
         free(w->socks);
+        free(w->mslots);
+        w->mslots = NULL;
     }
     close_listeners(app);
     free(app->workers);

@@ -20,6 +20,8 @@ static void req_dispose(void *p)
     struct canal_worker *w = req->worker;
     canal__pending_gone(req);
     json_decref(req->json);
+    if (req->app->metrics != NULL)
+        canal__metrics_record(req);
     atomic_fetch_sub(&w->inflight, 1);
     canal__worker_touch(w);
 }
@@ -93,12 +95,18 @@ static void dispatch(canal_req_t *req)
     h2o_req_t *h = req->h2o;
     char allow[256];
 
+    /* a CORS preflight is answered for the route of the method it announces */
+    if (app->ncors != 0 && h2o_memis(req->method.base, req->method.len, H2O_STRLIT("OPTIONS")) &&
+        canal__cors_preflight(req))
+        return;
     char *scratch = h2o_mem_alloc_pool(&h->pool, req->path.len + 1);
     int status = canal_router_match(app->router, req->method, req->path, scratch, req->path.len + 1,
                                     &req->match);
     switch (status) {
     case 200: {
         req->endpoint = req->match.data;
+        if (req->endpoint->cors != NULL || req->endpoint->compress != 0)
+            canal__ops_on_match(req);
         int rc = req->endpoint->fn(req, req->endpoint->data);
         if (rc == CANAL_PENDING && (req->pending != NULL || req->responded))
             return;
@@ -156,6 +164,8 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
     atomic_fetch_add(&w->inflight, 1);
     atomic_fetch_add(&w->requests, 1);
     canal__worker_touch(w);
+    if (w->app->metrics != NULL)
+        req->start_ns = canal__now_ns();
 
     req->method = (canal_str_t){h->method.base, h->method.len};
     req->is_head = h2o_memis(h->method.base, h->method.len, H2O_STRLIT("HEAD"));

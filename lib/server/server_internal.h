@@ -5,6 +5,7 @@
  *   app.c     the app, listeners, worker threads, graceful shutdown
  *   req.c     the h2o handler (dispatch through the router) and the request accessors
  *   res.c     responses, problem details, error pages
+ *   ops.c     static files, compression, CORS;  metrics.c  Prometheus metrics
  */
 #ifndef CANAL_SERVER_INTERNAL_H
 #define CANAL_SERVER_INTERNAL_H
@@ -20,6 +21,10 @@ struct canal_endpoint {
     canal_handler_fn fn;
     void *data;
     void (*dispose)(void *);
+    /* ops.c, settled before the app starts */
+    const struct canal__cors *cors; /* CORS policy, or NULL */
+    unsigned slot;                  /* metrics: 1 + the route's index (0: unmatched) */
+    signed char compress;           /* 0 as configured, -1 never, 1 even if not compressible */
 };
 
 struct canal_listener {
@@ -56,6 +61,7 @@ struct canal_worker {
     /* counters: written by the worker, read by anyone */
     atomic_size_t inflight, connections;
     atomic_ullong requests;
+    struct canal__mslot *mslots;   /* metrics.c: this worker's counters, one slot per route */
     /* shutdown state, worker only */
     int stopping, exit;
     uint64_t deadline, last_activity;
@@ -87,6 +93,9 @@ struct canal_app {
     int stop_pipe[2];
     struct canal_offload_pool offload;
     atomic_int state;             /* 0 created, 1 started, 2 stopping, 3 stopped */
+    struct canal__ops *ops;       /* ops.c: static paths, compression, CORS; NULL if unused */
+    struct canal__metrics *metrics; /* metrics.c: NULL when metrics are off */
+    size_t ncors;                 /* CORS policies attached: preflights are looked for */
 };
 
 struct canal_req {
@@ -100,6 +109,7 @@ struct canal_req {
     size_t nquery;
     int query_parsed;
     int is_head;
+    uint64_t start_ns;            /* metrics: when dispatch began */
     int responded;
     char *error;                  /* canal_req_fail() text */
     json_t *json;                 /* parsed body, released with the request */
@@ -121,6 +131,20 @@ int canal__offload_start(canal_app_t *app);
 void canal__offload_stop(canal_app_t *app);
 void canal__pending_answered(canal_req_t *req);  /* an answer was sent */
 void canal__pending_gone(canal_req_t *req);      /* the request ends */
+
+/* ops.c: before the workers start (static paths, compression, CORS on routes), at destroy */
+int canal__ops_start(canal_app_t *app);
+void canal__ops_dispose(canal_app_t *app);
+/* ops.c: a matched route with a CORS policy or a compression setting */
+void canal__ops_on_match(canal_req_t *req);
+/* ops.c: a CORS preflight, answered when 1 */
+int canal__cors_preflight(canal_req_t *req);
+
+/* metrics.c */
+int canal__metrics_start(canal_app_t *app);
+void canal__metrics_dispose(canal_app_t *app);
+void canal__metrics_record(canal_req_t *req);
+uint64_t canal__now_ns(void);
 
 /* req.c */
 int canal__on_req(h2o_handler_t *self, h2o_req_t *req);

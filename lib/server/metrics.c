@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Prometheus metrics, cheap enough to leave on.
+ *
+ * Each worker owns an array of slots, one per route (slot 0: requests that matched no route),
+ * allocated before the workers start. A request notes the time when canal dispatches it; when
+ * h2o disposes of it (the answer is sent), its worker adds it to its own slot: a count per
+ * (method, status) in a small open-addressing table and a latency histogram. Only that worker
+ * writes the slot, so the counters are bumped with relaxed atomic loads and stores (plain
+ * moves on x86, no locked instructions); a scrape, on whatever worker serves it, reads every
+ * worker's slots with relaxed loads and sums them. A scrape may see one request counted in
+ * requests_total and not yet in the histogram: Prometheus tolerates that skew.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "server_internal.h"
+#include "canal/ops.h"
+
+/* Upper bounds of the histogram buckets, in nanoseconds (seconds in the output). */
+static const uint64_t bucket_ns[] = {
+    500000, 1000000, 2500000, 5000000, 10000000, 25000000, 50000000, 100000000, 250000000,
+    500000000, 1000000000, 2500000000, 5000000000, 10000000000,
+};
+static const char *const bucket_le[] = {"0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05",
+                                        "0.1",    "0.25",  "0.5",    "1",     "2.5",  "5",     "10"};
+#define NBUCKETS (sizeof(bucket_ns) / sizeof(bucket_ns[0]))
+
+static const char *const method_names[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "OTHER"};
+#define METHOD_OTHER 7
+
+/* (method, status) pairs one route may see before the rest go to the overflow counter */
+#define NSTATUS 32
+
+typedef _Atomic uint64_t counter_t;
+
+struct canal__mslot {
+    struct {
+        _Atomic uint32_t key; /* method << 10 | status; 0: empty */
+        counter_t n;
+    } status[NSTATUS];
+    counter_t overflow;        /* requests whose (method, status) found no room */
+    counter_t buckets[NBUCKETS + 1]; /* not cumulative; the last is above the largest bound */
+    counter_t count, sum_ns;
+};
+
+struct canal__metrics {
+    size_t nslots;
+    const char **routes;       /* slot i's route template (slot 0: "(unmatched)") */
+};
+
+/* Only the owning worker writes: no read-modify-write instruction needed. */
+static inline void bump(counter_t *c, uint64_t by)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + by, memory_order_relaxed);
+}
+
+static inline uint64_t get(counter_t *c)
+{
+    return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+uint64_t canal__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static unsigned method_index(h2o_iovec_t m)
+{
+    for (unsigned i = 0; i < METHOD_OTHER; i++)
+        if (h2o_memis(m.base, m.len, method_names[i], strlen(method_names[i])))
+            return i;
+    return METHOD_OTHER;
+}
+
+void canal__metrics_record(canal_req_t *req)
+{
+    h2o_req_t *h = req->h2o;
+    struct canal__mslot *s = &req->worker->mslots[req->endpoint ? req->endpoint->slot : 0];
+    uint64_t ns = canal__now_ns() - req->start_ns;
+    size_t b = 0;
+    while (b < NBUCKETS && ns > bucket_ns[b])
+        b++;
+    bump(&s->buckets[b], 1);
+    bump(&s->count, 1);
+    bump(&s->sum_ns, ns);
+
+    unsigned status = h->res.status > 0 && h->res.status < 1000 ? (unsigned)h->res.status : 0;
+    uint32_t key = method_index(h->method) << 10 | status;
+    key += key == 0; /* 0 marks an empty entry: GET with no status becomes GET 1, never shown */
+    for (unsigned i = 0, at = (key * 2654435761u) >> 27; i < NSTATUS; i++, at = (at + 1) % NSTATUS) {
+        uint32_t k = atomic_load_explicit(&s->status[at].key, memory_order_relaxed);
+        if (k == 0)
+            atomic_store_explicit(&s->status[at].key, k = key, memory_order_relaxed);
+        if (k == key) {
+            bump(&s->status[at].n, 1);
+            return;
+        }
+    }
+    bump(&s->overflow, 1);
+}
+
+/* Writes a label value with the escapes of the text format (backslash, quote, newline). */
+static void label(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\' || *s == '"')
+            fputc('\\', f), fputc(*s, f);
+        else if (*s == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*s, f);
+    }
+}
+
+static int scrape(canal_req_t *req, void *data)
+{
+    canal_app_t *app = req->app;
+    struct canal__metrics *m = app->metrics;
+    size_t nw = app->nworkers, inflight = 0, conns = 0;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f == NULL)
+        return canal_req_fail(req, "metrics: out of memory");
+
+    fputs("# HELP canal_http_requests_total Requests answered, by route template, method and status.\n"
+          "# TYPE canal_http_requests_total counter\n",
+          f);
+    for (size_t i = 0; i < m->nslots; i++) {
+        /* sum each (method, status) over the workers: every worker's table is small */
+        for (size_t w = 0; w < nw; w++) {
+            struct canal__mslot *s = &app->workers[w].mslots[i];
+            for (unsigned e = 0; e < NSTATUS; e++) {
+                uint32_t key = atomic_load_explicit(&s->status[e].key, memory_order_relaxed);
+                if (key == 0 || (key & 1023) < 100)
+                    continue;
+                /* a key already written for an earlier worker is done */
+                int seen = 0;
+                for (size_t v = 0; v < w && !seen; v++)
+                    for (unsigned x = 0; x < NSTATUS && !seen; x++)
+                        seen = atomic_load_explicit(&app->workers[v].mslots[i].status[x].key,
+                                                    memory_order_relaxed) == key;
+                if (seen)
+                    continue;
+                uint64_t n = 0;
+                for (size_t v = w; v < nw; v++)
+                    for (unsigned x = 0; x < NSTATUS; x++)
+                        if (atomic_load_explicit(&app->workers[v].mslots[i].status[x].key, memory_order_relaxed) ==
+                            key)
+                            n += get(&app->workers[v].mslots[i].status[x].n);
+                fputs("canal_http_requests_total{route=\"", f);
+                label(f, m->routes[i]);
+                fprintf(f, "\",method=\"%s\",status=\"%u\"} %llu\n", method_names[key >> 10], key & 1023,
+                        (unsigned long long)n);
+            }
+        }
+    }
+    fputs("# HELP canal_http_request_duration_seconds Time from dispatch to the answer sent, by route.\n"
+          "# TYPE canal_http_request_duration_seconds histogram\n",
+          f);
+    for (size_t i = 0; i < m->nslots; i++) {
+        uint64_t buckets[NBUCKETS + 1] = {0}, count = 0, sum = 0;
+        for (size_t w = 0; w < nw; w++) {
+            struct canal__mslot *s = &app->workers[w].mslots[i];
+            for (size_t b = 0; b <= NBUCKETS; b++)
+                buckets[b] += get(&s->buckets[b]);
+            count += get(&s->count);
+            sum += get(&s->sum_ns);
+        }
+        uint64_t cum = 0;
+        for (size_t b = 0; b <= NBUCKETS; b++) {
+            cum += buckets[b];
+            fputs("canal_http_request_duration_seconds_bucket{route=\"", f);
+            label(f, m->routes[i]);
+            fprintf(f, "\",le=\"%s\"} %llu\n", b < NBUCKETS ? bucket_le[b] : "+Inf", (unsigned long long)cum);
+        }
+        fputs("canal_http_request_duration_seconds_sum{route=\"", f);
+        label(f, m->routes[i]);
+        fprintf(f, "\"} %.9f\n", (double)sum / 1e9);
+        fputs("canal_http_request_duration_seconds_count{route=\"", f);
+        label(f, m->routes[i]);
+        /* the histogram's own count, so that +Inf == count holds within one scrape */
+        fprintf(f, "\"} %llu\n", (unsigned long long)cum);
+    }
+    uint64_t overflow = 0;
+    for (size_t w = 0; w < nw; w++) {
+        inflight += atomic_load(&app->workers[w].inflight);
+        conns += atomic_load(&app->workers[w].connections);
+        for (size_t i = 0; i < m->nslots; i++)
+            overflow += get(&app->workers[w].mslots[i].overflow);
+    }
+    fprintf(f,
+            "# HELP canal_http_requests_unlabelled_total Requests of a route past its %d (method, status) pairs.\n"
+            "# TYPE canal_http_requests_unlabelled_total counter\n"
+            "canal_http_requests_unlabelled_total %llu\n"
+            "# HELP canal_http_requests_in_flight Requests being handled, this scrape included.\n"
+            "# TYPE canal_http_requests_in_flight gauge\n"
+            "canal_http_requests_in_flight %zu\n"
+            "# HELP canal_http_connections Open client connections.\n"
+            "# TYPE canal_http_connections gauge\n"
+            "canal_http_connections %zu\n"
+            "# HELP canal_workers Worker threads (one event loop each).\n"
+            "# TYPE canal_workers gauge\n"
+            "canal_workers %zu\n",
+            NSTATUS, (unsigned long long)overflow, inflight, conns, nw);
+    if (fclose(f) != 0) {
+        free(text);
+        return canal_req_fail(req, "metrics: out of memory");
+    }
+    canal_res_compress(req, 1); /* a scrape is text: worth compressing when the scraper asks */
+    int rc = canal_res_send(req, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
+    free(text);
+    return rc;
+}
+
+int canal_app_metrics(canal_app_t *app, const char *path, canal_error_info_t *err)
+{
+    if (atomic_load(&app->state) != 0) {
+        if (err != NULL)
+            *err = (canal_error_info_t){CANAL_ESTATE, 0, "metrics are switched on before the app starts"};
+        return CANAL_ESTATE;
+    }
+    if (app->metrics != NULL) {
+        if (err != NULL)
+            *err = (canal_error_info_t){CANAL_EEXIST, 0, "metrics are on already"};
+        return CANAL_EEXIST;
+    }
+    if ((app->metrics = calloc(1, sizeof(*app->metrics))) == NULL)
+        return CANAL_ENOMEM;
+    int rc = canal_app_route(app, "GET", path, NULL, scrape, NULL, NULL, err);
+    if (rc != 0) {
+        free(app->metrics);
+        app->metrics = NULL;
+    }
+    return rc;
+}
+
+/* Numbers the routes and gives every worker its slots; before the workers exist. */
+int canal__metrics_start(canal_app_t *app)
+{
+    struct canal__metrics *m = app->metrics;
+    if (m == NULL)
+        return 0;
+    size_t n = canal_router_route_count(app->router);
+    m->nslots = n + 1;
+    if ((m->routes = calloc(m->nslots, sizeof(*m->routes))) == NULL)
+        return -1;
+    m->routes[0] = "(unmatched)";
+    for (size_t i = 0; i < n; i++) {
+        const canal_route_t *r = canal_router_route_at(app->router, i);
+        struct canal_endpoint *ep = canal_route_data(r);
+        ep->slot = (unsigned)(i + 1);
+        m->routes[i + 1] = canal_route_template(r);
+    }
+    for (size_t w = 0; w < app->nworkers; w++)
+        if ((app->workers[w].mslots = calloc(m->nslots, sizeof(struct canal__mslot))) == NULL)
+            return -1;
+    return 0;
+}
+
+void canal__metrics_dispose(canal_app_t *app)
+{
+    for (size_t w = 0; app->workers != NULL && w < app->nworkers; w++) {
+        free(app->workers[w].mslots);
+        app->workers[w].mslots = NULL;
+    }
+    if (app->metrics != NULL)
+        free(app->metrics->routes);
+    free(app->metrics);
+    app->metrics = NULL;
+}

@@ -1,0 +1,504 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Static files, compression and CORS.
+ *
+ * Static files are libh2o's file handler on a path configuration of their own. h2o picks the
+ * first registered path that prefixes the request's normalized path, and otherwise the
+ * host's fallback path: canal's own handler sits on the fallback path (app.c), so the static
+ * prefixes, registered later, come first.
+ *
+ * Compression is libh2o's gzip filter, registered on canal's path and on every static path
+ * when the app starts. A route or an answer opts out (or in) through h2o's compress hint.
+ *
+ * CORS policies are copied into the app, then attached to the endpoints of the routes they
+ * cover when the app starts, so that per request a route without a policy pays one test of a
+ * pointer. A preflight is recognised before routing (OPTIONS with Origin and
+ * Access-Control-Request-Method) and looked up as the request it announces: the policy of
+ * the route that would serve that method on that path answers it.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include "server_internal.h"
+#include "canal/ops.h"
+
+struct canal__cors {
+    const canal_cors_t *source; /* what it was copied from (to share copies of one policy) */
+    char *origins, *methods, *headers, *expose; /* owned, as given ("" for none) */
+    int any_origin, any_header, credentials;
+    char max_age[24];
+};
+
+struct cors_rule {
+    char *prefix;              /* without leading and trailing '/'; "" for all */
+    const canal_route_t *route; /* or one route */
+    struct canal__cors *policy;
+};
+
+struct static_dir {
+    char *prefix, *dir;
+    unsigned flags;
+};
+
+struct canal__ops {
+    struct static_dir *statics;
+    size_t nstatics;
+    int compress;
+    h2o_compress_args_t compress_args;
+    struct canal__cors **policies; /* every copy, freed at destroy */
+    size_t npolicies;
+    struct cors_rule *rules;
+    size_t nrules;
+};
+
+static struct canal__ops *ops_of(canal_app_t *app)
+{
+    if (app->ops == NULL)
+        app->ops = calloc(1, sizeof(*app->ops));
+    return app->ops;
+}
+
+static int set_err(canal_error_info_t *err, int code, const char *fmt, const char *arg)
+{
+    if (err != NULL) {
+        err->code = code;
+        err->position = 0;
+        snprintf(err->message, sizeof(err->message), fmt, arg);
+    }
+    return code;
+}
+
+/* ---- static files ---- */
+
+int canal_app_static(canal_app_t *app, const char *prefix, const char *dir, unsigned flags,
+                     canal_error_info_t *err)
+{
+    if (atomic_load(&app->state) != 0)
+        return set_err(err, CANAL_ESTATE, "%s: static files are added before the app starts", prefix);
+    size_t n = prefix ? strlen(prefix) : 0;
+    while (n > 1 && prefix[n - 1] == '/')
+        n--;
+    if (n < 2 || prefix[0] != '/')
+        return set_err(err, CANAL_EINVAL, "bad static prefix '%s' (it starts with '/' and is not the root)",
+                       prefix ? prefix : "(null)");
+    struct stat st;
+    if (dir == NULL || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, R_OK | X_OK) != 0)
+        return set_err(err, CANAL_EINVAL, "%s is not a readable directory", dir ? dir : "(null)");
+    struct canal__ops *ops = ops_of(app);
+    if (ops == NULL)
+        return CANAL_ENOMEM;
+    for (size_t i = 0; i < ops->nstatics; i++)
+        if (strlen(ops->statics[i].prefix) == n && strncmp(ops->statics[i].prefix, prefix, n) == 0)
+            return set_err(err, CANAL_EEXIST, "%s is served already", ops->statics[i].prefix);
+    struct static_dir *grown = realloc(ops->statics, (ops->nstatics + 1) * sizeof(*grown));
+    if (grown == NULL)
+        return CANAL_ENOMEM;
+    ops->statics = grown;
+    struct static_dir *s = &ops->statics[ops->nstatics];
+    s->prefix = strndup(prefix, n);
+    s->dir = strdup(dir);
+    s->flags = flags;
+    if (s->prefix == NULL || s->dir == NULL) {
+        free(s->prefix);
+        free(s->dir);
+        return CANAL_ENOMEM;
+    }
+    ops->nstatics++;
+    return 0;
+}
+
+/* ---- compression ---- */
+
+/* Debian's libh2o 2.2.5 is built without brotli: the symbol is absent there. A weak reference
+ * finds out at run time, so the same canal binary uses brotli where libh2o has it. */
+extern h2o_compress_context_t *h2o_compress_brotli_open(h2o_mem_pool_t *pool, int quality,
+                                                        size_t estimated_content_length)
+    __attribute__((weak));
+
+int canal_compress_has_brotli(void)
+{
+    return h2o_compress_brotli_open != NULL;
+}
+
+int canal_app_compress(canal_app_t *app, const canal_compress_options_t *opts)
+{
+    canal_compress_options_t o = opts ? *opts : (canal_compress_options_t){0};
+    if (atomic_load(&app->state) != 0)
+        return CANAL_ESTATE;
+    if (o.gzip_level == 0)
+        o.gzip_level = 1;
+    if (o.min_size == 0)
+        o.min_size = 1024;
+    if (o.gzip_level < 1 || o.gzip_level > 9 || o.brotli_level < 0 || o.brotli_level > 11 ||
+        (o.brotli_level > 0 && !canal_compress_has_brotli()))
+        return CANAL_EINVAL;
+    struct canal__ops *ops = ops_of(app);
+    if (ops == NULL)
+        return CANAL_ENOMEM;
+    ops->compress = 1;
+    ops->compress_args.min_size = o.min_size;
+    ops->compress_args.gzip.quality = o.gzip_level;
+    ops->compress_args.brotli.quality = o.brotli_level > 0 ? o.brotli_level : -1;
+    return 0;
+}
+
+static struct canal_endpoint *find_endpoint(canal_app_t *app, const char *method, const char *tmpl)
+{
+    /* templates are compared as registered, give or take the leading '/' */
+    while (*tmpl == '/')
+        tmpl++;
+    for (size_t i = 0, n = canal_router_route_count(app->router); i < n; i++) {
+        const canal_route_t *r = canal_router_route_at(app->router, i);
+        const char *t = canal_route_template(r);
+        while (*t == '/')
+            t++;
+        if (strcmp(canal_route_method(r), method) == 0 && strcmp(t, tmpl) == 0)
+            return canal_route_data(r);
+    }
+    return NULL;
+}
+
+int canal_app_compress_route(canal_app_t *app, const char *method, const char *tmpl, int on)
+{
+    if (atomic_load(&app->state) != 0)
+        return CANAL_ESTATE;
+    struct canal_endpoint *ep = find_endpoint(app, method, tmpl);
+    if (ep == NULL)
+        return CANAL_ENOTFOUND;
+    ep->compress = on ? 1 : -1;
+    return 0;
+}
+
+void canal_res_compress(canal_req_t *req, int on)
+{
+    req->h2o->compress_hint = on ? H2O_COMPRESS_HINT_ENABLE : H2O_COMPRESS_HINT_DISABLE;
+}
+
+/* ---- CORS ---- */
+
+/* Copies a list, trimming the spaces around its items; NULL gives "". */
+static char *copy_list(const char *s)
+{
+    char *out = malloc(s ? strlen(s) + 1 : 1), *o = out;
+    if (out == NULL || s == NULL) {
+        if (out)
+            *out = '\0';
+        return out;
+    }
+    while (*s) {
+        while (*s == ' ' || *s == ',')
+            s++;
+        size_t n = strcspn(s, ",");
+        while (n > 0 && s[n - 1] == ' ')
+            n--;
+        if (n > 0) {
+            if (o != out)
+                *o++ = ',';
+            memcpy(o, s, n);
+            o += n;
+        }
+        s += n;
+        while (*s == ' ')
+            s++;
+    }
+    *o = '\0';
+    return out;
+}
+
+/* 1 if item (n bytes) is in the comma-separated list */
+static int in_list(const char *list, const char *item, size_t n, int nocase)
+{
+    while (*list) {
+        size_t k = strcspn(list, ",");
+        if (k == n && (nocase ? strncasecmp(list, item, n) : strncmp(list, item, n)) == 0)
+            return 1;
+        list += k + (list[k] == ',');
+    }
+    return 0;
+}
+
+static void cors_free(struct canal__cors *c)
+{
+    if (c == NULL)
+        return;
+    free(c->origins);
+    free(c->methods);
+    free(c->headers);
+    free(c->expose);
+    free(c);
+}
+
+static int same_list(const char *copy, const char *given)
+{
+    char *c = copy_list(given);
+    int same = c != NULL && strcmp(c, copy) == 0;
+    free(c);
+    return same;
+}
+
+static int same_policy(const struct canal__cors *c, const canal_cors_t *p)
+{
+    return same_list(c->origins, p->origins) && same_list(c->methods, p->methods) &&
+           same_list(c->headers, p->headers) && same_list(c->expose, p->expose) &&
+           c->credentials == (p->credentials != 0) && atoi(c->max_age) == (p->max_age > 0 ? p->max_age : 0);
+}
+
+static struct canal__cors *cors_copy(canal_app_t *app, const canal_cors_t *p)
+{
+    struct canal__ops *ops = ops_of(app);
+    if (ops == NULL)
+        return NULL;
+    /* the controller filter attaches one policy to many routes, again at each rebuild of its
+     * chains: share a copy when nothing changed since */
+    for (size_t i = 0; i < ops->npolicies; i++)
+        if (ops->policies[i]->source == p && same_policy(ops->policies[i], p))
+            return ops->policies[i];
+    struct canal__cors **grown = realloc(ops->policies, (ops->npolicies + 1) * sizeof(*grown));
+    if (grown == NULL)
+        return NULL;
+    ops->policies = grown;
+    struct canal__cors *c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        return NULL;
+    c->source = p;
+    c->origins = copy_list(p->origins);
+    c->methods = copy_list(p->methods);
+    c->headers = copy_list(p->headers);
+    c->expose = copy_list(p->expose);
+    if (!c->origins || !c->methods || !c->headers || !c->expose) {
+        cors_free(c);
+        return NULL;
+    }
+    c->any_origin = strcmp(c->origins, "*") == 0;
+    c->any_header = strcmp(c->headers, "*") == 0 && !p->credentials;
+    c->credentials = p->credentials != 0;
+    if (p->max_age > 0)
+        snprintf(c->max_age, sizeof(c->max_age), "%d", p->max_age);
+    ops->policies[ops->npolicies++] = c;
+    return c;
+}
+
+static int add_rule(canal_app_t *app, const char *prefix, const canal_route_t *route, const canal_cors_t *policy)
+{
+    if (atomic_load(&app->state) != 0)
+        return CANAL_ESTATE;
+    if (policy == NULL || policy->origins == NULL || policy->origins[strspn(policy->origins, " ,")] == '\0')
+        return CANAL_EINVAL;
+    struct canal__cors *c = cors_copy(app, policy);
+    if (c == NULL)
+        return CANAL_ENOMEM;
+    struct canal__ops *ops = app->ops;
+    struct cors_rule *grown = realloc(ops->rules, (ops->nrules + 1) * sizeof(*grown));
+    if (grown == NULL)
+        return CANAL_ENOMEM;
+    ops->rules = grown;
+    struct cors_rule *r = &ops->rules[ops->nrules];
+    r->prefix = NULL;
+    if (prefix != NULL) {
+        while (*prefix == '/')
+            prefix++;
+        size_t n = strlen(prefix);
+        while (n > 0 && prefix[n - 1] == '/')
+            n--;
+        if ((r->prefix = strndup(prefix, n)) == NULL)
+            return CANAL_ENOMEM;
+    }
+    r->route = route;
+    r->policy = c;
+    ops->nrules++;
+    return 0;
+}
+
+int canal_app_cors(canal_app_t *app, const char *prefix, const canal_cors_t *policy)
+{
+    return add_rule(app, prefix ? prefix : "", NULL, policy);
+}
+
+int canal_app_cors_route(canal_app_t *app, const canal_route_t *route, const canal_cors_t *policy)
+{
+    return route == NULL ? CANAL_EINVAL : add_rule(app, NULL, route, policy);
+}
+
+/* 1 if the template starts with the prefix, on a segment boundary */
+static int covers(const char *prefix, const char *tmpl)
+{
+    size_t n = strlen(prefix);
+    while (*tmpl == '/')
+        tmpl++;
+    return n == 0 || (strncasecmp(tmpl, prefix, n) == 0 && (tmpl[n] == '\0' || tmpl[n] == '/'));
+}
+
+static h2o_iovec_t find_header(const h2o_req_t *h, const h2o_token_t *token, const char *name, size_t n)
+{
+    ssize_t i = token ? h2o_find_header(&h->headers, token, -1) : h2o_find_header_by_str(&h->headers, name, n, -1);
+    return i >= 0 ? h->headers.entries[i].value : h2o_iovec_init(NULL, 0);
+}
+
+static void add(canal_req_t *req, const char *name, size_t nlen, const char *value, size_t vlen)
+{
+    h2o_req_t *h = req->h2o;
+    h2o_add_header_by_str(&h->pool, &h->res.headers, name, nlen, 0, NULL, value, vlen);
+}
+
+static int origin_allowed(const struct canal__cors *c, h2o_iovec_t origin)
+{
+    return c->any_origin || in_list(c->origins, origin.base, origin.len, 0);
+}
+
+/* The headers of a response to an allowed origin (the actual request and the preflight). */
+static void allow_origin(canal_req_t *req, const struct canal__cors *c, h2o_iovec_t origin)
+{
+    if (c->any_origin && !c->credentials)
+        add(req, H2O_STRLIT("access-control-allow-origin"), H2O_STRLIT("*"));
+    else
+        add(req, H2O_STRLIT("access-control-allow-origin"), origin.base, origin.len);
+    if (c->credentials)
+        add(req, H2O_STRLIT("access-control-allow-credentials"), H2O_STRLIT("true"));
+}
+
+static void vary_origin(canal_req_t *req, const struct canal__cors *c)
+{
+    if (!c->any_origin || c->credentials)
+        add(req, H2O_STRLIT("vary"), H2O_STRLIT("Origin"));
+}
+
+void canal__ops_on_match(canal_req_t *req)
+{
+    const struct canal_endpoint *ep = req->endpoint;
+    if (ep->compress != 0)
+        req->h2o->compress_hint = ep->compress > 0 ? H2O_COMPRESS_HINT_ENABLE : H2O_COMPRESS_HINT_DISABLE;
+    const struct canal__cors *c = ep->cors;
+    if (c == NULL)
+        return;
+    vary_origin(req, c);
+    h2o_iovec_t origin = find_header(req->h2o, NULL, H2O_STRLIT("origin"));
+    if (origin.base == NULL || !origin_allowed(c, origin))
+        return;
+    allow_origin(req, c, origin);
+    if (c->expose[0] != '\0')
+        add(req, H2O_STRLIT("access-control-expose-headers"), c->expose, strlen(c->expose));
+}
+
+/* Each header a preflight asks for must be allowed (the policy's list, or any). */
+static int headers_allowed(const struct canal__cors *c, h2o_iovec_t asked)
+{
+    if (c->any_header)
+        return 1;
+    const char *s = asked.base, *end = asked.base + asked.len;
+    while (s < end) {
+        while (s < end && (*s == ' ' || *s == ','))
+            s++;
+        const char *e = s;
+        while (e < end && *e != ',')
+            e++;
+        const char *t = e;
+        while (t > s && t[-1] == ' ')
+            t--;
+        if (t > s && !in_list(c->headers, s, (size_t)(t - s), 1))
+            return 0;
+        s = e;
+    }
+    return 1;
+}
+
+int canal__cors_preflight(canal_req_t *req)
+{
+    h2o_req_t *h = req->h2o;
+    h2o_iovec_t origin = find_header(h, NULL, H2O_STRLIT("origin"));
+    h2o_iovec_t method = find_header(h, NULL, H2O_STRLIT("access-control-request-method"));
+    if (origin.base == NULL || method.base == NULL || method.len == 0)
+        return 0;
+    /* the route that would serve the announced request */
+    canal_match_t m;
+    char *scratch = h2o_mem_alloc_pool(&h->pool, req->path.len + 1);
+    if (canal_router_match(req->app->router, (canal_str_t){method.base, method.len}, req->path, scratch,
+                           req->path.len + 1, &m) != 200)
+        return 0;
+    const struct canal_endpoint *ep = m.data;
+    const struct canal__cors *c = ep->cors;
+    if (c == NULL)
+        return 0;
+    h2o_iovec_t asked = find_header(h, NULL, H2O_STRLIT("access-control-request-headers"));
+    vary_origin(req, c);
+    add(req, H2O_STRLIT("vary"), H2O_STRLIT("Access-Control-Request-Method, Access-Control-Request-Headers"));
+    const char *why = NULL;
+    if (!origin_allowed(c, origin))
+        why = "the origin is not allowed";
+    else if (c->methods[0] != '\0' && !in_list(c->methods, method.base, method.len, 0))
+        why = "the method is not allowed";
+    else if (asked.base != NULL && !headers_allowed(c, asked))
+        why = "a requested header is not allowed";
+    if (why != NULL) {
+        canal_res_problem(req, 403, "CORS preflight refused: %s", why);
+        return 1;
+    }
+    allow_origin(req, c, origin);
+    if (c->methods[0] != '\0')
+        add(req, H2O_STRLIT("access-control-allow-methods"), c->methods, strlen(c->methods));
+    else
+        add(req, H2O_STRLIT("access-control-allow-methods"), method.base, method.len);
+    if (asked.base != NULL && asked.len > 0)
+        add(req, H2O_STRLIT("access-control-allow-headers"), asked.base, asked.len);
+    if (c->max_age[0] != '\0')
+        add(req, H2O_STRLIT("access-control-max-age"), c->max_age, strlen(c->max_age));
+    canal_res_status(req, 204);
+    return 1;
+}
+
+/* ---- start and end ---- */
+
+int canal__ops_start(canal_app_t *app)
+{
+    struct canal__ops *ops = app->ops;
+    if (ops == NULL)
+        return 0;
+    /* CORS: rules in the order given, so a later one wins */
+    for (size_t i = 0, n = canal_router_route_count(app->router); i < n; i++) {
+        const canal_route_t *r = canal_router_route_at(app->router, i);
+        struct canal_endpoint *ep = canal_route_data(r);
+        for (size_t k = 0; k < ops->nrules; k++) {
+            const struct cors_rule *rule = &ops->rules[k];
+            if (rule->route != NULL ? rule->route == r : covers(rule->prefix, canal_route_template(r)))
+                ep->cors = rule->policy;
+        }
+        app->ncors += ep->cors != NULL;
+    }
+    static const char *index_files[] = {"index.html", NULL}, *no_index[] = {NULL};
+    for (size_t i = 0; i < ops->nstatics; i++) {
+        const struct static_dir *s = &ops->statics[i];
+        int flags = (s->flags & CANAL_STATIC_GZIP ? H2O_FILE_FLAG_SEND_COMPRESSED : 0) |
+                    (s->flags & CANAL_STATIC_NO_ETAG ? H2O_FILE_FLAG_NO_ETAG : 0);
+        h2o_pathconf_t *pc = h2o_config_register_path(app->hostconf, s->prefix, 0);
+        h2o_file_register(pc, s->dir, s->flags & CANAL_STATIC_INDEX ? index_files : no_index, NULL, flags);
+        if (ops->compress)
+            h2o_compress_register(pc, &ops->compress_args);
+        if (app->logfh != NULL)
+            h2o_access_log_register(pc, app->logfh);
+    }
+    if (ops->compress)
+        h2o_compress_register(app->pathconf, &ops->compress_args);
+    return 0;
+}
+
+void canal__ops_dispose(canal_app_t *app)
+{
+    struct canal__ops *ops = app->ops;
+    if (ops == NULL)
+        return;
+    for (size_t i = 0; i < ops->nstatics; i++) {
+        free(ops->statics[i].prefix);
+        free(ops->statics[i].dir);
+    }
+    free(ops->statics);
+    for (size_t i = 0; i < ops->npolicies; i++)
+        cors_free(ops->policies[i]);
+    free(ops->policies);
+    for (size_t i = 0; i < ops->nrules; i++)
+        free(ops->rules[i].prefix);
+    free(ops->rules);
+    free(ops);
+    app->ops = NULL;
+}
