@@ -28,8 +28,9 @@ extern "C" {
 /**
  * Switches metrics on and serves them in the Prometheus text format (version 0.0.4) at
  * GET path (a route template, e.g. "metrics"; the route is counted like any other):
- *   canal_http_requests_total{route,method,status}   counter, by route template ("(unmatched)"
- *                                                    for 404, 405 and early answers)
+ *   canal_http_requests_total{route,method,status}   counter, by route template (with a
+ *                                                    leading '/'; "(unmatched)" for 404, 405
+ *                                                    and early answers)
  *   canal_http_request_duration_seconds{route}       histogram, from the request's dispatch
  *                                                    until h2o is done sending the answer
  *   canal_http_requests_in_flight                    gauge (the scrape counts itself)

@@ -47,7 +47,8 @@ struct canal__mslot {
 
 struct canal__metrics {
     size_t nslots;
-    const char **routes;       /* slot i's route template (slot 0: "(unmatched)") */
+    const char **routes;       /* slot i's route template with a leading '/' (slot 0: "(unmatched)";
+                                  the others are owned) */
 };
 
 /* Only the owning worker writes: no read-modify-write instruction needed. */
@@ -247,14 +248,26 @@ int canal__metrics_start(canal_app_t *app)
         return 0;
     size_t n = canal_router_route_count(app->router);
     m->nslots = n + 1;
-    if ((m->routes = calloc(m->nslots, sizeof(*m->routes))) == NULL)
+    if ((m->routes = calloc(m->nslots, sizeof(*m->routes))) == NULL) {
+        m->nslots = 0;
         return -1;
+    }
     m->routes[0] = "(unmatched)";
     for (size_t i = 0; i < n; i++) {
         const canal_route_t *r = canal_router_route_at(app->router, i);
         struct canal_endpoint *ep = canal_route_data(r);
         ep->slot = (unsigned)(i + 1);
-        m->routes[i + 1] = canal_route_template(r);
+        /* "home/plaintext" and "/home/plaintext" are one template: label both with the '/' */
+        const char *t = canal_route_template(r);
+        while (*t == '/')
+            t++;
+        size_t len = strlen(t);
+        char *label = malloc(len + 2);
+        if (label == NULL)
+            return -1;
+        label[0] = '/';
+        memcpy(label + 1, t, len + 1);
+        m->routes[i + 1] = label;
     }
     for (size_t w = 0; w < app->nworkers; w++)
         if ((app->workers[w].mslots = calloc(m->nslots, sizeof(struct canal__mslot))) == NULL)
@@ -268,8 +281,11 @@ void canal__metrics_dispose(canal_app_t *app)
         free(app->workers[w].mslots);
         app->workers[w].mslots = NULL;
     }
-    if (app->metrics != NULL)
+    if (app->metrics != NULL && app->metrics->routes != NULL) {
+        for (size_t i = 1; i < app->metrics->nslots; i++)
+            free((char *)app->metrics->routes[i]);
         free(app->metrics->routes);
+    }
     free(app->metrics);
     app->metrics = NULL;
 }

@@ -450,6 +450,16 @@ int canal__cors_preflight(canal_req_t *req)
 
 /* ---- start and end ---- */
 
+/* h2o decodes %00 into the path it gives the file handler, and open() stops at the NUL: a
+ * request for "/static/%00x" would be answered for the directory. Refuse it first. */
+static int static_guard(h2o_handler_t *self, h2o_req_t *req)
+{
+    if (memchr(req->path_normalized.base, '\0', req->path_normalized.len) == NULL)
+        return -1; /* on to the file handler */
+    h2o_send_error_400(req, "Bad Request", "NUL in the path", 0);
+    return 0;
+}
+
 int canal__ops_start(canal_app_t *app)
 {
     struct canal__ops *ops = app->ops;
@@ -472,6 +482,7 @@ int canal__ops_start(canal_app_t *app)
         int flags = (s->flags & CANAL_STATIC_GZIP ? H2O_FILE_FLAG_SEND_COMPRESSED : 0) |
                     (s->flags & CANAL_STATIC_NO_ETAG ? H2O_FILE_FLAG_NO_ETAG : 0);
         h2o_pathconf_t *pc = h2o_config_register_path(app->hostconf, s->prefix, 0);
+        h2o_create_handler(pc, sizeof(h2o_handler_t))->on_req = static_guard;
         h2o_file_register(pc, s->dir, s->flags & CANAL_STATIC_INDEX ? index_files : no_index, NULL, flags);
         if (ops->compress)
             h2o_compress_register(pc, &ops->compress_args);
