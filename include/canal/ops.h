@@ -31,8 +31,9 @@ extern "C" {
  *   canal_http_requests_total{route,method,status}   counter, by route template (with a
  *                                                    leading '/'; "(unmatched)" for 404, 405
  *                                                    and early answers)
- *   canal_http_request_duration_seconds{route}       histogram, from the request's dispatch
- *                                                    until h2o is done sending the answer
+ *   canal_http_request_duration_seconds{route}       histogram, from the request's start
+ *                                                    (h2o's loop clock when its first bytes
+ *                                                    were read) until the answer is sent
  *   canal_http_requests_in_flight                    gauge (the scrape counts itself)
  *   canal_http_connections                           gauge, open connections
  *   canal_workers                                    gauge, worker threads

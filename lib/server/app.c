@@ -435,6 +435,7 @@ static int init_worker(canal_app_t *app, size_t k)
     w->app = app;
     w->index = k;
     w->json_hint = 512;
+    w->req_dispose = canal__req_dispose_fn(app);
     h2o_linklist_init_anchor(&w->conns);
     if ((w->socks = calloc(app->nlisteners, sizeof(*w->socks))) == NULL ||
         (w->loop = h2o_evloop_create()) == NULL)

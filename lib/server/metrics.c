@@ -3,8 +3,9 @@
  * Prometheus metrics, cheap enough to leave on.
  *
  * Each worker owns an array of slots, one per route (slot 0: requests that matched no route),
- * allocated before the workers start. A request notes the time when canal dispatches it; when
- * h2o disposes of it (the answer is sent), its worker adds it to its own slot: a count per
+ * allocated before the workers start. When h2o disposes of a request (the answer is sent), a
+ * request destructor chosen at start (so an app without metrics tests nothing per request)
+ * adds it to its worker's slot, timed from h2o's own timestamp of its start: a count per
  * (method, status) in a small open-addressing table and a latency histogram. Only that worker
  * writes the slot, so the counters are bumped with relaxed atomic loads and stores (plain
  * moves on x86, no locked instructions); a scrape, on whatever worker serves it, reads every
@@ -62,12 +63,6 @@ static inline uint64_t get(counter_t *c)
     return atomic_load_explicit(c, memory_order_relaxed);
 }
 
-uint64_t canal__now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static unsigned method_index(h2o_iovec_t m)
 {
@@ -81,7 +76,13 @@ void canal__metrics_record(canal_req_t *req)
 {
     h2o_req_t *h = req->h2o;
     struct canal__mslot *s = &req->worker->mslots[req->endpoint ? req->endpoint->slot : 0];
-    uint64_t ns = canal__now_ns() - req->start_ns;
+    /* from h2o's timestamp of the request's start (the event loop's clock when the request's
+     * first bytes were read: no clock is read per request at the start) to now */
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    int64_t d = ((int64_t)now.tv_sec - h->timestamps.request_begin_at.tv_sec) * 1000000000 +
+                ((int64_t)now.tv_nsec - (int64_t)h->timestamps.request_begin_at.tv_usec * 1000);
+    uint64_t ns = d > 0 ? (uint64_t)d : 0;
     size_t b = 0;
     while (b < NBUCKETS && ns > bucket_ns[b])
         b++;

@@ -365,21 +365,25 @@ static void vary_origin(canal_req_t *req, const struct canal__cors *c)
         add(req, H2O_STRLIT("vary"), H2O_STRLIT("Origin"));
 }
 
-void canal__ops_on_match(canal_req_t *req)
+int canal__ops_on_match(canal_req_t *req)
 {
     const struct canal_endpoint *ep = req->endpoint;
     if (ep->compress != 0)
         req->h2o->compress_hint = ep->compress > 0 ? H2O_COMPRESS_HINT_ENABLE : H2O_COMPRESS_HINT_DISABLE;
     const struct canal__cors *c = ep->cors;
     if (c == NULL)
-        return;
+        return 0;
+    /* an OPTIONS route of the app's own with a policy: the server answers its preflights */
+    if (h2o_memis(req->method.base, req->method.len, H2O_STRLIT("OPTIONS")) && canal__cors_preflight(req))
+        return 1;
     vary_origin(req, c);
     h2o_iovec_t origin = find_header(req->h2o, NULL, H2O_STRLIT("origin"));
     if (origin.base == NULL || !origin_allowed(c, origin))
-        return;
+        return 0;
     allow_origin(req, c, origin);
     if (c->expose[0] != '\0')
         add(req, H2O_STRLIT("access-control-expose-headers"), c->expose, strlen(c->expose));
+    return 0;
 }
 
 /* Each header a preflight asks for must be allowed (the policy's list, or any). */
@@ -475,6 +479,7 @@ int canal__ops_start(canal_app_t *app)
                 ep->cors = rule->policy;
         }
         app->ncors += ep->cors != NULL;
+        ep->ops = ep->cors != NULL || ep->compress != 0;
     }
     static const char *index_files[] = {"index.html", NULL}, *no_index[] = {NULL};
     for (size_t i = 0; i < ops->nstatics; i++) {

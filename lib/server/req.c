@@ -20,10 +20,19 @@ static void req_dispose(void *p)
     struct canal_worker *w = req->worker;
     canal__pending_gone(req);
     json_decref(req->json);
-    if (req->app->metrics != NULL)
-        canal__metrics_record(req);
     atomic_fetch_sub(&w->inflight, 1);
     canal__worker_touch(w);
+}
+
+static void req_dispose_counted(void *p)
+{
+    canal__metrics_record(p);
+    req_dispose(p);
+}
+
+void (*canal__req_dispose_fn(const canal_app_t *app))(void *)
+{
+    return app->metrics != NULL ? req_dispose_counted : req_dispose;
 }
 
 /* A query may hold anything but bad percent-escapes and %00. */
@@ -95,18 +104,14 @@ static void dispatch(canal_req_t *req)
     h2o_req_t *h = req->h2o;
     char allow[256];
 
-    /* a CORS preflight is answered for the route of the method it announces */
-    if (app->ncors != 0 && h2o_memis(req->method.base, req->method.len, H2O_STRLIT("OPTIONS")) &&
-        canal__cors_preflight(req))
-        return;
     char *scratch = h2o_mem_alloc_pool(&h->pool, req->path.len + 1);
     int status = canal_router_match(app->router, req->method, req->path, scratch, req->path.len + 1,
                                     &req->match);
     switch (status) {
     case 200: {
         req->endpoint = req->match.data;
-        if (req->endpoint->cors != NULL || req->endpoint->compress != 0)
-            canal__ops_on_match(req);
+        if (req->endpoint->ops && canal__ops_on_match(req))
+            return;
         int rc = req->endpoint->fn(req, req->endpoint->data);
         if (rc == CANAL_PENDING && (req->pending != NULL || req->responded))
             return;
@@ -135,6 +140,11 @@ static void dispatch(canal_req_t *req)
     }
     case 204:
     case 405:
+        /* OPTIONS without a route of its own: perhaps a CORS preflight, answered for the route
+         * of the method it announces */
+        if (app->ncors != 0 && h2o_memis(req->method.base, req->method.len, H2O_STRLIT("OPTIONS")) &&
+            canal__cors_preflight(req))
+            return;
         canal_router_allow_header(app->router, req->match.allow, allow, sizeof(allow));
         canal_res_header(req, "allow", allow);
         if (status == 204)
@@ -155,7 +165,7 @@ static void dispatch(canal_req_t *req)
 int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
 {
     struct canal_worker *w = H2O_STRUCT_FROM_MEMBER(struct canal_worker, ctx, h->conn->ctx);
-    canal_req_t *req = h2o_mem_alloc_shared(&h->pool, sizeof(*req), req_dispose);
+    canal_req_t *req = h2o_mem_alloc_shared(&h->pool, sizeof(*req), w->req_dispose);
     memset(req, 0, offsetof(canal_req_t, match));
     memset(&req->endpoint, 0, sizeof(*req) - offsetof(canal_req_t, endpoint));
     req->h2o = h;
@@ -164,8 +174,6 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
     atomic_fetch_add(&w->inflight, 1);
     atomic_fetch_add(&w->requests, 1);
     canal__worker_touch(w);
-    if (w->app->metrics != NULL)
-        req->start_ns = canal__now_ns();
 
     req->method = (canal_str_t){h->method.base, h->method.len};
     req->is_head = h2o_memis(h->method.base, h->method.len, H2O_STRLIT("HEAD"));

@@ -25,6 +25,7 @@ struct canal_endpoint {
     const struct canal__cors *cors; /* CORS policy, or NULL */
     unsigned slot;                  /* metrics: 1 + the route's index (0: unmatched) */
     signed char compress;           /* 0 as configured, -1 never, 1 even if not compressible */
+    unsigned char ops;              /* cors or compress set: the one test made per request */
 };
 
 struct canal_listener {
@@ -62,6 +63,7 @@ struct canal_worker {
     atomic_size_t inflight, connections;
     atomic_ullong requests;
     struct canal__mslot *mslots;   /* metrics.c: this worker's counters, one slot per route */
+    void (*req_dispose)(void *);   /* req.c: what runs when h2o is done with a request */
     /* shutdown state, worker only */
     int stopping, exit;
     uint64_t deadline, last_activity;
@@ -109,7 +111,6 @@ struct canal_req {
     size_t nquery;
     int query_parsed;
     int is_head;
-    uint64_t start_ns;            /* metrics: when dispatch began */
     int responded;
     char *error;                  /* canal_req_fail() text */
     json_t *json;                 /* parsed body, released with the request */
@@ -135,8 +136,9 @@ void canal__pending_gone(canal_req_t *req);      /* the request ends */
 /* ops.c: before the workers start (static paths, compression, CORS on routes), at destroy */
 int canal__ops_start(canal_app_t *app);
 void canal__ops_dispose(canal_app_t *app);
-/* ops.c: a matched route with a CORS policy or a compression setting */
-void canal__ops_on_match(canal_req_t *req);
+/* ops.c: a matched route with a CORS policy or a compression setting; 1 if it answered (a
+ * preflight to the route's own OPTIONS handler) */
+int canal__ops_on_match(canal_req_t *req);
 /* ops.c: a CORS preflight, answered when 1 */
 int canal__cors_preflight(canal_req_t *req);
 
@@ -144,10 +146,12 @@ int canal__cors_preflight(canal_req_t *req);
 int canal__metrics_start(canal_app_t *app);
 void canal__metrics_dispose(canal_app_t *app);
 void canal__metrics_record(canal_req_t *req);
-uint64_t canal__now_ns(void);
 
 /* req.c */
 int canal__on_req(h2o_handler_t *self, h2o_req_t *req);
+/* req.c: the request destructor for the app's workers (counting for metrics or not), chosen
+ * once so that a request pays no test for it */
+void (*canal__req_dispose_fn(const canal_app_t *app))(void *);
 
 /* json.c: writes json as json_dumpb(JSON_COMPACT | JSON_ENCODE_ANY) would, into pool memory
  * (starting with hint bytes); NULL if it cannot be written (invalid UTF-8, too deep) */

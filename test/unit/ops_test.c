@@ -341,6 +341,8 @@ static void cors_router(void **state)
     assert_int_equal(canal_app_route(app, "POST", "api/items/{id:int}", NULL, h_item, NULL, NULL, NULL), 0);
     assert_int_equal(canal_app_get(app, "apix", h_small, NULL), 0);
     assert_int_equal(canal_app_get(app, "open", h_small, NULL), 0);
+    assert_int_equal(canal_app_route(app, "OPTIONS", "api/opt", NULL, h_small, NULL, NULL, NULL), 0);
+    assert_int_equal(canal_app_get(app, "api/opt", h_small, NULL), 0);
     assert_int_equal(canal_app_cors(app, "/api/", &strict), 0);
     assert_int_equal(canal_app_get(app, "api/late", h_small, NULL), 0); /* covered too */
     canal_router_t *rt = canal_app_router(app);
@@ -372,6 +374,14 @@ static void cors_router(void **state)
     assert_string_equal(header(&r, "access-control-allow-origin"), "");
     preflight("/api/late", "https://a.example", "GET", NULL, &r);
     assert_string_equal(header(&r, "access-control-allow-origin"), "https://a.example");
+
+    /* an OPTIONS route of the app's own: the server answers preflights, the route the rest */
+    preflight("/api/opt", "https://a.example", "GET", NULL, &r);
+    assert_int_equal(r.status, 204);
+    assert_string_equal(header(&r, "access-control-allow-origin"), "https://a.example");
+    request("OPTIONS /api/opt HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "small");
 
     with_origin("POST", "/api/items/7", "https://a.example", &r);
     assert_int_equal(r.status, 201);
