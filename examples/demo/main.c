@@ -10,7 +10,7 @@
  *   GET /metrics                             Prometheus metrics
  *   GET /static/...                          files of examples/demo/static (--static-dir)
  *
- *   build/bin/canal-demo [--mode router|controller] [--data FILE] [--static-dir DIR]
+ *   build/bin/canal-demo [--mode router|controller] [--data FILE] [--static-dir DIR|off]
  *                        [--metrics on|off] [--compress on|off] [--cors on|off]
  *                        [canal's flags: --host ...]
  *
@@ -28,7 +28,7 @@
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: canal-demo [--mode router|controller] [--data FILE] [--static-dir DIR]\n"
+            "usage: canal-demo [--mode router|controller] [--data FILE] [--static-dir DIR|off]\n"
             "                  [--metrics on|off] [--compress on|off] [--cors on|off] [options]\n%s",
             canal_config_usage());
 }
@@ -73,7 +73,8 @@ static int mount_ops(canal_app_t *app, canal_mvc_t *mvc, const char *static_dir,
     int rc;
     if (metrics && (rc = canal_app_metrics(app, "metrics", err)) != 0)
         return rc;
-    if ((rc = canal_app_static(app, "/static", static_dir, CANAL_STATIC_GZIP | CANAL_STATIC_INDEX, err)) != 0)
+    if (strcmp(static_dir, "off") != 0 &&
+        (rc = canal_app_static(app, "/static", static_dir, CANAL_STATIC_GZIP | CANAL_STATIC_INDEX, err)) != 0)
         return rc;
     if (compress && (rc = canal_app_compress(app, NULL)) != 0)
         return rc;

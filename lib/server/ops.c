@@ -16,12 +16,12 @@
  * Access-Control-Request-Method) and looked up as the request it announces: the policy of
  * the route that would serve that method on that path answers it.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "server_internal.h"
 #include "canal/ops.h"
 
