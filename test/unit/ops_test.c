@@ -274,7 +274,9 @@ static void compression(void **state)
     assert_int_equal(canal_app_get(app, "forced", h_octets, NULL), 0);
     assert_int_equal(canal_app_get(app, "answer-off", h_no_compress, NULL), 0);
     assert_int_equal(canal_app_get(app, "small", h_small, NULL), 0);
+    assert_int_equal(canal_app_get(app, "forced-small", h_small, NULL), 0);
     assert_int_equal(canal_app_compress(app, &(canal_compress_options_t){.min_size = 100, .gzip_level = 6}), 0);
+    assert_int_equal(canal_app_compress_route(app, "GET", "forced-small", 1), 0);
     assert_int_equal(canal_app_compress_route(app, "GET", "off", 0), 0);
     assert_int_equal(canal_app_compress_route(app, "GET", "forced", 1), 0);
     start(app);
@@ -282,7 +284,8 @@ static void compression(void **state)
     static const struct {
         const char *path;
         int gzip;
-    } cases[] = {{"/text", 1}, {"/off", 0}, {"/octets", 0}, {"/forced", 1}, {"/answer-off", 0}, {"/small", 0}};
+    } cases[] = {{"/text", 1}, {"/off", 0}, {"/octets", 0}, {"/forced", 1}, {"/answer-off", 0}, {"/small", 0},
+                 {"/forced-small", 0} /* forcing keeps the size rule */};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char raw[256];
         struct reply r;
