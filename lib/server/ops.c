@@ -181,8 +181,8 @@ void canal_res_compress(canal_req_t *req, int on)
  * size (some 600 instructions for "text/plain; charset=utf-8"), and skips the size check
  * altogether when compression is forced. This filter, registered just before it, turns
  * compression off for bodies under min_size first: small answers, the common case, pay a
- * comparison, and forced compression keeps the size rule. Chunked answers (unknown length)
- * are left to h2o. */
+ * comparison, and forced compression keeps the size rule. Answers of unknown length are left
+ * to h2o. */
 struct size_gate {
     h2o_filter_t super;
     size_t min_size;
@@ -198,10 +198,11 @@ static void size_gate_setup(h2o_filter_t *self, h2o_req_t *req, h2o_ostream_t **
 
 static void register_compress(h2o_pathconf_t *pc, h2o_compress_args_t *args)
 {
+    /* h2o_create_filter() puts a filter before those already there: the gate goes second */
+    h2o_compress_register(pc, args);
     struct size_gate *gate = (struct size_gate *)h2o_create_filter(pc, sizeof(*gate));
     gate->super.on_setup_ostream = size_gate_setup;
     gate->min_size = args->min_size;
-    h2o_compress_register(pc, args);
 }
 
 /* ---- CORS ---- */
