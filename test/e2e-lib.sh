@@ -29,6 +29,10 @@ check_match() {
 start() {
     name=$1
     shift
+    # empty the logs first: the background job opens them asynchronously, and a log left by an
+    # earlier server of the same name would give its (closed) port
+    : >"$TMP/$name.out"
+    : >"$TMP/$name.err"
     "$@" --port 0 >"$TMP/$name.out" 2>"$TMP/$name.err" &
     PID=$!
     SERVER_PIDS="$SERVER_PIDS $PID"
