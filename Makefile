@@ -7,6 +7,7 @@
 #   make test SANITIZE=1   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test SANITIZE=thread   the same under ThreadSanitizer
 #   make fuzz       the libFuzzer targets, FUZZ_SECS (60) seconds each
+#   make docs       the API reference (Doxygen) into build/docs/html; fails on any warning
 #   make install    PREFIX=/usr/local DESTDIR= honoured; make uninstall undoes it
 
 VERSION   = 0.1.0
@@ -16,6 +17,7 @@ PREFIX       ?= /usr/local
 LIBDIR       ?= $(PREFIX)/lib
 INCLUDEDIR   ?= $(PREFIX)/include
 BINDIR       ?= $(PREFIX)/bin
+MANDIR       ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
 CC       ?= cc
@@ -69,7 +71,7 @@ UNIT_SRC = $(wildcard test/unit/*_test.c)
 UNITS    = $(UNIT_SRC:test/unit/%.c=$(B)/test/%)
 E2E_APPS = $(patsubst test/e2e/%.c,$(B)/test/canal-%,$(wildcard test/e2e/*.c))
 
-.PHONY: all lib tools examples tests deps run test check fuzz install uninstall clean
+.PHONY: all lib tools examples tests deps run test check fuzz docs install uninstall clean
 all: lib tools examples
 
 lib: $(SHARED) $(STATIC) $(B)/lib/canal.pc
@@ -145,6 +147,13 @@ fuzz: deps
 	sh test/fuzz/build.sh run $(FUZZ_SECS)
 	sh test/fuzz/build.sh replay
 
+# The API reference. Doxygen is told to fail on any warning (docs/Doxyfile), an undocumented
+# public symbol included; test/run runs this too.
+docs:
+	@rm -rf build/docs
+	doxygen docs/Doxyfile
+	@echo "API reference: build/docs/html/index.html"
+
 install: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/canal $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
 	install -m 644 include/canal.h $(DESTDIR)$(INCLUDEDIR)/canal.h
@@ -153,8 +162,14 @@ install: lib
 	ln -sf libcanal.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libcanal.so
 	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
-	install -m 644 $(B)/lib/canal.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	@# written from the template now: the prefix is the one given to make install, even
+	@# when the library was built earlier with another (make && make install PREFIX=~/.local)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' pkgconfig/canal.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/canal.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/canal.pc
 	for t in $(TOOLS); do install -m 755 $$t $(DESTDIR)$(BINDIR)/; done
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 644 docs/man/*.1 $(DESTDIR)$(MANDIR)/man1/
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/canal.h
@@ -163,6 +178,7 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libcanal.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libcanal.a
 	rm -f $(DESTDIR)$(PKGCONFIGDIR)/canal.pc
 	for t in $(notdir $(TOOLS)); do rm -f $(DESTDIR)$(BINDIR)/$$t; done
+	for m in $(notdir $(wildcard docs/man/*.1)); do rm -f $(DESTDIR)$(MANDIR)/man1/$$m; done
 
 clean:
 	rm -rf build

@@ -60,6 +60,7 @@ typedef struct canal_test_response {
  * configuration's host and port are not bound); listeners the app added are bound as well.
  * The app must not have been started; it stays owned by the caller, who destroys it after
  * canal_test_stop().
+ * @param app the app, with its routes registered.
  * @param err if not NULL, says why on failure.
  * @return the client, or NULL: CANAL_EINVAL (app NULL), CANAL_ESTATE (already started),
  *         CANAL_ESYS (a socket could not be bound; the reason is also on stderr), CANAL_ENOMEM.
@@ -84,13 +85,16 @@ CANAL_API void canal_test_set_timeout(canal_test_t *t, unsigned timeout_ms);
 
 /**
  * Sends a request and reads its answer.
+ * @param t       the client.
  * @param method  an HTTP method token ("GET", "POST", ...).
  * @param target  the request target in origin form, sent as given ("/users/42?full=1"): encode
  *                it yourself.
  * @param headers header fields to send (key: name, value: value), borrowed; may be NULL when
  *                nheaders is 0. Host is added unless given; Content-Length is added when body
  *                is not NULL or the method is POST, PUT or PATCH, unless given.
+ * @param nheaders the number of entries in headers.
  * @param body    the body, borrowed; NULL for none.
+ * @param body_len the length of body in bytes.
  * @return a new answer the caller frees with canal_test_response_free(), or NULL on an
  *         invalid argument (a method that is not a token, a target or header with a space, CR
  *         or LF where not allowed), a connection or protocol failure, or a timeout:
