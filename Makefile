@@ -69,6 +69,9 @@ TOOLS    = $(patsubst lib/tools/%.c,$(B)/bin/%,$(wildcard lib/tools/*.c))
 EXAMPLES = $(patsubst examples/%/,$(B)/bin/canal-%,$(wildcard examples/*/))
 UNIT_SRC = $(wildcard test/unit/*_test.c)
 UNITS    = $(UNIT_SRC:test/unit/%.c=$(B)/test/%)
+# An example may have tests of its own in examples/NAME/test/*.c: they are linked with the
+# example's sources but main.c, into $(B)/test/example-NAME_test, which test/run runs.
+EXAMPLE_TESTS = $(patsubst examples/%/test/,$(B)/test/example-%_test,$(wildcard examples/*/test/))
 E2E_APPS = $(patsubst test/e2e/%.c,$(B)/test/canal-%,$(wildcard test/e2e/*.c))
 
 .PHONY: all lib tools examples tests deps run test check fuzz docs install uninstall clean
@@ -117,7 +120,12 @@ $(EXAMPLES): $(B)/bin/canal-%: $$(wildcard examples/%/*.c) $$(wildcard examples/
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $(filter %.c,$^) $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS) $(EXAMPLE_LIBS_$*)
 
 # Unit tests. Those named router_* and common_* are built with no h2o or jansson flags at all.
-tests: $(UNITS) $(E2E_APPS)
+tests: $(UNITS) $(E2E_APPS) $(EXAMPLE_TESTS)
+$(EXAMPLE_TESTS): $(B)/test/example-%_test: $$(wildcard examples/%/test/*.c) \
+                  $$(filter-out examples/%/main.c,$$(wildcard examples/%/*.c)) \
+                  $$(wildcard examples/%/*.h) $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -Iexamples/$* -o $@ $(filter %.c,$^) $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS) $(EXAMPLE_LIBS_$*) -lcmocka
 $(E2E_APPS): $(B)/test/canal-%: test/e2e/%.c $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $< $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS)
