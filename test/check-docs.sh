@@ -3,7 +3,7 @@
 # The documentation cannot rot:
 #   - every ```c block of README.md and docs/*.md that is a whole program (it has `int main`)
 #     is compiled with warnings as errors and linked against the built libcanal.a: one TAP line
-#     each, named by file and line;
+#     each, named by file and line; those that use the test client (canal/testing.h) are run;
 #   - the other ```c blocks are compiled too when they stand on their own at file level (type
 #     and function definitions, tables), after `#include <canal.h>`; fragments of a function
 #     body cannot be, and are listed as "# fragment" comments, not counted;
@@ -47,6 +47,15 @@ for md in README.md docs/*.md; do
             if cc $CFLAGS $DEP_CFLAGS $SAN -o "$tmp/$id" "$src" "$B/lib/libcanal.a" $DEP_LIBS -lm \
                 2>"$tmp/$id.log"; then
                 echo "ok - $md:$line: the program compiles and links"
+                # a test program (it uses the test client) is run too: it must pass
+                if grep -q 'canal_test_start' "$src"; then
+                    if timeout 120 "$tmp/$id" >"$tmp/$id.log" 2>&1; then
+                        echo "ok - $md:$line: the test program runs and passes"
+                    else
+                        echo "not ok - $md:$line: the test program failed:"
+                        sed 's/^/#   /' "$tmp/$id.log" | head -n 20
+                    fi
+                fi
             else
                 echo "not ok - $md:$line: the program does not compile or link:"
                 sed 's/^/#   /' "$tmp/$id.log" | head -n 20
