@@ -233,6 +233,8 @@ struct bytes {
 
 static int put(struct bytes *b, const void *data, size_t n)
 {
+    if (n == 0)
+        return 0; /* data may be NULL then */
     if (b->cap - b->len < n) {
         size_t cap = b->cap ? b->cap : 256;
         while (cap - b->len < n)
