@@ -7,6 +7,7 @@
  * sends: chunked bodies, 1xx interim answers, bodies up to the close, and broken answers.
  */
 #include "test.h"
+#include <pthread.h>
 #include <sys/socket.h>
 #include <canal.h>
 #include <canal/testing.h>
@@ -228,6 +229,94 @@ static void bad_arguments(void **state)
     canal_app_destroy(app);
 }
 
+/* ---- a server that closes a kept-alive connection: the request is sent again ---- */
+
+struct closer {
+    int listener;
+    int requests; /* requests read, over both connections */
+};
+
+/* Reads one request head (the client sends no body here). */
+static int read_request(int fd)
+{
+    char buf[4096];
+    size_t len = 0;
+    while (len < sizeof(buf) - 1) {
+        ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
+        if (n <= 0)
+            return -1;
+        len += (size_t)n;
+        buf[len] = '\0';
+        if (strstr(buf, "\r\n\r\n") != NULL)
+            return 0;
+    }
+    return -1;
+}
+
+/* Connection 1: answers "a" with keep-alive, then closes without reading further, as a server
+ * does when a kept-alive connection has been idle too long. Connection 2: answers "b". */
+static void *closer_main(void *arg)
+{
+    struct closer *c = arg;
+    int fd = accept(c->listener, NULL, NULL);
+    if (fd >= 0 && read_request(fd) == 0) {
+        c->requests++;
+        static const char a[] = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\na";
+        if (write(fd, a, sizeof(a) - 1) < 0)
+            return NULL;
+    }
+    close(fd);
+    fd = accept(c->listener, NULL, NULL);
+    if (fd >= 0 && read_request(fd) == 0) {
+        c->requests++;
+        static const char b[] = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nConnection: close\r\n\r\nb";
+        if (write(fd, b, sizeof(b) - 1) < 0)
+            return NULL;
+    }
+    close(fd);
+    /* connection 3 closes at once, before any answer */
+    fd = accept(c->listener, NULL, NULL);
+    if (fd >= 0 && read_request(fd) == 0)
+        c->requests++;
+    close(fd);
+    return NULL;
+}
+
+static void stale_connection(void **state)
+{
+    struct closer c = {.listener = socket(AF_INET, SOCK_STREAM, 0)};
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t salen = sizeof(sa);
+    assert_int_equal(bind(c.listener, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(c.listener, 4), 0);
+    assert_int_equal(getsockname(c.listener, (struct sockaddr *)&sa, &salen), 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, closer_main, &c), 0);
+
+    canal_test_t t = {.port = ntohs(sa.sin_port), .fd = -1, .timeout_ms = 30000};
+    canal_test_response_t *r = canal_test_get(&t, "/1");
+    assert_non_null(r);
+    assert_string_equal(r->body, "a");
+    canal_test_response_free(r);
+    /* the server has closed connection 1 (or is about to): the request goes out again */
+    r = canal_test_get(&t, "/2");
+    if (r == NULL)
+        fail_msg("%s", canal_test_error(&t));
+    assert_string_equal(r->body, "b");
+    canal_test_response_free(r);
+    assert_int_equal(t.connections, 2);
+    /* a new connection closed without an answer is not retried: the request failed */
+    assert_null(canal_test_get(&t, "/3"));
+    assert_non_null(strstr(canal_test_error(&t), "without answering"));
+    assert_int_equal(t.connections, 3);
+
+    pthread_join(th, NULL);
+    assert_int_equal(c.requests, 3); /* request 2 reached the server once it could answer */
+    close(c.listener);
+    free(t.buf);
+}
+
 /* ---- the parser, on canned answers ---- */
 
 struct canned {
@@ -304,6 +393,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(requests),
         cmocka_unit_test(bad_arguments),
+        cmocka_unit_test(stale_connection),
         cmocka_unit_test(parser),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
