@@ -79,7 +79,8 @@ CANAL_API uint16_t canal_test_port(const canal_test_t *t);
 
 /**
  * Sets how long one request may wait for its answer before it fails with "timed out"
- * (default 30000 ms). Only a guard against a hung test: nothing here measures time.
+ * (default 30000 ms; 0 restores it). Only a guard against a hung test: nothing here measures
+ * time.
  */
 CANAL_API void canal_test_set_timeout(canal_test_t *t, unsigned timeout_ms);
 
@@ -97,8 +98,9 @@ CANAL_API void canal_test_set_timeout(canal_test_t *t, unsigned timeout_ms);
  * @param body_len the length of body in bytes.
  * @return a new answer the caller frees with canal_test_response_free(), or NULL on an
  *         invalid argument (a method that is not a token, a target or header with a space, CR
- *         or LF where not allowed), a connection or protocol failure, or a timeout:
- *         canal_test_error() says which. A failed request never aborts the process.
+ *         or LF where not allowed), a connection or protocol failure, an answer whose head
+ *         is over 64 KiB or whose body is over 256 MiB, or a timeout: canal_test_error() says
+ *         which. A failed request never aborts the process.
  */
 CANAL_API canal_test_response_t *canal_test_request(canal_test_t *t, const char *method,
                                                     const char *target,
@@ -119,8 +121,8 @@ CANAL_API canal_test_response_t *canal_test_json(canal_test_t *t, const char *me
  * Sends bytes exactly as given on a new connection of their own, then reads one answer and
  * closes that connection: for requests the other calls refuse to build (malformed request
  * lines, bad headers, pipelining). A HEAD request (the bytes start with "HEAD ") is read
- * without a body. NULL on failure (canal_test_error() says why), for example when the server
- * closes the connection without answering.
+ * without a body. NULL on failure (canal_test_error() says why): no bytes (len 0), or the
+ * server closed the connection without answering, for example.
  */
 CANAL_API canal_test_response_t *canal_test_raw(canal_test_t *t, const void *bytes, size_t len);
 

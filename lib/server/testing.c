@@ -119,7 +119,7 @@ uint16_t canal_test_port(const canal_test_t *t)
 
 void canal_test_set_timeout(canal_test_t *t, unsigned timeout_ms)
 {
-    t->timeout_ms = timeout_ms;
+    t->timeout_ms = timeout_ms > 0 ? timeout_ms : 30000;
 }
 
 size_t canal_test_connection_count(const canal_test_t *t)
@@ -648,7 +648,7 @@ canal_test_response_t *canal_test_raw(canal_test_t *t, const void *bytes, size_t
     if (t == NULL)
         return NULL;
     t->error[0] = '\0';
-    if (bytes == NULL && len > 0)
+    if (bytes == NULL || len == 0)
         return set_error(t, "no bytes to send");
     /* a connection of its own: the kept-alive one and its buffer are left alone */
     int saved_fd = t->fd;

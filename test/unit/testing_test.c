@@ -218,7 +218,10 @@ static void bad_arguments(void **state)
     static const char cut[] = "GET /api/woo HTTP/1.1\r\nHo";
     assert_null(canal_test_raw(t, cut, sizeof(cut) - 1));
     assert_non_null(strstr(canal_test_error(t), "timed out"));
-    canal_test_set_timeout(t, 30000);
+    canal_test_set_timeout(t, 0); /* back to the default */
+    assert_int_equal(t->timeout_ms, 30000);
+    assert_null(canal_test_raw(t, "", 0));
+    assert_non_null(strstr(canal_test_error(t), "no bytes"));
     /* the kept-alive connection was left alone by the raw ones */
     r = canal_test_get(t, "/api/woo");
     assert_int_equal(r->status, 200);
