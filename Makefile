@@ -4,10 +4,10 @@
 #   make            library (shared + static), tools and examples under build/
 #   make run        install missing Debian packages, build, serve the demo on 127.0.0.1:8080
 #   make test       build and run every test (unit, end-to-end, exports, install)
+#   make docs       the API reference (Doxygen) into build/docs/html; fails on any warning
 #   make test SANITIZE=1   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test SANITIZE=thread   the same under ThreadSanitizer
 #   make fuzz       the libFuzzer targets, FUZZ_SECS (60) seconds each
-#   make docs       the API reference (Doxygen) into build/docs/html; fails on any warning
 #   make install    PREFIX=/usr/local DESTDIR= honoured; make uninstall undoes it
 
 VERSION   = 0.1.0
@@ -74,7 +74,7 @@ UNITS    = $(UNIT_SRC:test/unit/%.c=$(B)/test/%)
 EXAMPLE_TESTS = $(patsubst examples/%/test/,$(B)/test/example-%_test,$(wildcard examples/*/test/))
 E2E_APPS = $(patsubst test/e2e/%.c,$(B)/test/canal-%,$(wildcard test/e2e/*.c))
 
-.PHONY: all lib tools examples tests deps run test check fuzz docs install uninstall clean
+.PHONY: all lib tools examples tests deps run test check fuzz install uninstall clean
 all: lib tools examples
 
 lib: $(SHARED) $(STATIC) $(B)/lib/canal.pc
@@ -120,12 +120,7 @@ $(EXAMPLES): $(B)/bin/canal-%: $$(wildcard examples/%/*.c) $$(wildcard examples/
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $(filter %.c,$^) $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS) $(EXAMPLE_LIBS_$*)
 
 # Unit tests. Those named router_* and common_* are built with no h2o or jansson flags at all.
-tests: $(UNITS) $(E2E_APPS) $(EXAMPLE_TESTS)
-$(EXAMPLE_TESTS): $(B)/test/example-%_test: $$(wildcard examples/%/test/*.c) \
-                  $$(filter-out examples/%/main.c,$$(wildcard examples/%/*.c)) \
-                  $$(wildcard examples/%/*.h) $(STATIC)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -Iexamples/$* -o $@ $(filter %.c,$^) $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS) $(EXAMPLE_LIBS_$*) -lcmocka
+tests: $(UNITS) $(E2E_APPS)
 $(E2E_APPS): $(B)/test/canal-%: test/e2e/%.c $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $< $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS)
@@ -135,6 +130,14 @@ $(B)/test/router_%: test/unit/router_%.c $(PURE_OBJ) test/unit/test.h
 $(B)/test/%_test: test/unit/%_test.c $(STATIC) test/unit/test.h test/unit/client.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -Ilib -o $@ $< $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS) -lcmocka
+
+# The tests of an example (examples/NAME/test/*.c) link its sources but main.c.
+tests: $(EXAMPLE_TESTS)
+$(EXAMPLE_TESTS): $(B)/test/example-%_test: $$(wildcard examples/%/test/*.c) \
+                  $$(filter-out examples/%/main.c,$$(wildcard examples/%/*.c)) \
+                  $$(wildcard examples/%/*.h) $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -Iexamples/$* -o $@ $(filter %.c,$^) $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS) $(EXAMPLE_LIBS_$*) -lcmocka
 
 deps:
 	@sh .ci/install-deps
@@ -149,18 +152,19 @@ test: deps
 
 check: test
 
+# The API reference. Doxygen is told to fail on any warning (docs/Doxyfile), an undocumented
+# public symbol included; test/check-docs.sh runs it in make test too.
+.PHONY: docs
+docs:
+	@rm -rf build/docs
+	doxygen docs/Doxyfile
+	@echo "API reference: build/docs/html/index.html"
+
 # libFuzzer targets (clang): each runs FUZZ_SECS seconds, then the known reproducers must pass
 FUZZ_SECS ?= 60
 fuzz: deps
 	sh test/fuzz/build.sh run $(FUZZ_SECS)
 	sh test/fuzz/build.sh replay
-
-# The API reference. Doxygen is told to fail on any warning (docs/Doxyfile), an undocumented
-# public symbol included; test/run runs this too.
-docs:
-	@rm -rf build/docs
-	doxygen docs/Doxyfile
-	@echo "API reference: build/docs/html/index.html"
 
 install: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/canal $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
