@@ -156,7 +156,7 @@ check: test
 # public symbol included; test/check-docs.sh runs it in make test too.
 .PHONY: docs
 docs:
-	@rm -rf build/docs
+	@rm -rf build/docs && mkdir -p build/docs
 	doxygen docs/Doxyfile
 	@echo "API reference: build/docs/html/index.html"
 
