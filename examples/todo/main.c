@@ -13,7 +13,8 @@ int main(int argc, char **argv)
     canal_config_t cfg;
     canal_error_info_t err;
     canal_config_init(&cfg);
-    if (canal_config_from_env(&cfg, &err) != 0 || canal_config_from_args(&cfg, &argc, argv, &err) != 0) {
+    if (canal_config_from_env(&cfg, &err) != 0 ||
+        canal_config_from_args(&cfg, &argc, argv, &err) != 0) {
         fprintf(stderr, "%s\n%s", err.message, canal_config_usage());
         return 2;
     }

@@ -82,9 +82,10 @@ canal_test_t *canal_test_start(canal_app_t *app, canal_error_info_t *err)
     if (rc == 0)
         rc = canal_app_start(app);
     if (rc != 0) {
-        set_err(err, rc, rc == CANAL_ESTATE ? "canal_test_start: the app was started already"
-                         : rc == CANAL_ENOMEM ? "canal_test_start: out of memory"
-                                              : "canal_test_start: the app could not start (see stderr)");
+        set_err(err, rc,
+                rc == CANAL_ESTATE   ? "canal_test_start: the app was started already"
+                : rc == CANAL_ENOMEM ? "canal_test_start: out of memory"
+                                     : "canal_test_start: the app could not start (see stderr)");
         free(t);
         return NULL;
     }
@@ -374,15 +375,16 @@ static int read_answer(canal_test_t *t, int fd, int head_request, struct parsed 
         int minor = 0, status = 0, used = 0;
         if (sscanf(t->buf, "HTTP/1.%1d %3d%n", &minor, &status, &used) != 2 || status < 100 ||
             (used < n && t->buf[used] != ' ')) {
-            set_error(t, "the answer does not start with an HTTP/1.x status line: \"%.*s\"", (int)(n < 40 ? n : 40),
-                      t->buf);
+            set_error(t, "the answer does not start with an HTTP/1.x status line: \"%.*s\"",
+                      (int)(n < 40 ? n : 40), t->buf);
             return -1;
         }
         const char *reason = t->buf + (used < n ? used + 1 : used);
         p->strings.len = 0;
         p->nheaders = 0;
         p->close = minor == 0;
-        if (put(&p->strings, reason, (size_t)(t->buf + n - reason)) != 0 || put(&p->strings, "", 1) != 0)
+        if (put(&p->strings, reason, (size_t)(t->buf + n - reason)) != 0 ||
+            put(&p->strings, "", 1) != 0)
             return set_error(t, "out of memory"), -1;
         consume(t, (size_t)n + 2);
         p->status = status;
@@ -453,7 +455,8 @@ static int read_answer(canal_test_t *t, int fd, int head_request, struct parsed 
         while (t->len < length) {
             ssize_t n = fill(t, fd, deadline);
             if (n == 0)
-                set_error(t, "the connection was closed after %zu of %zu body bytes", t->len, length);
+                set_error(t, "the connection was closed after %zu of %zu body bytes", t->len,
+                          length);
             if (n <= 0)
                 return -1;
         }
@@ -571,14 +574,17 @@ canal_test_response_t *canal_test_request(canal_test_t *t, const char *method, c
     }
     for (size_t i = 0; ok && i < nheaders; i++)
         ok = put(&req, headers[i].key, strlen(headers[i].key)) == 0 && put(&req, ": ", 2) == 0 &&
-             put(&req, headers[i].value, strlen(headers[i].value)) == 0 && put(&req, "\r\n", 2) == 0;
+             put(&req, headers[i].value, strlen(headers[i].value)) == 0 &&
+             put(&req, "\r\n", 2) == 0;
     int wants_length = body != NULL || strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
                        strcmp(method, "PATCH") == 0;
     if (ok && wants_length && !has_header(headers, nheaders, "content-length")) {
-        int n = snprintf(line, sizeof(line), "Content-Length: %zu\r\n", body != NULL ? body_len : 0);
+        int n = snprintf(line, sizeof(line), "Content-Length: %zu\r\n",
+                         body != NULL ? body_len : 0);
         ok = put(&req, line, (size_t)n) == 0;
     }
-    ok = ok && put(&req, "\r\n", 2) == 0 && (body == NULL || body_len == 0 || put(&req, body, body_len) == 0);
+    ok = ok && put(&req, "\r\n", 2) == 0 &&
+         (body == NULL || body_len == 0 || put(&req, body, body_len) == 0);
     if (!ok) {
         free(req.p);
         return set_error(t, "out of memory");

@@ -232,6 +232,46 @@ static void bad_arguments(void **state)
     canal_app_destroy(app);
 }
 
+/* ---- a controller-mode app: the same client ---- */
+
+static int c_get(canal_ctx_t *ctx)
+{
+    return canal_result_json_new(ctx, 200, json_pack("{s:i}", "id", canal_ctx_int32(ctx, 0)));
+}
+
+static const canal_action_def_t c_actions[] = {
+    {.name = "Get", .routes = {"{id}"}, .handler = c_get,
+     .params = {{.name = "id", .source = CANAL_FROM_ROUTE, .type = CANAL_TYPE_INT32, .min = "1"}}},
+    {.name = NULL},
+};
+
+static void controller_app(void **state)
+{
+    canal_app_t *app = canal_app_create(NULL);
+    canal_mvc_t *mvc = canal_mvc_create(app);
+    canal_controller_def_t c = {.name = "Items", .prefix = "api/[controller]", .actions = c_actions};
+    assert_int_equal(canal_mvc_add_controller(mvc, &c, NULL, NULL), 0);
+    canal_test_t *t = canal_test_start(app, NULL);
+    assert_non_null(t);
+
+    canal_test_response_t *r = canal_test_get(t, "/api/items/7");
+    assert_int_equal(r->status, 200);
+    assert_string_equal(r->body, "{\"id\":7}");
+    canal_test_response_free(r);
+    /* a value that fails validation: 400 problem details before the action runs */
+    r = canal_test_get(t, "/api/items/0");
+    assert_int_equal(r->status, 400);
+    assert_string_equal(canal_test_header(r, "content-type"), "application/problem+json");
+    json_t *problem = canal_test_response_json(r, NULL);
+    assert_non_null(json_object_get(json_object_get(problem, "errors"), "id"));
+    json_decref(problem);
+    canal_test_response_free(r);
+
+    assert_int_equal(canal_test_stop(t), 0);
+    canal_app_destroy(app); /* the app first, then its controller layer */
+    canal_mvc_destroy(mvc);
+}
+
 /* ---- a server that closes a kept-alive connection: the request is sent again ---- */
 
 struct closer {
@@ -396,6 +436,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(requests),
         cmocka_unit_test(bad_arguments),
+        cmocka_unit_test(controller_app),
         cmocka_unit_test(stale_connection),
         cmocka_unit_test(parser),
     };
