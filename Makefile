@@ -4,6 +4,7 @@
 #   make            library (shared + static), tools and examples under build/
 #   make run        install missing Debian packages, build, serve the demo on 127.0.0.1:8080
 #   make test       build and run every test (unit, end-to-end, exports, install)
+#   make docs       the API reference (Doxygen) into build/docs/html; fails on any warning
 #   make test SANITIZE=1   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test SANITIZE=thread   the same under ThreadSanitizer
 #   make fuzz       the libFuzzer targets, FUZZ_SECS (60) seconds each
@@ -16,6 +17,7 @@ PREFIX       ?= /usr/local
 LIBDIR       ?= $(PREFIX)/lib
 INCLUDEDIR   ?= $(PREFIX)/include
 BINDIR       ?= $(PREFIX)/bin
+MANDIR       ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
 CC       ?= cc
@@ -67,6 +69,9 @@ TOOLS    = $(patsubst lib/tools/%.c,$(B)/bin/%,$(wildcard lib/tools/*.c))
 EXAMPLES = $(patsubst examples/%/,$(B)/bin/canal-%,$(wildcard examples/*/))
 UNIT_SRC = $(wildcard test/unit/*_test.c)
 UNITS    = $(UNIT_SRC:test/unit/%.c=$(B)/test/%)
+# An example may have tests of its own in examples/NAME/test/*.c: they are linked with the
+# example's sources but main.c, into $(B)/test/example-NAME_test, which test/run runs.
+EXAMPLE_TESTS = $(patsubst examples/%/test/,$(B)/test/example-%_test,$(wildcard examples/*/test/))
 E2E_APPS = $(patsubst test/e2e/%.c,$(B)/test/canal-%,$(wildcard test/e2e/*.c))
 
 .PHONY: all lib tools examples tests deps run test check fuzz install uninstall clean
@@ -126,6 +131,14 @@ $(B)/test/%_test: test/unit/%_test.c $(STATIC) test/unit/test.h test/unit/client
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -Ilib -o $@ $< $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS) -lcmocka
 
+# The tests of an example (examples/NAME/test/*.c) link its sources but main.c.
+tests: $(EXAMPLE_TESTS)
+$(EXAMPLE_TESTS): $(B)/test/example-%_test: $$(wildcard examples/%/test/*.c) \
+                  $$(filter-out examples/%/main.c,$$(wildcard examples/%/*.c)) \
+                  $$(wildcard examples/%/*.h) $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -Iexamples/$* -o $@ $(filter %.c,$^) $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS) $(EXAMPLE_LIBS_$*) -lcmocka
+
 deps:
 	@sh .ci/install-deps
 
@@ -138,6 +151,14 @@ test: deps
 	@B=$(B) SANITIZE=$(SANITIZE) sh test/run
 
 check: test
+
+# The API reference. Doxygen is told to fail on any warning (docs/Doxyfile), an undocumented
+# public symbol included; test/check-docs.sh runs it in make test too.
+.PHONY: docs
+docs:
+	@rm -rf build/docs && mkdir -p build/docs
+	doxygen docs/Doxyfile
+	@echo "API reference: build/docs/html/index.html"
 
 # libFuzzer targets (clang): each runs FUZZ_SECS seconds, then the known reproducers must pass
 FUZZ_SECS ?= 60
@@ -153,8 +174,14 @@ install: lib
 	ln -sf libcanal.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libcanal.so
 	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
-	install -m 644 $(B)/lib/canal.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	@# written from the template now: the prefix is the one given to make install, even
+	@# when the library was built earlier with another (make && make install PREFIX=~/.local)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' pkgconfig/canal.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/canal.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/canal.pc
 	for t in $(TOOLS); do install -m 755 $$t $(DESTDIR)$(BINDIR)/; done
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 644 docs/man/*.1 $(DESTDIR)$(MANDIR)/man1/
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/canal.h
@@ -163,6 +190,7 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libcanal.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libcanal.a
 	rm -f $(DESTDIR)$(PKGCONFIGDIR)/canal.pc
 	for t in $(notdir $(TOOLS)); do rm -f $(DESTDIR)$(BINDIR)/$$t; done
+	for m in $(notdir $(wildcard docs/man/*.1)); do rm -f $(DESTDIR)$(MANDIR)/man1/$$m; done
 
 clean:
 	rm -rf build

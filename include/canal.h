@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file canal.h
- * The umbrella header: everything public in canal.
+ * The umbrella header: everything public in canal but the test client (canal/testing.h), which
+ * test code includes itself.
  *   canal/router.h  route templates, matching, link generation (pure C, no h2o)
  *   canal/server.h  the app, requests and responses on libh2o
  *   canal/controller.h  controllers and actions, binding, validation, results, filters

@@ -39,14 +39,14 @@ extern "C" {
 
 /** A byte string that is not NUL-terminated. Borrowed: it points into someone else's memory. */
 typedef struct canal_str {
-    const char *base;
-    size_t len;
+    const char *base; /**< the first byte; may be NULL when len is 0 */
+    size_t len;       /**< the number of bytes */
 } canal_str_t;
 
 /** A key and a NUL-terminated value, used to pass route values to link generation. */
 typedef struct canal_kv {
-    const char *key;
-    const char *value;
+    const char *key;   /**< the name, NUL-terminated */
+    const char *value; /**< the value, NUL-terminated */
 } canal_kv_t;
 
 /** Most segments a template may have. */
@@ -71,8 +71,12 @@ typedef struct canal_router_options {
     int no_auto_options;    /**< 0: OPTIONS without a route answers 204 with Allow (default) */
 } canal_router_options_t;
 
+/** A router: routes, their tree and options. Opaque; canal_router_create() and
+ * canal_router_destroy(). */
 typedef struct canal_router canal_router_t;
+/** A registered route. Opaque; owned by its router. */
 typedef struct canal_route canal_route_t;
+/** A route group (a template prefix). Opaque; owned by its router. */
 typedef struct canal_route_group canal_route_group_t;
 
 /** One route to register. Strings are copied; data is borrowed unless dispose is given. */
@@ -86,8 +90,8 @@ typedef struct canal_route_spec {
 
 /** A captured route value: the parameter's name and its percent-decoded value. */
 typedef struct canal_param {
-    canal_str_t name;
-    canal_str_t value;
+    canal_str_t name;  /**< the parameter's name (or a query key) */
+    canal_str_t value; /**< its value, percent-decoded */
 } canal_param_t;
 
 /**
@@ -117,6 +121,8 @@ CANAL_API const canal_router_options_t *canal_router_options(const canal_router_
 
 /**
  * Registers a route.
+ * @param r     the router.
+ * @param spec  the route: method, template, name, data; the strings are copied.
  * @param route if not NULL, receives the new route (owned by the router).
  * @param err   if not NULL, filled on failure with the byte position in the template and a
  *              message.
@@ -146,11 +152,14 @@ CANAL_API const char *canal_group_prefix(const canal_route_group_t *g);
 
 /**
  * Matches a request.
+ * @param r       the router.
  * @param method  the request method, as sent (case-sensitive).
  * @param path    the request target in origin form, percent-encoded as on the wire; anything
  *                from the first '?' on is ignored.
  * @param scratch memory for the decoded path: at least path.len bytes. Captured values point
  *                into it, so it must live as long as the match is used.
+ * @param scratch_size the size of scratch in bytes.
+ * @param m       receives the outcome; owned by the caller.
  * @return the HTTP status this outcome maps to:
  *         200 matched (m->route, m->data, m->params);
  *         400 the path is malformed (does not start with '/', a bad or truncated
@@ -233,8 +242,11 @@ CANAL_API size_t canal_router_list(const canal_router_t *r, char *buf, size_t si
  * Return 0 and set *out, or CANAL_ETYPE (not that type) or CANAL_ERANGE (overflow).
  */
 CANAL_API int canal_parse_int32(canal_str_t s, int32_t *out);
+/** Parses a 64-bit integer, as canal_parse_int32() does a 32-bit one. */
 CANAL_API int canal_parse_int64(canal_str_t s, int64_t *out);
+/** Parses a number (see canal_parse_int32() for the rules and the errors). */
 CANAL_API int canal_parse_double(canal_str_t s, double *out);
+/** Parses "true" (1) or "false" (0) (see canal_parse_int32() for the errors). */
 CANAL_API int canal_parse_bool(canal_str_t s, int *out);
 
 /**

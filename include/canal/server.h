@@ -32,13 +32,17 @@
 extern "C" {
 #endif
 
+/** An application: configuration, router, listeners and worker threads. Opaque;
+ * canal_app_create() and canal_app_destroy(). */
 typedef struct canal_app canal_app_t;
+/** A request being answered. Opaque; valid until its answer has been sent (or, for a deferred
+ * request, as canal_pending_req() says). */
 typedef struct canal_req canal_req_t;
 
 /** Development shows an HTML error page with the details; production answers without them. */
 typedef enum canal_env {
-    CANAL_ENV_PRODUCTION = 0,
-    CANAL_ENV_DEVELOPMENT = 1
+    CANAL_ENV_PRODUCTION = 0, /**< errors answer a bare 500; details go to stderr only */
+    CANAL_ENV_DEVELOPMENT = 1 /**< errors answer an HTML page with the request's details */
 } canal_env_t;
 
 /**
@@ -325,7 +329,7 @@ CANAL_API int canal_res_problem(canal_req_t *req, int status, const char *detail
     __attribute__((format(printf, 3, 4)));
 
 /**
- * A new RFC 9457 problem details object: {"type":"about:blank","title":<reason phrase>,
+ * A new RFC 9457 problem details object: {"type":"about:blank","title":REASON-PHRASE,
  * "status":status} and "detail" if detail is not NULL (and valid UTF-8). New reference.
  */
 CANAL_API json_t *canal_problem(int status, const char *detail);
