@@ -44,7 +44,8 @@ static int woo(canal_ctx_t *ctx)
 }
 
 static const canal_action_def_t home_actions[] = {
-    {.name = "Plaintext", .handler = plaintext, .summary = "Hello, World! as text", .produces = {200}},
+    {.name = "Plaintext", .handler = plaintext, .summary = "Hello, World! as text", .produces = {200},
+     .content_type = DEMO_TEXT_TYPE},
     {.name = "Json", .handler = json, .summary = "Hello, World! as JSON", .produces = {200}},
     {.name = "Employee",
      .routes = {"home/employee/{id:int}"},
