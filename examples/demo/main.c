@@ -29,7 +29,9 @@
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: canal-demo [--mode router|controller] [--data FILE] [--swagger-ui DIR] [options]\n"
+            "usage: canal-demo [--mode router|controller] [--data FILE] [--swagger-ui DIR] [--routes]\n"
+            "                  [options]\n"
+            "  --routes          print the route table and exit\n"
             "  --swagger-ui DIR  swagger-ui-dist's directory for /docs (env CANAL_SWAGGER_UI;\n"
             "                    default %s)\n%s",
             DEMO_SWAGGER_UI, canal_config_usage());
@@ -61,6 +63,7 @@ int main(int argc, char **argv)
     canal_config_t cfg;
     canal_error_info_t err;
     const char *mode = "router", *data = NULL, *swagger_ui = getenv("CANAL_SWAGGER_UI");
+    int list_routes = 0;
 
     canal_config_init(&cfg);
     cfg.access_log = "-";
@@ -74,6 +77,8 @@ int main(int argc, char **argv)
             mode = argv[++i];
         } else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) {
             data = argv[++i];
+        } else if (strcmp(argv[i], "--routes") == 0) {
+            list_routes = 1;
         } else if (strcmp(argv[i], "--swagger-ui") == 0 && i + 1 < argc) {
             swagger_ui = argv[++i];
         } else {
@@ -107,6 +112,18 @@ int main(int argc, char **argv)
     }
     if ((rc = serve_openapi(app, mvc, mode, swagger_ui)) != 0)
         return 1;
+    if (list_routes) { /* the route table, "METHOD TEMPLATE [NAME]" a line, for tests */
+        canal_router_t *r = canal_app_router(app);
+        size_t n = canal_router_list(r, NULL, 0);
+        char *buf = malloc(n + 1);
+        if (buf != NULL)
+            canal_router_list(r, buf, n + 1), fputs(buf, stdout);
+        free(buf);
+        canal_app_destroy(app);
+        canal_mvc_destroy(mvc);
+        northwind_free();
+        return buf ? 0 : 1;
+    }
     if (canal_app_start(app) != 0) {
         canal_app_destroy(app);
         return 1;

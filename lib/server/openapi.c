@@ -194,9 +194,22 @@ static void format_path(const canal_route_t *route, size_t nsegs, char *buf, siz
     for (size_t k = 0; k < nsegs && o < size; k++) {
         canal_segment_info_t seg;
         canal_route_segment(route, k, &seg);
-        int n = snprintf(buf + o, size - o, seg.kind == CANAL_SEGMENT_LITERAL ? "/%s" : "/{%s}",
-                         seg.text);
-        o += n > 0 ? (size_t)n : 0;
+        if (seg.kind != CANAL_SEGMENT_LITERAL) {
+            int n = snprintf(buf + o, size - o, "/{%s}", seg.text);
+            o += n > 0 ? (size_t)n : 0;
+            continue;
+        }
+        /* A brace in a literal ("{{" in the template) would read as a path parameter: OpenAPI
+         * has no escape for it but percent-encoding, which the router decodes anyway. */
+        if (o + 1 < size)
+            buf[o++] = '/';
+        for (const char *c = seg.text; *c && o + 4 < size; c++) {
+            if (*c == '{' || *c == '}')
+                o += (size_t)snprintf(buf + o, size - o, "%%%02X", (unsigned char)*c);
+            else
+                buf[o++] = *c;
+        }
+        buf[o < size ? o : size - 1] = '\0';
     }
     if (nsegs == 0)
         snprintf(buf, size, "/");
