@@ -464,6 +464,7 @@ static const char page[] =
     "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
     "<title>API documentation</title>\n"
     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+    "<link rel=\"icon\" href=\"data:,\">\n"
     "<link rel=\"stylesheet\" href=\"%s/swagger-ui.css\">\n"
     "</head>\n<body>\n<div id=\"swagger-ui\"></div>\n"
     "<script src=\"%s/swagger-ui-bundle.js\"></script>\n"
