@@ -25,7 +25,8 @@ static const canal_route_t *add(canal_router_t *r, const char *method, const cha
 static void introspection(void **state)
 {
     canal_router_t *r = canal_router_create(NULL);
-    const canal_route_t *a = add(r, "GET", "/shop/{{x}}/{id:int:range(1,9)}/{tag:regex(^[a-z]+$)?}");
+    const canal_route_t *a =
+        add(r, "GET", "/shop/{{x}}/{id:int:range(1,9)}/{tag:regex(^[a-z]+$)?}");
     canal_segment_info_t s;
     assert_int_equal(canal_route_segment_count(a), 4);
     assert_int_equal(canal_route_required_segments(a), 3);
@@ -189,7 +190,8 @@ static void from_routes(void **state)
     assert_string_equal(json_string_value(AT(schema, "allOf", "0", "pattern")), "b$");
     assert_string_equal(json_string_value(AT(schema, "allOf", "1", "pattern")), "^[A-Za-z]+$");
     /* braces in a literal are percent-encoded: they are not a path parameter */
-    assert_string_equal(json_string_value(AT(paths, "/%7Bb%7D", "post", "operationId")), "post_7Bb_7D");
+    assert_string_equal(json_string_value(AT(paths, "/%7Bb%7D", "post", "operationId")),
+                        "post_7Bb_7D");
     schema = AT(paths, "/d/{x}/{y}/{z}", "get", "parameters");
     assert_string_equal(json_string_value(AT(schema, "0", "schema", "type")), "number");
     assert_string_equal(json_string_value(AT(schema, "1", "schema", "type")), "boolean");
