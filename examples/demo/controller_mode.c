@@ -69,7 +69,7 @@ static const canal_action_def_t home_actions[] = {
 };
 
 static const canal_action_def_t woo_actions[] = {
-    {.name = "Get", .handler = woo, .produces = {200}},
+    {.name = "Get", .handler = woo, .summary = "The Woo object", .produces = {200}},
     {.name = NULL},
 };
 
