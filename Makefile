@@ -3,6 +3,7 @@
 #
 #   make            library (shared + static), tools and examples under build/
 #   make run        install missing Debian packages, build, serve the demo on 127.0.0.1:8080
+#   make npm        the npm packages of /docs and of the OpenAPI and browser tests, into build/npm
 #   make test       build and run every test (unit, end-to-end, exports, install)
 #   make docs       the API reference (Doxygen) into build/docs/html; fails on any warning
 #   make test SANITIZE=1   the same under AddressSanitizer + UndefinedBehaviorSanitizer
@@ -74,7 +75,7 @@ UNITS    = $(UNIT_SRC:test/unit/%.c=$(B)/test/%)
 EXAMPLE_TESTS = $(patsubst examples/%/test/,$(B)/test/example-%_test,$(wildcard examples/*/test/))
 E2E_APPS = $(patsubst test/e2e/%.c,$(B)/test/canal-%,$(wildcard test/e2e/*.c))
 
-.PHONY: all lib tools examples tests deps run test check fuzz install uninstall clean
+.PHONY: all lib tools examples tests deps npm run test check fuzz install uninstall clean
 all: lib tools examples
 
 lib: $(SHARED) $(STATIC) $(B)/lib/canal.pc
@@ -110,14 +111,16 @@ $(TOOLS): $(B)/bin/%: lib/tools/%.c $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $< $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS)
 
-# Libraries an example needs beyond canal's own.
+# Libraries an example needs beyond canal's own, and flags.
 EXAMPLE_LIBS_offload = -lsqlite3
+# The demo's /docs page finds Swagger UI where `make npm` installs it.
+EXAMPLE_CFLAGS_demo = -DDEMO_SWAGGER_UI='"$(NPM_DIR)/node_modules/swagger-ui-dist"'
 
 examples: $(EXAMPLES)
 .SECONDEXPANSION:
 $(EXAMPLES): $(B)/bin/canal-%: $$(wildcard examples/%/*.c) $$(wildcard examples/%/*.h) $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $(filter %.c,$^) $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS) $(EXAMPLE_LIBS_$*)
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) $(EXAMPLE_CFLAGS_$*) -o $@ $(filter %.c,$^) $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS) $(EXAMPLE_LIBS_$*)
 
 # Unit tests. Those named router_* and common_* are built with no h2o or jansson flags at all.
 tests: $(UNITS) $(E2E_APPS)
@@ -142,12 +145,26 @@ $(EXAMPLE_TESTS): $(B)/test/example-%_test: $$(wildcard examples/%/test/*.c) \
 deps:
 	@sh .ci/install-deps
 
+# npm packages (test/npm/package.json, locked): swagger-ui-dist for the demo's /docs page, an
+# OpenAPI validator and playwright-core for the tests. Installed into build/npm (never
+# committed) once per change of the lock file; without npm, or offline, the build goes on and
+# /docs and those tests say what is missing.
+NPM_DIR = $(CURDIR)/build/npm
+npm: $(NPM_DIR)/.installed
+$(NPM_DIR)/.installed: test/npm/package.json test/npm/package-lock.json
+	@mkdir -p $(NPM_DIR)
+	@if command -v npm >/dev/null 2>&1; then \
+	    cp test/npm/package.json test/npm/package-lock.json $(NPM_DIR)/ && \
+	    (cd $(NPM_DIR) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >npm.log 2>&1) && touch $@ || \
+	    echo "canal: npm ci failed (see $(NPM_DIR)/npm.log): /docs and the browser tests will say so" >&2; \
+	else echo "canal: npm not found: /docs and the OpenAPI/browser tests need it (make deps)" >&2; fi
+
 run: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all npm
 	$(B)/bin/canal-demo --host 127.0.0.1 --port 8080
 
 test: deps
-	@$(MAKE) --no-print-directory all tests
+	@$(MAKE) --no-print-directory all tests npm
 	@B=$(B) SANITIZE=$(SANITIZE) sh test/run
 
 check: test

@@ -6,6 +6,7 @@
  *   canal/router.h  route templates, matching, link generation (pure C, no h2o)
  *   canal/server.h  the app, requests and responses on libh2o
  *   canal/controller.h  controllers and actions, binding, validation, results, filters
+ *   canal/openapi.h  an OpenAPI 3.1 document of the routes, served with a Swagger UI page
  */
 #ifndef CANAL_H
 #define CANAL_H
@@ -16,5 +17,6 @@
 #include "canal/router.h"
 #include "canal/server.h"
 #include "canal/controller.h"
+#include "canal/openapi.h"
 
 #endif

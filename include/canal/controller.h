@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "server.h"
+#include "openapi.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -133,8 +134,10 @@ typedef struct canal_action_def {
     canal_action_fn handler;     /**< the code of the action; required */
     canal_param_def_t params[CANAL_ACTION_MAX_PARAMS]; /**< ended by .name == NULL */
     canal_filter_t filters[CANAL_MAX_FILTERS];         /**< unused entries are all NULL */
-    const char *summary;         /**< metadata for OpenAPI */
-    int produces[CANAL_ACTION_MAX_PRODUCES];           /**< status codes; 0 ends */
+    const char *summary;         /**< OpenAPI: a one-line summary, or NULL */
+    int produces[CANAL_ACTION_MAX_PRODUCES];           /**< OpenAPI: status codes; 0 ends */
+    const char *content_type;    /**< OpenAPI: the media type of its 2xx bodies; NULL: JSON */
+    const char *description;     /**< OpenAPI: a longer description (CommonMark), or NULL */
 } canal_action_def_t;
 
 /** A controller. */
@@ -216,6 +219,19 @@ CANAL_API const canal_action_def_t *canal_action_def(const canal_action_t *a);
 CANAL_API size_t canal_action_route_count(const canal_action_t *a);
 /** Route i of the action, or NULL past the end. Borrowed from the app's router. */
 CANAL_API const canal_route_t *canal_action_route_at(const canal_action_t *a, size_t i);
+
+/**
+ * Builds the app's OpenAPI 3.1 document (canal_openapi_build()) with what the actions declare:
+ * each operation of an action's route gets the controller as its tag, "Controller_Action" as
+ * its operationId, the action's summary and description, its declared parameters (route
+ * values with their declared types and rules merged into the path parameters; query and
+ * header parameters; body members as an application/json request body object), a 400
+ * validation problem when it declares parameters, and one response per status in produces
+ * (2xx ones with content_type, 400 and 404 as problem details). Routes that are not actions
+ * are described as canal_openapi_build() does. info may be NULL.
+ * @return a new reference, or NULL when out of memory.
+ */
+CANAL_API json_t *canal_mvc_openapi(const canal_mvc_t *mvc, const canal_openapi_info_t *info);
 
 /* ---- inside an action or a filter ---- */
 

@@ -210,6 +210,83 @@ CANAL_API size_t canal_route_param_count(const canal_route_t *route);
 /** The name of parameter i (template order), or NULL past the end. Borrowed. */
 CANAL_API const char *canal_route_param_name(const canal_route_t *route, size_t i);
 
+/** The kinds of a route's segments (canal_route_segment()). */
+typedef enum canal_segment_kind {
+    CANAL_SEGMENT_LITERAL = 0, /**< literal text */
+    CANAL_SEGMENT_PARAM,       /**< a parameter: {x}, {x:int}, {x?}, {x=default} */
+    CANAL_SEGMENT_CATCHALL     /**< a catch-all: {*x} or {**x} */
+} canal_segment_kind_t;
+
+/** One segment of a route's template, as canal_route_segment() describes it. */
+typedef struct canal_segment_info {
+    int kind;            /**< a canal_segment_kind_t */
+    const char *text;    /**< literals: the text with {{ }} unescaped; parameters: the name */
+    size_t param;        /**< parameters: their index (canal_route_param_info()) */
+} canal_segment_info_t;
+
+/** A route parameter, as canal_route_param_info() describes it. Strings are borrowed. */
+typedef struct canal_route_param_info {
+    const char *name;
+    const char *def;     /**< the default ({x=5}), or NULL */
+    int optional;        /**< 1 for {x?} */
+    int catch_all;       /**< 0; 1 for {*x}; 2 for {**x} (link generation keeps its '/') */
+    size_t nconstraints; /**< see canal_route_param_constraint() */
+} canal_route_param_info_t;
+
+/** The route constraints (canal_constraint_info_t.kind). */
+typedef enum canal_constraint_kind {
+    CANAL_CONSTRAINT_INT = 0,   /**< int: a 32-bit integer */
+    CANAL_CONSTRAINT_LONG,      /**< long: a 64-bit integer */
+    CANAL_CONSTRAINT_BOOL,      /**< bool: true or false, any case */
+    CANAL_CONSTRAINT_DOUBLE,    /**< double */
+    CANAL_CONSTRAINT_GUID,      /**< guid: 8-4-4-4-12 hex digits, optionally in {} or () */
+    CANAL_CONSTRAINT_ALPHA,     /**< alpha: one or more ASCII letters */
+    CANAL_CONSTRAINT_MIN,       /**< min(a): an integer >= a */
+    CANAL_CONSTRAINT_MAX,       /**< max(a): an integer <= a */
+    CANAL_CONSTRAINT_RANGE,     /**< range(a,b): an integer in [a, b] */
+    CANAL_CONSTRAINT_LENGTH,    /**< length(a) (b == a) or length(a,b): a to b characters */
+    CANAL_CONSTRAINT_MINLENGTH, /**< minlength(a) */
+    CANAL_CONSTRAINT_MAXLENGTH, /**< maxlength(a) */
+    CANAL_CONSTRAINT_REGEX      /**< regex(ERE): regexec() finds it in the value (unanchored) */
+} canal_constraint_kind_t;
+
+/** One constraint of a route parameter (canal_route_param_constraint()). */
+typedef struct canal_constraint_info {
+    int kind;            /**< a canal_constraint_kind_t */
+    int64_t a, b;        /**< the integer arguments, as the kinds above say; 0 otherwise */
+    const char *regex;   /**< CANAL_CONSTRAINT_REGEX: the expression as written; else NULL */
+} canal_constraint_info_t;
+
+/** The number of segments of the route's template ("" has none). */
+CANAL_API size_t canal_route_segment_count(const canal_route_t *route);
+
+/**
+ * The number of leading segments a request must give: the segments after it (optional
+ * parameters, parameters with defaults and a catch-all) may all be left out, so the route
+ * matches paths of canal_route_required_segments() to canal_route_segment_count() segments.
+ */
+CANAL_API size_t canal_route_required_segments(const canal_route_t *route);
+
+/**
+ * Describes segment i of the route into *out (strings borrowed from the route).
+ * Returns 0, or CANAL_EINVAL past the end.
+ */
+CANAL_API int canal_route_segment(const canal_route_t *route, size_t i, canal_segment_info_t *out);
+
+/**
+ * Describes parameter i (template order) of the route into *out (strings borrowed from the
+ * route). Returns 0, or CANAL_EINVAL past the end.
+ */
+CANAL_API int canal_route_param_info(const canal_route_t *route, size_t i,
+                                     canal_route_param_info_t *out);
+
+/**
+ * Describes constraint j (template order) of parameter i into *out (the regex text is
+ * borrowed from the route). Returns 0, or CANAL_EINVAL past the end.
+ */
+CANAL_API int canal_route_param_constraint(const canal_route_t *route, size_t i, size_t j,
+                                           canal_constraint_info_t *out);
+
 /**
  * Builds the URL of a route from route values (link generation). Values whose key names a
  * parameter fill it (percent-encoded; a {**x} catch-all keeps its '/'); parameters with no

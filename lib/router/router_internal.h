@@ -32,6 +32,7 @@ struct constraint {
     int type;
     int64_t a, b;
     regex_t *re;
+    char *re_text; /* the regex as written, for canal_route_param_constraint() */
 };
 
 struct tseg {

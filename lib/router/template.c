@@ -103,10 +103,10 @@ static int parse_constraint(struct constraint *c, const char *name, size_t nlen,
             return canal__error(err, CANAL_ENOMEM, pos, "out of memory");
         }
         int rc = regcomp(c->re, re_text, REG_EXTENDED | REG_NOSUB);
-        free(re_text);
         if (rc != 0) {
             char msg[100];
             regerror(rc, c->re, msg, sizeof(msg));
+            free(re_text);
             free(c->re);
             c->re = NULL;
             /* regcomp reports running out of memory as an error code too: that is not the
@@ -115,6 +115,7 @@ static int parse_constraint(struct constraint *c, const char *name, size_t nlen,
                 return canal__error(err, CANAL_ENOMEM, pos, "out of memory");
             return canal__error(err, CANAL_EINVAL, pos, "bad regex: %s", msg);
         }
+        c->re_text = re_text; /* kept for introspection (OpenAPI patterns) */
         return 0;
     }
     const char *comma = memchr(arg, ',', alen);
@@ -146,6 +147,7 @@ static void free_constraints(struct constraint *cons, size_t n)
             regfree(cons[i].re);
             free(cons[i].re);
         }
+        free(cons[i].re_text);
     }
     free(cons);
 }

@@ -661,3 +661,60 @@ const char *canal_route_param_name(const canal_route_t *route, size_t i)
 {
     return i < route->nparams ? route->params[i].name : NULL;
 }
+
+size_t canal_route_segment_count(const canal_route_t *route)
+{
+    return route->nsegs;
+}
+
+size_t canal_route_required_segments(const canal_route_t *route)
+{
+    return route->first_omittable;
+}
+
+int canal_route_segment(const canal_route_t *route, size_t i, canal_segment_info_t *out)
+{
+    if (i >= route->nsegs)
+        return CANAL_EINVAL;
+    const struct tseg *s = &route->segs[i];
+    out->kind = s->kind == SEG_LITERAL ? CANAL_SEGMENT_LITERAL
+                : s->kind == SEG_PARAM ? CANAL_SEGMENT_PARAM
+                                       : CANAL_SEGMENT_CATCHALL;
+    out->param = s->kind == SEG_LITERAL ? 0 : (size_t)s->param;
+    out->text = s->kind == SEG_LITERAL ? s->text : route->params[s->param].name;
+    return 0;
+}
+
+int canal_route_param_info(const canal_route_t *route, size_t i, canal_route_param_info_t *out)
+{
+    if (i >= route->nparams)
+        return CANAL_EINVAL;
+    const struct rparam *p = &route->params[i];
+    const struct tseg *s = &route->segs[p->seg];
+    out->name = p->name;
+    out->def = p->def;
+    out->optional = p->optional;
+    out->catch_all = s->kind == SEG_CATCHALL ? 1 + p->keep_slash : 0;
+    out->nconstraints = s->ncons;
+    return 0;
+}
+
+/* The internal CONS_* are the public CANAL_CONSTRAINT_* in the same order. */
+_Static_assert((int)CONS_INT == (int)CANAL_CONSTRAINT_INT &&
+                   (int)CONS_ALPHA == (int)CANAL_CONSTRAINT_ALPHA &&
+                   (int)CONS_RANGE == (int)CANAL_CONSTRAINT_RANGE &&
+                   (int)CONS_REGEX == (int)CANAL_CONSTRAINT_REGEX,
+               "constraint kinds out of step");
+
+int canal_route_param_constraint(const canal_route_t *route, size_t i, size_t j,
+                                 canal_constraint_info_t *out)
+{
+    if (i >= route->nparams || j >= route->segs[route->params[i].seg].ncons)
+        return CANAL_EINVAL;
+    const struct constraint *c = &route->segs[route->params[i].seg].cons[j];
+    out->kind = c->type;
+    out->a = c->a;
+    out->b = c->b;
+    out->regex = c->re_text;
+    return 0;
+}

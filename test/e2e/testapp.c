@@ -117,6 +117,7 @@ int main(int argc, char **argv)
         canal_handler_fn fn;
     } routes[] = {
         {"GET", "sleep", sleep_ms},      {"GET", "fail", fail},
+        {"GET", "fail/{*rest}", fail},   /* any path, for the error page's escaping */
         {"GET", "noanswer", no_answer},  {"POST", "echo", echo},
         {"POST", "json", json_echo},     {"GET", "query", query},
         {"GET", "param/{a}/{b:int}", params}, {"GET", "header", header},
