@@ -226,7 +226,7 @@ typedef struct canal_segment_info {
 
 /** A route parameter, as canal_route_param_info() describes it. Strings are borrowed. */
 typedef struct canal_route_param_info {
-    const char *name;
+    const char *name;    /**< the parameter's name, as in the template */
     const char *def;     /**< the default ({x=5}), or NULL */
     int optional;        /**< 1 for {x?} */
     int catch_all;       /**< 0; 1 for {*x}; 2 for {**x} (link generation keeps its '/') */
@@ -253,7 +253,8 @@ typedef enum canal_constraint_kind {
 /** One constraint of a route parameter (canal_route_param_constraint()). */
 typedef struct canal_constraint_info {
     int kind;            /**< a canal_constraint_kind_t */
-    int64_t a, b;        /**< the integer arguments, as the kinds above say; 0 otherwise */
+    int64_t a;           /**< the first integer argument, as the kinds above say; 0 otherwise */
+    int64_t b;           /**< the second integer argument (range, length); 0 otherwise */
     const char *regex;   /**< CANAL_CONSTRAINT_REGEX: the expression as written; else NULL */
 } canal_constraint_info_t;
 
