@@ -88,6 +88,10 @@ static int send_response(canal_req_t *req, int status, const char *ctype, size_t
     canal__pending_answered(req);
     h->res.status = status;
     h->res.reason = canal_status_reason(status);
+    if (req->app->cfg.request_id) {
+        canal_str_t id = canal_req_id(req);
+        h2o_add_header_by_str(&h->pool, &h->res.headers, H2O_STRLIT("x-request-id"), 0, NULL, id.base, id.len);
+    }
     if (ctype != NULL)
         h2o_add_header(&h->pool, &h->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, ctype, ctlen);
     int bodyless = req->is_head || status == 204 || status == 304 || status < 200;
@@ -188,6 +192,18 @@ int canal_res_json_new(canal_req_t *req, int status, json_t *body)
     return rc;
 }
 
+/* Problem details name the request when request IDs are on, so a client's bug report can
+ * be matched with the server's logs. */
+static void add_request_id(canal_req_t *req, json_t *problem)
+{
+    if (!req->app->cfg.request_id || problem == NULL)
+        return;
+    canal_str_t id = canal_req_id(req);
+    json_t *s = json_stringn(id.base, id.len);
+    if (s != NULL)
+        json_object_set_new(problem, "requestId", s);
+}
+
 int canal_res_problem_new(canal_req_t *req, int status, json_t *members)
 {
     json_t *p = json_object();
@@ -209,6 +225,7 @@ int canal_res_problem_new(canal_req_t *req, int status, json_t *members)
                 json_object_set(p, k, v);
         }
     json_decref(members);
+    add_request_id(req, p);
     int rc = send_json(req, status, H2O_STRLIT("application/problem+json"), p);
     json_decref(p);
     return rc;
@@ -236,6 +253,7 @@ int canal_res_problem(canal_req_t *req, int status, const char *detail_fmt, ...)
         va_end(ap);
     }
     json_t *p = canal_problem(status, detail_fmt ? detail : NULL);
+    add_request_id(req, p);
     int rc = send_json(req, status, H2O_STRLIT("application/problem+json"), p);
     json_decref(p);
     return rc;
@@ -351,8 +369,10 @@ static void developer_page(canal_req_t *req)
 
 void canal__send_error_page(canal_req_t *req)
 {
-    canal__log_error("%.*s %.*s: %s", (int)req->method.len, req->method.base, (int)req->path.len,
-                     req->path.base, req->error);
+    canal_str_t id = canal_req_id(req);
+    canal__log_error("%.*s %.*s%s%.*s%s: %s", (int)req->method.len, req->method.base, (int)req->path.len,
+                     req->path.base, id.base ? " [" : "", (int)id.len, id.base ? id.base : "", id.base ? "]" : "",
+                     req->error);
     if (req->app->cfg.env == CANAL_ENV_DEVELOPMENT)
         developer_page(req);
     else
