@@ -615,13 +615,15 @@ int canal_app_wait(canal_app_t *app)
     struct pollfd pfd = {.fd = app->stop_pipe[0], .events = POLLIN};
     while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
         ;
+    /* Empty the pipe before saying so: a stop that comes after draining shows must end the
+     * delay below, not be swallowed here. */
+    char drained[16];
+    while (read(app->stop_pipe[0], drained, sizeof(drained)) > 0)
+        ;
     atomic_store(&app->draining, 1);
     if (app->cfg.shutdown_delay_ms > 0) {
         /* Keep serving while readiness says 503. The signal handlers stay installed, so a
          * second SIGTERM (or canal_app_stop()) ends the wait instead of killing the process. */
-        char drain[16];
-        while (read(app->stop_pipe[0], drain, sizeof(drain)) > 0)
-            ;
         canal__log_error("stopping: readiness answers 503; still serving for %u ms",
                          app->cfg.shutdown_delay_ms);
         uint64_t until = now_ms() + app->cfg.shutdown_delay_ms, now;
