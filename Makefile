@@ -7,6 +7,8 @@
 #   make test SANITIZE=1   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test SANITIZE=thread   the same under ThreadSanitizer
 #   make fuzz       the libFuzzer targets, FUZZ_SECS (60) seconds each
+#   make scaleout   nginx in front of two demo instances under wrk: a SIGTERM and a same-port
+#                   restart with no failed request (docs/deploy.md)
 #   make install    PREFIX=/usr/local DESTDIR= honoured; make uninstall undoes it
 
 VERSION   = 0.1.0
@@ -69,7 +71,7 @@ UNIT_SRC = $(wildcard test/unit/*_test.c)
 UNITS    = $(UNIT_SRC:test/unit/%.c=$(B)/test/%)
 E2E_APPS = $(patsubst test/e2e/%.c,$(B)/test/canal-%,$(wildcard test/e2e/*.c))
 
-.PHONY: all lib tools examples tests deps run test check fuzz install uninstall clean
+.PHONY: all lib tools examples tests deps run test check fuzz scaleout install uninstall clean
 all: lib tools examples
 
 lib: $(SHARED) $(STATIC) $(B)/lib/canal.pc
@@ -144,6 +146,11 @@ FUZZ_SECS ?= 60
 fuzz: deps
 	sh test/fuzz/build.sh run $(FUZZ_SECS)
 	sh test/fuzz/build.sh replay
+
+# nginx (docs/deploy/nginx-canal.conf) in front of two canal-demo instances, loaded by wrk
+scaleout: deps
+	@$(MAKE) --no-print-directory all
+	@B=$(B) sh test/scaleout/run.sh
 
 install: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/canal $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
