@@ -359,19 +359,6 @@ static int id_ok(const char *s, size_t len)
     return 1;
 }
 
-static char *put_hex(char *p, uint64_t v)
-{
-    char tmp[16];
-    int n = 0;
-    do {
-        tmp[n++] = "0123456789abcdef"[v & 15];
-        v >>= 4;
-    } while (v != 0);
-    while (n > 0)
-        *p++ = tmp[--n];
-    return p;
-}
-
 canal_str_t canal_req_id(canal_req_t *req)
 {
     if (req->id.base != NULL || !req->app->cfg.request_id)
@@ -386,12 +373,19 @@ canal_str_t canal_req_id(canal_req_t *req)
             return req->id;
         }
     }
-    /* prefix (9) + worker (up to 16) + '-' + counter (up to 16) */
-    char *s = h2o_mem_alloc_pool(&req->h2o->pool, sizeof(app->id_prefix) + 34), *p = s;
-    memcpy(p, app->id_prefix, sizeof(app->id_prefix) - 1);
-    p = put_hex(p + sizeof(app->id_prefix) - 1, req->worker->index);
-    *p++ = '-';
-    p = put_hex(p, ++req->worker->next_id);
-    req->id = (canal_str_t){s, (size_t)(p - s)};
+    /* "prefix-worker-" is made once per worker; then only the counter is written, in hex,
+     * from its last digit back, into the request's own buffer (no allocation) */
+    struct canal_worker *w = req->worker;
+    if (w->id_prefix_len == 0)
+        w->id_prefix_len = (size_t)snprintf(w->id_prefix, sizeof(w->id_prefix), "%s%zx-", app->id_prefix, w->index);
+    uint64_t v = ++w->next_id;
+    size_t digits = (size_t)(64 - __builtin_clzll(v) + 3) / 4; /* v >= 1 */
+    memcpy(req->id_buf, w->id_prefix, sizeof(w->id_prefix));
+    char *end = req->id_buf + w->id_prefix_len + digits, *p = end;
+    do {
+        *--p = "0123456789abcdef"[v & 15];
+        v >>= 4;
+    } while (v != 0);
+    req->id = (canal_str_t){req->id_buf, (size_t)(end - req->id_buf)};
     return req->id;
 }

@@ -76,6 +76,7 @@ const char *canal_status_reason(int status)
 }
 
 static h2o_generator_t generator = {NULL, NULL}; /* nothing to proceed or stop: one-shot answers */
+static h2o_iovec_t request_id_name = {"x-request-id", 12}; /* not one of h2o's tokens */
 
 /* Sends the answer; body must live in request memory (or be static). */
 static int send_response(canal_req_t *req, int status, const char *ctype, size_t ctlen,
@@ -89,8 +90,11 @@ static int send_response(canal_req_t *req, int status, const char *ctype, size_t
     h->res.status = status;
     h->res.reason = canal_status_reason(status);
     if (req->app->cfg.request_id) {
+        /* appended by hand: h2o_add_header_by_str() would allocate a copy of the name */
         canal_str_t id = canal_req_id(req);
-        h2o_add_header_by_str(&h->pool, &h->res.headers, H2O_STRLIT("x-request-id"), 0, NULL, id.base, id.len);
+        h2o_vector_reserve(&h->pool, &h->res.headers, h->res.headers.size + 1);
+        h->res.headers.entries[h->res.headers.size++] =
+            (h2o_header_t){&request_id_name, NULL, h2o_iovec_init(id.base, id.len)};
     }
     if (ctype != NULL)
         h2o_add_header(&h->pool, &h->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, ctype, ctlen);

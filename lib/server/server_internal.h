@@ -63,6 +63,8 @@ struct canal_worker {
     h2o_multithread_message_t stop_message;
     size_t json_hint;              /* size of the last JSON answer, to dump once */
     uint64_t next_id;              /* the last generated request ID's counter (proxy.c) */
+    char id_prefix[32];            /* "5f3a09c1-0-": the app's prefix and this worker's index */
+    size_t id_prefix_len;          /* 0 until the first ID is made */
     /* deferred answers (async.c) */
     h2o_multithread_receiver_t post_receiver;
     h2o_timeout_t pending_timeout;
@@ -115,6 +117,7 @@ struct canal_req {
     canal_app_t *app;
     canal_str_t method, path, query;
     canal_match_t match;
+    char id_buf[48];              /* a generated request ID (not zeroed: written before use) */
     const struct canal_endpoint *endpoint;
     canal_param_t *query_params;  /* parsed on first use */
     size_t nquery;
