@@ -173,6 +173,38 @@ char *canal_req_json_dump(canal_req_t *req, const json_t *json, size_t *len)
     return buf;
 }
 
+/* Problem details name the request when request IDs are on, so that a client's report can be
+ * matched with the server's log. The member is written after the dump, in place of the
+ * object's closing brace: an ID never needs escaping (canal_req_id() takes only printable
+ * ASCII without quotes or backslashes), and this costs a copy instead of a jansson member. */
+static char *with_request_id(canal_req_t *req, char *json, size_t *len)
+{
+    if (!req->app->cfg.request_id || *len < 2 || json[*len - 1] != '}')
+        return json;
+    canal_str_t id = canal_req_id(req);
+    static const char member[] = ",\"requestId\":\"";
+    size_t n = *len - 1, m = sizeof(member) - 1;
+    char *out = h2o_mem_alloc_pool(&req->h2o->pool, n + m + id.len + 2);
+    memcpy(out, json, n);
+    memcpy(out + n, member, m);
+    memcpy(out + n + m, id.base, id.len);
+    memcpy(out + n + m + id.len, "\"}", 2);
+    *len = n + m + id.len + 2;
+    return out;
+}
+
+static int send_problem(canal_req_t *req, int status, const json_t *problem)
+{
+    size_t n;
+    if (req->responded)
+        return CANAL_ESTATE;
+    char *buf = canal_req_json_dump(req, problem, &n);
+    if (buf == NULL)
+        return CANAL_EINVAL;
+    buf = with_request_id(req, buf, &n);
+    return send_response(req, status, H2O_STRLIT("application/problem+json"), buf, n);
+}
+
 static int send_json(canal_req_t *req, int status, const char *ctype, size_t ctlen, const json_t *body)
 {
     size_t n;
@@ -196,18 +228,6 @@ int canal_res_json_new(canal_req_t *req, int status, json_t *body)
     return rc;
 }
 
-/* Problem details name the request when request IDs are on, so a client's bug report can
- * be matched with the server's logs. */
-static void add_request_id(canal_req_t *req, json_t *problem)
-{
-    if (!req->app->cfg.request_id || problem == NULL)
-        return;
-    canal_str_t id = canal_req_id(req);
-    json_t *s = json_stringn(id.base, id.len);
-    if (s != NULL)
-        json_object_set_new(problem, "requestId", s);
-}
-
 int canal_res_problem_new(canal_req_t *req, int status, json_t *members)
 {
     json_t *p = json_object();
@@ -229,8 +249,9 @@ int canal_res_problem_new(canal_req_t *req, int status, json_t *members)
                 json_object_set(p, k, v);
         }
     json_decref(members);
-    add_request_id(req, p);
-    int rc = send_json(req, status, H2O_STRLIT("application/problem+json"), p);
+    if (req->app->cfg.request_id)
+        json_object_del(p, "requestId"); /* canal's own is added when sent */
+    int rc = send_problem(req, status, p);
     json_decref(p);
     return rc;
 }
@@ -257,8 +278,7 @@ int canal_res_problem(canal_req_t *req, int status, const char *detail_fmt, ...)
         va_end(ap);
     }
     json_t *p = canal_problem(status, detail_fmt ? detail : NULL);
-    add_request_id(req, p);
-    int rc = send_json(req, status, H2O_STRLIT("application/problem+json"), p);
+    int rc = send_problem(req, status, p);
     json_decref(p);
     return rc;
 }
