@@ -68,8 +68,9 @@ canal_app_t *canal_app_create(const canal_config_t *cfg)
         return NULL;
     }
     canal_error_info_t perr;
-    if (canal__proxies_parse(app->cfg.trusted_proxies, &app->proxies, &app->nproxies, &perr) != 0) {
-        if (perr.code != CANAL_ENOMEM)
+    int prc = canal__proxies_parse(app->cfg.trusted_proxies, &app->proxies, &app->nproxies, &perr);
+    if (prc != 0) {
+        if (prc != CANAL_ENOMEM)
             canal__log_error("%s", perr.message);
         canal_app_destroy(app);
         return NULL;

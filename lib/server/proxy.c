@@ -85,13 +85,9 @@ int canal__proxies_parse(const char *list, struct canal_cidr **out, size_t *coun
         }
         int ok = parse_addr(p, alen, &a) == 0;
         unsigned max = a.family == 4 ? 32 : 128;
-        if (ok && slash != NULL) {
-            /* an IPv4-mapped prefix (::ffff:10.0.0.0/104) counts in IPv4 bits */
-            char first[INET6_ADDRSTRLEN + 1];
-            snprintf(first, sizeof(first), "%.*s", (int)alen, p);
-            if (a.family == 4 && strchr(first, ':') != NULL)
-                bits -= 96;
-        }
+        /* an IPv4-mapped prefix (::ffff:10.0.0.0/104) counts in IPv4 bits */
+        if (ok && slash != NULL && a.family == 4 && memchr(p, ':', alen) != NULL)
+            bits -= 96;
         if (!ok || (slash != NULL && (bits < 0 || bits > (long)max))) {
             if (err != NULL) {
                 err->code = CANAL_EINVAL;
