@@ -124,6 +124,16 @@ static void client_walk(void **state)
     char buf[INET6_ADDRSTRLEN];
     canal__client_from_headers(app, &peer, NULL, 0, two, 2, &client);
     assert_string_equal(text(&client, buf), "203.0.113.9");
+
+    /* a chain longer than anyone builds: only the nearest 64 hops are looked at */
+    char chain[2048] = "203.0.113.9";
+    for (int i = 0; i < 100; i++)
+        strcat(chain, i % 2 ? ", 10.0.0.1" : ",\"10.0.0.3\"");
+    canal_str_t longv = {chain, strlen(chain)};
+    canal__client_from_headers(app, &peer, NULL, 0, &longv, 1, &client);
+    assert_string_equal(text(&client, buf), "10.0.0.3");
+    canal__client_from_headers(app, &peer, &longv, 1, NULL, 0, &client); /* as Forwarded: no for= */
+    assert_string_equal(text(&client, buf), "127.0.0.1");
     canal_app_destroy(app);
 
     cfg.trusted_proxies = "10.0.0.0/8,127.0.0.1/x";
