@@ -35,8 +35,8 @@
 static int parse_addr(const char *s, size_t len, struct canal_addr *out)
 {
     char buf[INET6_ADDRSTRLEN + 1];
-    if (len == 0 || len >= sizeof(buf))
-        return -1;
+    if (len == 0 || len >= sizeof(buf) || memchr(s, '\0', len) != NULL)
+        return -1; /* a NUL would cut the text short of what was sent */
     memcpy(buf, s, len);
     buf[len] = '\0';
     memset(out, 0, sizeof(*out));

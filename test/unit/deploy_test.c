@@ -118,6 +118,13 @@ static void client_walk(void **state)
                      cases[i].peer, cases[i].fwd ? cases[i].fwd : "", cases[i].xff ? cases[i].xff : "", buf,
                      cases[i].client);
     }
+    /* a NUL inside a hop does not cut it short into an address */
+    canal_str_t nul = {"203.0.113.9\0junk", 16};
+    struct canal_addr lo = addr("127.0.0.1"), out;
+    char tmp[INET6_ADDRSTRLEN];
+    canal__client_from_headers(app, &lo, NULL, 0, &nul, 1, &out);
+    assert_string_equal(text(&out, tmp), "127.0.0.1");
+
     /* repeated fields are one list: the last field holds the nearest hops */
     canal_str_t two[] = {{"203.0.113.9", 11}, {"10.0.0.1", 8}};
     struct canal_addr peer = addr("127.0.0.1"), client;
