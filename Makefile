@@ -9,6 +9,8 @@
 #   make test SANITIZE=1   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test SANITIZE=thread   the same under ThreadSanitizer
 #   make fuzz       the libFuzzer targets, FUZZ_SECS (60) seconds each
+#   make scaleout   nginx in front of two demo instances under wrk: a SIGTERM and a same-port
+#                   restart with no failed request (docs/deploy.md)
 #   make install    PREFIX=/usr/local DESTDIR= honoured; make uninstall undoes it
 
 VERSION   = 0.1.0
@@ -75,7 +77,7 @@ UNITS    = $(UNIT_SRC:test/unit/%.c=$(B)/test/%)
 EXAMPLE_TESTS = $(patsubst examples/%/test/,$(B)/test/example-%_test,$(wildcard examples/*/test/))
 E2E_APPS = $(patsubst test/e2e/%.c,$(B)/test/canal-%,$(wildcard test/e2e/*.c))
 
-.PHONY: all lib tools examples tests deps npm run test check fuzz install uninstall clean
+.PHONY: all lib tools examples tests deps npm run test check fuzz scaleout install uninstall clean
 all: lib tools examples
 
 lib: $(SHARED) $(STATIC) $(B)/lib/canal.pc
@@ -182,6 +184,11 @@ FUZZ_SECS ?= 60
 fuzz: deps
 	sh test/fuzz/build.sh run $(FUZZ_SECS)
 	sh test/fuzz/build.sh replay
+
+# nginx (docs/deploy/nginx-canal.conf) in front of two canal-demo instances, loaded by wrk
+scaleout: deps
+	@$(MAKE) --no-print-directory all
+	@B=$(B) sh test/scaleout/run.sh
 
 install: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/canal $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)

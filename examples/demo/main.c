@@ -9,7 +9,9 @@
  *   GET /api/woo                             {"id":1,"name":"Woo"}
  *   GET /openapi.json                        the OpenAPI 3.1 document of the routes above
  *   GET /docs                                the same, rendered by Swagger UI
+ *   GET /health/live, /health/ready          liveness; readiness (503 once stopping)
  *
+ * Every answer carries an X-Request-Id (--request-id off to leave it out).
  *   build/bin/canal-demo [--mode router|controller] [--data FILE] [canal's flags: --host ...]
  *
  * Both modes answer the same bytes; only the way the app is written differs.
@@ -67,6 +69,7 @@ int main(int argc, char **argv)
 
     canal_config_init(&cfg);
     cfg.access_log = "-";
+    cfg.request_id = 1;
     if (canal_config_from_env(&cfg, &err) != 0 || canal_config_from_args(&cfg, &argc, argv, &err) != 0) {
         fprintf(stderr, "canal-demo: %s\n", err.message);
         usage();
@@ -106,6 +109,8 @@ int main(int argc, char **argv)
         mvc = canal_mvc_create(app);
         rc = mvc ? demo_controller_mode(app, mvc, &err) : CANAL_ENOMEM;
     }
+    if (rc == 0 && (rc = canal_app_health(app, "/health", NULL, NULL)) != 0)
+        snprintf(err.message, sizeof(err.message), "health endpoints: %s", canal_strerror(rc));
     if (rc != 0) {
         fprintf(stderr, "canal-demo: %s\n", err.message);
         return 1;
@@ -135,7 +140,8 @@ int main(int argc, char **argv)
             canal_app_config(app)->env == CANAL_ENV_DEVELOPMENT ? "development" : "production");
     static const char *const urls[] = {"/home/plaintext", "/home/json", "/home/employee/3",
                                        "/home/orders/3?index=0&size=5", "/api/woo",
-                                       "/openapi.json", "/docs"};
+                                       "/openapi.json", "/docs",
+                                       "/health/ready"};
     for (size_t i = 0; i < sizeof(urls) / sizeof(urls[0]); i++)
         fprintf(stderr, "  http://%s:%u%s\n", host, port, urls[i]);
     if (canal_app_listener_tls(app, 1))

@@ -299,6 +299,15 @@ static int send_result(canal_ctx_t *ctx)
     return canal_res_send_static(ctx->req, ctx->status, ctx->ctype, ctx->body, ctx->len);
 }
 
+/* A problem names the request when request IDs are on, as canal_res_problem() does. */
+static void add_request_id(canal_ctx_t *ctx, json_t *problem)
+{
+    canal_str_t id = canal_req_id(ctx->req);
+    json_t *s;
+    if (id.base != NULL && problem != NULL && (s = json_stringn(id.base, id.len)) != NULL)
+        json_object_set_new(problem, "requestId", s);
+}
+
 static int set_json(canal_ctx_t *ctx, int status, const char *ctype, const json_t *body)
 {
     size_t n;
@@ -348,6 +357,7 @@ int canal__mvc_dispatch(canal_req_t *req, void *data)
         if (errors != NULL) {
             json_t *p = json_pack("{s:s, s:s, s:i, s:o}", "type", "https://tools.ietf.org/html/rfc9110#section-15.5.1",
                                   "title", "One or more validation errors occurred.", "status", 400, "errors", errors);
+            add_request_id(ctx, p);
             set_json(ctx, 400, "application/problem+json", p);
             json_decref(p);
         } else {
@@ -496,6 +506,7 @@ int canal_result_status(canal_ctx_t *ctx, int status)
 int canal_result_problem(canal_ctx_t *ctx, int status, const char *detail)
 {
     json_t *p = canal_problem(status, detail);
+    add_request_id(ctx, p);
     int rc = set_json(ctx, status, "application/problem+json", p);
     json_decref(p);
     return rc;

@@ -8,7 +8,10 @@
  * connection with another thread.
  *
  * Shutdown: canal_app_stop() writes to a pipe (safe in a signal handler); canal_app_wait()
- * wakes up and sends each worker a message through h2o's multithread queue. The worker closes
+ * wakes up, marks the app draining (readiness answers 503 from now on) and, if a shutdown
+ * delay is configured, waits that long while the workers go on accepting and serving, so a
+ * load balancer that probes readiness moves traffic away before anything is refused. Then it
+ * sends each worker a message through h2o's multithread queue. The worker closes
  * its listening sockets, asks h2o to shut down (keep-alive is refused from now on, HTTP/2 gets
  * GOAWAY), and keeps running its loop until no request is in flight and no connection has been
  * active for a short quiet period (so a request already on its way on a kept-alive connection
@@ -51,16 +54,28 @@ canal_app_t *canal_app_create(const canal_config_t *cfg)
     app->access_log = dup_str(app->cfg.access_log);
     app->tls_cert = dup_str(app->cfg.tls_cert);
     app->tls_key = dup_str(app->cfg.tls_key);
+    app->trusted_proxies = dup_str(app->cfg.trusted_proxies);
     app->cfg.host = app->host;
     app->cfg.access_log = app->access_log;
     app->cfg.tls_cert = app->tls_cert;
     app->cfg.tls_key = app->tls_key;
+    app->cfg.trusted_proxies = app->trusted_proxies;
     app->stop_pipe[0] = app->stop_pipe[1] = -1;
     if (app->host == NULL || (app->cfg.access_log != NULL && app->access_log == NULL) ||
+        (app->cfg.trusted_proxies != NULL && app->trusted_proxies == NULL) ||
         (app->router = canal_router_create(&app->cfg.router)) == NULL) {
         canal_app_destroy(app);
         return NULL;
     }
+    canal_error_info_t perr;
+    int prc = canal__proxies_parse(app->cfg.trusted_proxies, &app->proxies, &app->nproxies, &perr);
+    if (prc != 0) {
+        if (prc != CANAL_ENOMEM)
+            canal__log_error("%s", perr.message);
+        canal_app_destroy(app);
+        return NULL;
+    }
+    canal__request_id_init(app);
     if (app->cfg.threads == 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         app->cfg.threads = n > 0 ? (unsigned)n : 1;
@@ -108,6 +123,8 @@ void canal_app_destroy(canal_app_t *app)
     free(app->access_log);
     free(app->tls_cert);
     free(app->tls_key);
+    free(app->trusted_proxies);
+    free(app->proxies);
     free(app);
 }
 
@@ -504,9 +521,15 @@ int canal_app_start(canal_app_t *app)
     }
     if (app->cfg.access_log != NULL) {
         const char *path = strcmp(app->cfg.access_log, "-") == 0 ? "/dev/stdout" : app->cfg.access_log;
-        app->logfh = h2o_access_log_open_handle(
-            path, "%h %l %u %t \"%r\" %s %b \"%{Referer}i\" \"%{User-agent}i\"",
-            H2O_LOGCONF_ESCAPE_APACHE);
+        /* Combined Log Format. Behind trusted proxies the address is the client's, which
+         * canal__on_req() puts in the request's environment; with request IDs, the ID
+         * follows, quoted (the answer's X-Request-Id). */
+        char fmt[160];
+        app->log_client = app->nproxies > 0;
+        snprintf(fmt, sizeof(fmt), "%s %%l %%u %%t \"%%r\" %%s %%b \"%%{Referer}i\" \"%%{User-agent}i\"%s",
+                 app->log_client ? "%{" CANAL__ENV_CLIENT "}e" : "%h",
+                 app->cfg.request_id ? " \"%{x-request-id}o\"" : "");
+        app->logfh = h2o_access_log_open_handle(path, fmt, H2O_LOGCONF_ESCAPE_APACHE);
         if (app->logfh == NULL) {
             canal__log_error("cannot open the access log %s", path);
             goto fail;
@@ -593,6 +616,24 @@ int canal_app_wait(canal_app_t *app)
     struct pollfd pfd = {.fd = app->stop_pipe[0], .events = POLLIN};
     while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
         ;
+    /* Empty the pipe before saying so: a stop that comes after draining shows must end the
+     * delay below, not be swallowed here. */
+    char drained[16];
+    while (read(app->stop_pipe[0], drained, sizeof(drained)) > 0)
+        ;
+    atomic_store(&app->draining, 1);
+    if (app->cfg.shutdown_delay_ms > 0) {
+        /* Keep serving while readiness says 503. The signal handlers stay installed, so a
+         * second SIGTERM (or canal_app_stop()) ends the wait instead of killing the process. */
+        canal__log_error("stopping: readiness answers 503; still serving for %u ms",
+                         app->cfg.shutdown_delay_ms);
+        uint64_t until = now_ms() + app->cfg.shutdown_delay_ms, now;
+        while ((now = now_ms()) < until) {
+            int rc = poll(&pfd, 1, (int)(until - now));
+            if (rc > 0 || (rc < 0 && errno != EINTR))
+                break;
+        }
+    }
     if (!app->cfg.no_signals) {
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
@@ -620,6 +661,11 @@ size_t canal_app_worker_count(const canal_app_t *app)
 uint64_t canal_app_worker_requests(const canal_app_t *app, size_t i)
 {
     return app->workers != NULL && i < app->nworkers ? atomic_load(&app->workers[i].requests) : 0;
+}
+
+int canal_app_draining(const canal_app_t *app)
+{
+    return atomic_load(&app->draining);
 }
 
 int canal_app_run(canal_app_t *app)

@@ -107,6 +107,31 @@ static int set_option(canal_config_t *cfg, const char *name, const char *value,
         if (number(value, 1u << 30, &n) != 0)
             return fail(err, "--offload-queue", value);
         cfg->offload_queue = (size_t)n;
+    } else if (strcmp(name, "shutdown-delay") == 0) {
+        if (number(value, 3600 * 1000, &n) != 0)
+            return fail(err, "--shutdown-delay", value);
+        cfg->shutdown_delay_ms = (unsigned)n;
+    } else if (strcmp(name, "request-id") == 0) {
+        if (value != NULL && strcmp(value, "on") == 0)
+            cfg->request_id = 1;
+        else if (value != NULL && strcmp(value, "off") == 0)
+            cfg->request_id = 0;
+        else
+            return fail(err, "--request-id (on|off)", value);
+    } else if (strcmp(name, "trusted-proxies") == 0) {
+        size_t count;
+        canal_error_info_t why;
+        if (value == NULL || *value == '\0')
+            return fail(err, "--trusted-proxies", value);
+        if (strcmp(value, "off") == 0) {
+            cfg->trusted_proxies = NULL;
+        } else if (canal__proxies_parse(value, NULL, &count, &why) != 0) {
+            if (err != NULL)
+                *err = why;
+            return CANAL_EINVAL;
+        } else {
+            cfg->trusted_proxies = value;
+        }
     } else {
         return 1; /* not ours */
     }
@@ -121,7 +146,10 @@ int canal_config_from_env(canal_config_t *cfg, canal_error_info_t *err)
                 {"CANAL_PORT", "port"},
                 {"CANAL_THREADS", "threads"},
                 {"CANAL_ENV", "env"},
-                {"CANAL_ACCESS_LOG", "access-log"}};
+                {"CANAL_ACCESS_LOG", "access-log"},
+                {"CANAL_SHUTDOWN_DELAY", "shutdown-delay"},
+                {"CANAL_REQUEST_ID", "request-id"},
+                {"CANAL_TRUSTED_PROXIES", "trusted-proxies"}};
     for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
         const char *v = getenv(vars[i].var);
         if (v != NULL && set_option(cfg, vars[i].option, v, err) != 0) {
@@ -182,5 +210,12 @@ const char *canal_config_usage(void)
            "  --tls-port N --cert FILE --key FILE   also serve TLS (HTTP/2, HTTP/1.1 by ALPN)\n"
            "  --request-timeout MS     deadline of a deferred answer; then 504 (default 30000)\n"
            "  --offload-threads N      threads for blocking work (default 4)\n"
-           "  --offload-queue N        jobs waiting for them; more: 503 (default 1024)\n";
+           "  --offload-queue N        jobs waiting for them; more: 503 (default 1024)\n"
+           "  --shutdown-delay MS      on SIGTERM, readiness says 503 but the app keeps serving\n"
+           "                           this long before it closes its listeners (default 0;\n"
+           "                           env CANAL_SHUTDOWN_DELAY)\n"
+           "  --request-id on|off      X-Request-Id on answers, in the log and problem details\n"
+           "                           (default off; env CANAL_REQUEST_ID)\n"
+           "  --trusted-proxies LIST|off   addresses/CIDRs whose X-Forwarded-For, Forwarded and\n"
+           "                           X-Request-Id are believed (env CANAL_TRUSTED_PROXIES)\n";
 }

@@ -164,6 +164,11 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
     req->path = (canal_str_t){target.base, q ? (size_t)(q - target.base) : target.len};
     req->query = q ? (canal_str_t){q + 1, target.len - req->path.len - 1} : (canal_str_t){"", 0};
 
+    if (w->app->log_client) {
+        /* the access log's address: the client behind the trusted proxies */
+        canal_str_t c = canal_req_client_addr(req);
+        *h2o_req_getenv(h, H2O_STRLIT(CANAL__ENV_CLIENT), 1) = h2o_iovec_init(c.base, c.len);
+    }
     const canal_config_t *cfg = &w->app->cfg;
     if (h->path.len > cfg->max_target_length) {
         h->http1_is_persistent = 0; /* a client this far off is not worth keeping */

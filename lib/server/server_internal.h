@@ -5,6 +5,8 @@
  *   app.c     the app, listeners, worker threads, graceful shutdown
  *   req.c     the h2o handler (dispatch through the router) and the request accessors
  *   res.c     responses, problem details, error pages
+ *   proxy.c   trusted proxies (X-Forwarded-For, Forwarded), the client address, request IDs
+ *   health.c  liveness and readiness endpoints
  */
 #ifndef CANAL_SERVER_INTERNAL_H
 #define CANAL_SERVER_INTERNAL_H
@@ -30,6 +32,18 @@ struct canal_listener {
     SSL_CTX *ssl_ctx;    /* TLS listeners only */
 };
 
+/* An IP address: family 4 (bytes 0-3) or 6; IPv4-mapped IPv6 addresses are folded to 4. */
+struct canal_addr {
+    uint8_t family;
+    uint8_t bytes[16];
+};
+
+/* A trusted proxy: an address and a prefix length (32 or 128 for a single address). */
+struct canal_cidr {
+    struct canal_addr addr;
+    uint8_t bits;
+};
+
 /* A worker's listening socket for one listener. */
 struct canal_listen_sock {
     struct canal_worker *worker;
@@ -48,6 +62,9 @@ struct canal_worker {
     h2o_multithread_receiver_t stop_receiver;
     h2o_multithread_message_t stop_message;
     size_t json_hint;              /* size of the last JSON answer, to dump once */
+    uint64_t next_id;              /* the last generated request ID's counter (proxy.c) */
+    char id_prefix[32];            /* "5f3a09c1-0-": the app's prefix and this worker's index */
+    size_t id_prefix_len;          /* 0 until the first ID is made */
     /* deferred answers (async.c) */
     h2o_multithread_receiver_t post_receiver;
     h2o_timeout_t pending_timeout;
@@ -74,7 +91,7 @@ struct canal_offload_pool {
 
 struct canal_app {
     canal_config_t cfg;
-    char *host, *access_log, *tls_cert, *tls_key; /* owned copies of cfg's strings */
+    char *host, *access_log, *tls_cert, *tls_key, *trusted_proxies; /* owned copies of cfg's strings */
     canal_router_t *router;
     h2o_globalconf_t globalconf;
     h2o_hostconf_t *hostconf;
@@ -87,6 +104,11 @@ struct canal_app {
     int stop_pipe[2];
     struct canal_offload_pool offload;
     atomic_int state;             /* 0 created, 1 started, 2 stopping, 3 stopped */
+    atomic_int draining;          /* 1 once a stop was asked for: readiness answers 503 */
+    struct canal_cidr *proxies;   /* parsed trusted_proxies */
+    size_t nproxies;
+    int log_client;               /* the access log's address is canal's client address */
+    char id_prefix[10];           /* "5f3a09c1-": this process's request ID prefix */
 };
 
 struct canal_req {
@@ -95,6 +117,7 @@ struct canal_req {
     canal_app_t *app;
     canal_str_t method, path, query;
     canal_match_t match;
+    char id_buf[48];              /* a generated request ID (not zeroed: written before use) */
     const struct canal_endpoint *endpoint;
     canal_param_t *query_params;  /* parsed on first use */
     size_t nquery;
@@ -102,6 +125,8 @@ struct canal_req {
     int is_head;
     int responded;
     char *error;                  /* canal_req_fail() text */
+    canal_str_t id;               /* canal_req_id(), made on first use */
+    canal_str_t client_addr;      /* canal_req_client_addr(), found on first use */
     json_t *json;                 /* parsed body, released with the request */
     struct canal_pending *pending; /* canal_req_defer() */
     struct canal_note {
@@ -121,6 +146,20 @@ int canal__offload_start(canal_app_t *app);
 void canal__offload_stop(canal_app_t *app);
 void canal__pending_answered(canal_req_t *req);  /* an answer was sent */
 void canal__pending_gone(canal_req_t *req);      /* the request ends */
+
+/* The request environment variable that carries the client address to the access log. */
+#define CANAL__ENV_CLIENT "canal.client"
+
+/* proxy.c: parses a list of addresses and CIDRs (out may be NULL to only check it) */
+int canal__proxies_parse(const char *list, struct canal_cidr **out, size_t *count,
+                         canal_error_info_t *err);
+int canal__proxies_trust(const canal_app_t *app, const struct canal_addr *a);
+/* the client address from Forwarded (fwd, preferred) or X-Forwarded-For field values, if peer
+ * is trusted (returns 1; 0 and client = peer otherwise) */
+int canal__client_from_headers(const canal_app_t *app, const struct canal_addr *peer,
+                               const canal_str_t *fwd, size_t nfwd, const canal_str_t *xff,
+                               size_t nxff, struct canal_addr *client);
+void canal__request_id_init(canal_app_t *app);
 
 /* req.c */
 int canal__on_req(h2o_handler_t *self, h2o_req_t *req);
