@@ -171,15 +171,18 @@ static inline uint64_t zero_bytes(uint64_t t)
 static int scan(struct mctx *c, const char *p, size_t n, uint64_t *words, int fold, uint64_t *hash)
 {
     size_t nw = (n + 7) / 8, seg = 0;
-    if (nw > 0)
-        words[nw - 1] = 0;
-    memcpy(words, p, n);
     uint64_t h = canal__hash_init(n);
     c->start[0] = 0;
     for (size_t i = 0; i < nw; i++) {
-        uint64_t x = words[i];
-        uint64_t real = (i + 1 < nw || n % 8 == 0) ? ~(uint64_t)0 : ((uint64_t)1 << (8 * (n % 8))) - 1;
-        if ((zero_bytes(x ^ 0x2525252525252525ULL) | zero_bytes(x)) & real) /* '%' or NUL */
+        uint64_t x;
+        if (8 * i + 8 <= n)
+            memcpy(&x, p + 8 * i, 8);
+        else
+            x = canal__load_le(p + 8 * i, n - 8 * i);
+        uint64_t bad = zero_bytes(x ^ 0x2525252525252525ULL) | zero_bytes(x); /* '%' or NUL */
+        if (i + 1 == nw && n % 8 != 0)
+            bad &= ((uint64_t)1 << (8 * (n % 8))) - 1; /* not the padding */
+        if (bad)
             return 1;
         for (uint64_t slash = zero_bytes(x ^ 0x2f2f2f2f2f2f2f2fULL); slash; slash &= slash - 1) {
             size_t at = i * 8 + ((size_t)__builtin_ctzll(slash) >> 3);
@@ -188,7 +191,8 @@ static int scan(struct mctx *c, const char *p, size_t n, uint64_t *words, int fo
             seg++;
         }
         if (fold)
-            words[i] = x = canal__lower8(x);
+            x = canal__lower8(x);
+        words[i] = x;
         h = canal__hash_step(h, x);
     }
     if (seg <= CANAL_ROUTER_MAX_SEGMENTS)

@@ -19,6 +19,7 @@
 
 #include <regex.h>
 #include <stdint.h>
+#include <string.h>
 #include "canal/router.h"
 
 enum { SEG_LITERAL, SEG_PARAM, SEG_CATCHALL };
@@ -157,6 +158,14 @@ struct node *canal__find_literal(const canal_router_t *r, const struct node *n, 
  * zero-padded at the end, folded for case-insensitive routers; paths longer than
  * CANAL__PATH_WORDS words are never looked up (the walk finds them). */
 #define CANAL__PATH_WORDS 32
+static inline uint32_t canal__le32(uint32_t x)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return __builtin_bswap32(x);
+#else
+    return x;
+#endif
+}
 static inline uint64_t canal__hash_init(size_t len)
 {
     return 0x9E3779B97F4A7C15ULL ^ len;
@@ -166,6 +175,22 @@ static inline uint64_t canal__hash_step(uint64_t h, uint64_t word)
     h ^= word;
     h *= 0xff51afd7ed558ccdULL;
     return h ^ (h >> 32);
+}
+/* Bytes s[0..len) (len <= 8) as a little-endian word, zero-padded above, by loads that read
+ * nothing outside them (two overlapping ones when len is not 1, 2, 4 or 8). */
+static inline uint64_t canal__load_le(const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    uint32_t a, b;
+    if (len >= 4) {
+        memcpy(&a, s, 4);
+        memcpy(&b, s + len - 4, 4);
+        a = canal__le32(a), b = canal__le32(b);
+        return (uint64_t)a | (uint64_t)b << (8 * (len - 4));
+    }
+    if (len == 0)
+        return 0;
+    return (uint64_t)u[0] | (uint64_t)u[len / 2] << (8 * (len / 2)) | (uint64_t)u[len - 1] << (8 * (len - 1));
 }
 /* ASCII letters of 8 bytes at once to lower case (SWAR): a byte gets 0x20 when it is in
  * 'A'..'Z'; the high bit of each byte of the sums says ">= 'A'" and "> 'Z'". */

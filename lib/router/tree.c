@@ -117,15 +117,19 @@ const canal_router_options_t *canal_router_options(const canal_router_t *r)
     return &r->opts;
 }
 
+/* A method name of up to 8 bytes as a zero-padded word, from loads that stay inside it. */
+static inline uint64_t method_word(const char *s, size_t len)
+{
+    return len <= 8 ? canal__load_le(s, len) : 0;
+}
+
 int canal__method_index(const canal_router_t *r, canal_str_t method)
 {
     /* Methods are short: up to 8 bytes, one word compare each. Else compare lengths first: the
      * request's method may be longer than a stored name, and memcmp must not read past the
      * stored name's NUL. */
     if (method.len <= 8) {
-        uint64_t w = 0;
-        if (method.len > 0)
-            memcpy(&w, method.base, method.len);
+        uint64_t w = method_word(method.base, method.len);
         for (size_t i = 0; i < r->nmethods; i++)
             if (r->method_words[i] == w && r->method_lens[i] == method.len)
                 return (int)i;
@@ -290,12 +294,22 @@ static uint64_t path_hash(const char *s, size_t len)
 
 struct node *canal__path_probe(const canal_router_t *r, const uint64_t *words, size_t len, uint64_t h)
 {
+    size_t nw = (len + 7) / 8;
     for (size_t i = h & (r->paths_cap - 1);; i = (i + 1) & (r->paths_cap - 1)) {
         const struct lit_path *p = &r->paths[i];
         if (p->key == NULL)
             return NULL;
-        if (p->hash == h && p->len == len && memcmp(words, p->key, len) == 0)
-            return p->node;
+        if (p->hash == h && p->len == len) {
+            size_t k = 0;
+            for (; k < nw; k++) {
+                uint64_t w;
+                memcpy(&w, p->key + 8 * k, 8);
+                if (w != words[k])
+                    break;
+            }
+            if (k == nw)
+                return p->node;
+        }
     }
 }
 
@@ -331,7 +345,8 @@ static int path_add(canal_router_t *r, const struct canal_route *route, size_t d
     size_t len = 0;
     for (size_t i = 0; i < depth; i++)
         len += route->segs[i].len + (i > 0);
-    char *key = malloc(len + 1), *o = key;
+    /* zero-padded to whole words, so that a probe compares words (canal__path_probe) */
+    char *key = calloc((len + 8) / 8, 8), *o = key;
     if (key == NULL)
         return CANAL_ENOMEM;
     for (size_t i = 0; i < depth; i++) {
@@ -442,9 +457,7 @@ int canal_router_add(canal_router_t *r, const canal_route_spec_t *spec, const ca
     if (mi < 0) {
         mi = (int)r->nmethods;
         r->method_lens[r->nmethods] = strlen(new_method);
-        r->method_words[r->nmethods] = 0;
-        if (r->method_lens[r->nmethods] <= 8)
-            memcpy(&r->method_words[r->nmethods], new_method, r->method_lens[r->nmethods]);
+        r->method_words[r->nmethods] = method_word(new_method, r->method_lens[r->nmethods]);
         r->methods[r->nmethods++] = new_method;
     }
     route->mi = mi;

@@ -68,6 +68,8 @@ static size_t count_params(canal_str_t q)
 static canal_str_t origin_form(h2o_mem_pool_t *pool, canal_str_t t)
 {
     size_t skip = 0;
+    if (t.len > 0 && t.base[0] == '/')
+        return t; /* origin-form, nearly always */
     if (t.len >= 7 && strncasecmp(t.base, "http://", 7) == 0)
         skip = 7;
     else if (t.len >= 8 && strncasecmp(t.base, "https://", 8) == 0)
