@@ -8,6 +8,10 @@
  * the route's handler or an answer of the router's own (400, 404, 405 with Allow, 204 for
  * OPTIONS, 308). The query string is checked for bad escapes up front (400) but split into
  * parameters only when a handler asks for one.
+ *
+ * Before routing, the request is held to the policies of docs/security.md: the framing of an
+ * HTTP/1 request (Host, Content-Length, Transfer-Encoding: see http1_head_fault()), the
+ * method token, dot-segments, then the limits.
  */
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +46,117 @@ static int query_ok(canal_str_t q)
         i += 2;
     }
     return 1;
+}
+
+/*
+ * RFC 9112 wants a 400 for an HTTP/1.1 request without Host or with two, a request with both
+ * Content-Length and Transfer-Encoding handled as an error (or at least the connection closed
+ * after it), two Content-Lengths refused, and an obs-fold line refused or unfolded. libh2o
+ * 2.2.5 does none of that and keeps none of those fields in req->headers (it keeps the last
+ * Host, the first Content-Length, lets Transfer-Encoding win, and turns a folded line into a
+ * header with an empty name), so canal reads the request head itself: it is still at the
+ * start of the connection's input buffer while the request is handled (libh2o consumes it
+ * once the answer has been sent), with the field names lower-cased in place. The head is
+ * used only if it starts with this request's method and target; otherwise nothing is
+ * checked. Returns NULL, or why the request is refused (then the connection is closed: its
+ * framing is in doubt).
+ */
+static const char *http1_head_fault(h2o_req_t *h)
+{
+    if (h->version >= 0x200 || h->conn->callbacks->get_socket == NULL)
+        return NULL;
+    h2o_socket_t *sock = h->conn->callbacks->get_socket(h->conn);
+    if (sock == NULL || sock->input == NULL)
+        return NULL;
+    const char *p = sock->input->bytes, *end = p + sock->input->size;
+    while (p < end && (*p == '\r' || *p == '\n')) /* empty lines before a request are allowed */
+        p++;
+    h2o_iovec_t m = h->input.method, t = h->input.path;
+    if ((size_t)(end - p) < m.len + t.len + 2 || memcmp(p, m.base, m.len) != 0 || p[m.len] != ' ' ||
+        memcmp(p + m.len + 1, t.base, t.len) != 0)
+        return NULL;
+    int host = 0, length = 0, coding = 0;
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    while (nl != NULL) {
+        p = nl + 1;
+        if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+            return NULL; /* not the head libh2o parsed, after all */
+        size_t n = (size_t)(nl - p) - (nl > p && nl[-1] == '\r');
+        if (n == 0)
+            break;
+        if (*p == ' ' || *p == '\t')
+            return "a header line folded onto the next (obs-fold)";
+        host += n >= 5 && memcmp(p, "host:", 5) == 0;
+        length += n >= 15 && memcmp(p, "content-length:", 15) == 0;
+        coding += n >= 18 && memcmp(p, "transfer-encoding:", 18) == 0;
+    }
+    if (host > 1)
+        return "more than one Host header field";
+    if (host == 0 && h->version == 0x101)
+        return "an HTTP/1.1 request without a Host header field";
+    if (length > 1)
+        return "more than one Content-Length header field";
+    if (length > 0 && coding > 0)
+        return "both Content-Length and Transfer-Encoding";
+    if (coding > 0 && h->version < 0x101)
+        return "Transfer-Encoding in an HTTP/1.0 request";
+    return NULL;
+}
+
+/* A method is a token (RFC 9110 5.6.2); libh2o 2.2.5 lets "G(T" and an empty one through. */
+static int method_ok(canal_str_t m)
+{
+    static const char extra[] = "!#$%&'*+-.^_`|~";
+    if (m.len == 0)
+        return 0;
+    for (size_t i = 0; i < m.len; i++) {
+        unsigned char c = (unsigned char)m.base[i];
+        if (!((c | 32) >= 'a' && (c | 32) <= 'z') && !(c >= '0' && c <= '9') && (c == 0 || !strchr(extra, c)))
+            return 0;
+    }
+    return 1;
+}
+
+/* The length of a '.' at p, raw or percent-encoded, or 0. */
+static size_t dot_at(const char *p, const char *end)
+{
+    if (p < end && *p == '.')
+        return 1;
+    return end - p >= 3 && p[0] == '%' && p[1] == '2' && (p[2] | 32) == 'e' ? 3 : 0;
+}
+
+/* The length of a '/' at p, raw or percent-encoded, or 0. */
+static size_t slash_at(const char *p, const char *end)
+{
+    if (p < end && *p == '/')
+        return 1;
+    return end - p >= 3 && p[0] == '%' && p[1] == '2' && (p[2] | 32) == 'f' ? 3 : 0;
+}
+
+/* canal routes on the raw path and does not resolve dot-segments (docs/security.md): a path
+ * with a "." or ".." segment is refused, whether the dots are raw, percent-encoded, or the
+ * segment is cut out of a value by an encoded slash ("..%2F..%2Fetc"), so no handler ever
+ * gets a value that climbs out of a directory. */
+static int has_dot_segment(canal_str_t path)
+{
+    const char *p = path.base, *end = p + path.len;
+    if (memchr(p, '.', path.len) == NULL && memchr(p, '%', path.len) == NULL)
+        return 0;
+    while (p < end) {
+        size_t n = slash_at(p, end);
+        if (n == 0) {
+            p++;
+            continue;
+        }
+        p += n;
+        if ((n = dot_at(p, end)) == 0)
+            continue;
+        const char *q = p + n;
+        q += dot_at(q, end);
+        if (q == end || slash_at(q, end))
+            return 1;
+    }
+    return 0;
 }
 
 static int too_many_headers(const h2o_req_t *h, const canal_config_t *cfg)
@@ -132,8 +247,7 @@ static void dispatch(canal_req_t *req)
         if (status == 204)
             canal_res_status(req, 204);
         else
-            canal_res_problem(req, 405, "%.*s is not allowed here; allowed: %s", (int)req->method.len,
-                              req->method.base, allow);
+            canal_res_problem(req, 405, "the method is not allowed here; allowed: %s", allow);
         return;
     case 404:
         canal_res_problem(req, 404, NULL);
@@ -165,13 +279,22 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
     req->query = q ? (canal_str_t){q + 1, target.len - req->path.len - 1} : (canal_str_t){"", 0};
 
     const canal_config_t *cfg = &w->app->cfg;
-    if (h->path.len > cfg->max_target_length) {
+    const char *fault = http1_head_fault(h);
+    if (fault != NULL) {
+        h->http1_is_persistent = 0;
+        canal_res_problem(req, 400, "%s", fault);
+    } else if (!method_ok(req->method)) {
+        h->http1_is_persistent = 0;
+        canal_res_problem(req, 400, "the method is not a token");
+    } else if (h->path.len > cfg->max_target_length) {
         h->http1_is_persistent = 0; /* a client this far off is not worth keeping */
         canal_res_problem(req, 414, "the request target is longer than %zu bytes", cfg->max_target_length);
     } else if (too_many_headers(h, cfg)) {
         h->http1_is_persistent = 0;
         canal_res_problem(req, 431, "more than %zu header fields or %zu bytes of them", cfg->max_header_count,
                           cfg->max_header_bytes);
+    } else if (has_dot_segment(req->path)) {
+        canal_res_problem(req, 400, "a '.' or '..' path segment");
     } else if (!query_ok(req->query)) {
         canal_res_problem(req, 400, "malformed percent-encoding in the query");
     } else if (count_params(req->query) > cfg->max_query_params) {
