@@ -243,6 +243,10 @@ static void request_policies(void **state)
         {"GET /q HTTP/1.1\r\nConnection: close\r\n\r\n", 400, "without a Host", 1},
         {"GET /q HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: close\r\n\r\n", 400, "more than one Host", 1},
         {"GET /q HTTP/1.0\r\n\r\n", 200, "\"count\":0", 1},
+        /* Host after other fields: the slower look at the head */
+        {"GET /q HTTP/1.1\r\nX-A: 1\r\nhOsT: a\r\nX-B: 2\r\nHost: b\r\nConnection: close\r\n\r\n", 400, "more than one Host", 1},
+        {"GET /q HTTP/1.1\r\nX-A: 1\r\nHost:a\r\nConnection: close\r\n\r\n", 200, "\"count\":0", 1},
+        {"GET /q HTTP/1.1\nHost: a\nHost: b\n\n", 400, "more than one Host", 1},
         {"POST /q HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400,
          "both Content-Length and Transfer-Encoding", 1},
         {"POST /q HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n", 400,
