@@ -134,6 +134,8 @@ static const char *http1_head_fault(h2o_req_t *h)
         return "more than one Host header field";
     if (length > 1)
         return "more than one Content-Length header field";
+    if (coding > 1) /* libh2o reads the last one only; "chunked" twice is not HTTP either */
+        return "more than one Transfer-Encoding header field";
     if (length > 0 && coding > 0)
         return "both Content-Length and Transfer-Encoding";
     if (coding > 0 && h->version < 0x101)

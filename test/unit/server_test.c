@@ -252,6 +252,8 @@ static void request_policies(void **state)
         {"POST /q HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n", 400,
          "more than one Content-Length", 1},
         {"POST /q HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, "Transfer-Encoding in an HTTP/1.0", 1},
+        {"POST /q HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400,
+         "more than one Transfer-Encoding", 1},
         {"GET /q HTTP/1.1\r\nHost: t\r\nX-A: 1\r\n 2\r\n\r\n", 400, "obs-fold", 1},
         {"G(T /q HTTP/1.1\r\nHost: t\r\n\r\n", 400, "not a token", 1},
         {"GET /p/.. HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", 400, "'..' path segment", 1},
