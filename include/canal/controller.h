@@ -74,7 +74,8 @@ typedef enum canal_source {
 } canal_source_t;
 
 /** A parameter's type. Text values are parsed strictly (canal_parse_int32() and friends);
- * JSON body members must have the matching JSON type. */
+ * CANAL_TYPE_STRING values must be well-formed UTF-8 (canal_utf8_valid(); else a 400 "must be
+ * valid UTF-8"); JSON body members must have the matching JSON type. */
 typedef enum canal_type {
     CANAL_TYPE_STRING = 0, /**< text as sent (percent-decoded); a JSON string in a body */
     CANAL_TYPE_INT32,      /**< a 32-bit integer (canal_parse_int32()) */

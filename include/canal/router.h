@@ -15,7 +15,7 @@
  *   parameters                {id}                   one non-empty segment
  *   constraints               {id:int}  {id:int:min(1)}  int long bool double guid alpha
  *                             min(n) max(n) range(a,b) length(n) length(a,b) minlength(n)
- *                             maxlength(n) regex(ERE)
+ *                             maxlength(n) regex(ERE) utf8
  *   optional, default         {id?}  {action=Index}  only where every later segment may be
  *                             omitted too
  *   catch-all                 {*path}  {**path}      the rest of the path, possibly empty
@@ -332,6 +332,13 @@ CANAL_API int canal_parse_bool(canal_str_t s, int *out);
  * valid sequence counts as one character. The length constraints use it.
  */
 CANAL_API size_t canal_str_chars(canal_str_t s);
+
+/**
+ * 1 if s is well-formed UTF-8 (RFC 3629): shortest forms only (no overlong "C0 AF" for '/'),
+ * no UTF-16 surrogates, nothing above U+10FFFF, no truncated sequence; else 0. The empty string
+ * is valid. The `utf8` route constraint and the controller layer's string parameters use it.
+ */
+CANAL_API int canal_utf8_valid(canal_str_t s);
 
 /**
  * Percent-decodes src into dst (which may be src itself; dst needs src.len bytes).

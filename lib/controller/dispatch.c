@@ -31,6 +31,10 @@ int canal__parse_value(canal_type_t type, canal_str_t text, union canal_val *out
 {
     switch (type) {
     case CANAL_TYPE_STRING:
+        /* strings are text: a value that is not well-formed UTF-8 (an overlong '/', a
+         * surrogate, a cut sequence) never reaches an action (docs/security.md) */
+        if (!canal_utf8_valid(text))
+            return CANAL_ETYPE;
         out->s = text;
         return 0;
     case CANAL_TYPE_INT32:
@@ -281,8 +285,11 @@ static json_t *bind(canal_ctx_t *ctx)
             continue;
         }
         if (canal__parse_value(p->def.type, text, &v) != 0) {
-            add_error(ctx, &errors, name, "The value '%.*s' is not valid for %s.", (int)(text.len > 64 ? 64 : text.len),
-                      text.base, name);
+            if (p->def.type == CANAL_TYPE_STRING)
+                add_error(ctx, &errors, name, "The field %s must be valid UTF-8.", name);
+            else
+                add_error(ctx, &errors, name, "The value '%.*s' is not valid for %s.",
+                          (int)(text.len > 64 ? 64 : text.len), text.base, name);
             continue;
         }
         ctx->values[i].has = 1;

@@ -71,7 +71,7 @@ static const struct {
     {"min", CONS_MIN, 1},         {"max", CONS_MAX, 1},
     {"range", CONS_RANGE, 2},     {"length", CONS_LENGTH, 3},
     {"minlength", CONS_MINLENGTH, 1}, {"maxlength", CONS_MAXLENGTH, 1},
-    {"regex", CONS_REGEX, -1},
+    {"regex", CONS_REGEX, -1},    {"utf8", CONS_UTF8, 0},
 };
 
 static int parse_constraint(struct constraint *c, const char *name, size_t nlen, const char *arg,
@@ -222,8 +222,8 @@ static int parse_param(struct canal_route *route, struct tseg *seg, const char *
     int rc = 0;
     while (i < m && t[i] == ':') {
         size_t cpos = i + 1, k = i + 1;
-        while (k < m && isalpha((unsigned char)t[k]))
-            k++;
+        while (k < m && (isalpha((unsigned char)t[k]) || (k > cpos && isdigit((unsigned char)t[k]))))
+            k++; /* a name: letters, then digits too ("utf8") */
         const char *arg = NULL;
         size_t alen = 0, next = k;
         int has_arg = 0;
@@ -524,6 +524,10 @@ int canal__constraints_ok(const struct constraint *cons, size_t ncons, canal_str
             for (size_t k = 0; k < v.len; k++)
                 if (!((v.base[k] >= 'a' && v.base[k] <= 'z') || (v.base[k] >= 'A' && v.base[k] <= 'Z')))
                     return 0;
+            break;
+        case CONS_UTF8:
+            if (!canal_utf8_valid(v))
+                return 0;
             break;
         case CONS_MIN:
             if (canal_parse_int64(v, &x) != 0 || x < c->a)

@@ -8,6 +8,10 @@
  * the route's handler or an answer of the router's own (400, 404, 405 with Allow, 204 for
  * OPTIONS, 308). The query string is checked for bad escapes up front (400) but split into
  * parameters only when a handler asks for one.
+ *
+ * Before routing, the request is held to the policies of docs/security.md: the framing of an
+ * HTTP/1 request (Host, Content-Length, Transfer-Encoding: see http1_head_fault()), the
+ * method token, dot-segments, then the limits.
  */
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +46,164 @@ static int query_ok(canal_str_t q)
         i += 2;
     }
     return 1;
+}
+
+/*
+ * RFC 9112 wants a 400 for an HTTP/1.1 request without Host or with two, a request with both
+ * Content-Length and Transfer-Encoding handled as an error (or at least the connection closed
+ * after it), two Content-Lengths refused, and an obs-fold line refused or unfolded. libh2o
+ * 2.2.5 does none of that and keeps none of those fields in req->headers: it keeps the last
+ * Host as the authority (or the host configuration's name when there is none), uses the first
+ * Content-Length, lets Transfer-Encoding win, and turns a folded line into a header with an
+ * empty name.
+ *
+ * So: a missing Host shows as the configuration's own authority string, and a folded line as
+ * an empty name, both cheap to see. For the rest canal reads the request head itself: it is
+ * still in the connection's input buffer while the request is handled (libh2o consumes it
+ * once the answer has been sent), with the field names lower-cased in place. Without a body,
+ * libh2o's strings point into that buffer, and an earlier Host line can only sit between the
+ * request line and the Host value libh2o kept: clients send Host first, so that is a few
+ * bytes to look at. With a body (Content-Length or Transfer-Encoding: req->entity is set) the
+ * whole head is read, and used only if it starts with this request's method and target.
+ * Returns NULL, or why the request is refused (then the connection is closed: its framing is
+ * in doubt).
+ */
+static const char *http1_head_fault(h2o_req_t *h)
+{
+    if (h->version >= 0x200)
+        return NULL;
+    if (h->version == 0x101 && h->hostconf != NULL && h->authority.base == h->hostconf->authority.hostport.base)
+        return "an HTTP/1.1 request without a Host header field";
+    for (size_t i = 0; i < h->headers.size; i++)
+        if (h->headers.entries[i].name->len == 0)
+            return "a header line folded onto the next (obs-fold)";
+    h2o_socket_t *sock = h->conn->callbacks->get_socket ? h->conn->callbacks->get_socket(h->conn) : NULL;
+    if (sock == NULL || sock->input == NULL)
+        return NULL;
+    const char *p = sock->input->bytes, *end = p + sock->input->size;
+    if (h->entity.base == NULL) {
+        const char *q = h->input.method.base, *host = h->input.authority.base;
+        int n = 0;
+        if ((uintptr_t)q < (uintptr_t)p || (uintptr_t)host <= (uintptr_t)q || (uintptr_t)host > (uintptr_t)end)
+            return NULL; /* not pointers into this buffer after all */
+        /* the usual head first: " HTTP/1.1\r\nhost: " right after the target */
+        const char *v = h->input.path.base + h->input.path.len + 16;
+        if (v <= host && memcmp(v - 7, "\r\nhost:", 7) == 0) {
+            while (v < host && (*v == ' ' || *v == '\t'))
+                v++;
+            if (v == host)
+                return NULL;
+        }
+        while ((q = memchr(q, '\n', (size_t)(host - q))) != NULL)
+            n += ++q + 5 <= host && memcmp(q, "host:", 5) == 0;
+        return n > 1 ? "more than one Host header field" : NULL;
+    }
+    while (p < end && (*p == '\r' || *p == '\n')) /* empty lines before a request are allowed */
+        p++;
+    h2o_iovec_t m = h->input.method, t = h->input.path;
+    if ((size_t)(end - p) < m.len + t.len + 2 || memcmp(p, m.base, m.len) != 0 || p[m.len] != ' ' ||
+        memcmp(p + m.len + 1, t.base, t.len) != 0)
+        return NULL;
+    int host = 0, length = 0, coding = 0;
+    p += m.len + 1 + t.len; /* the rest of the request line: " HTTP/1.1" */
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    while (nl != NULL) {
+        p = nl + 1;
+        if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+            return NULL; /* not the head libh2o parsed, after all */
+        size_t n = (size_t)(nl - p) - (nl > p && nl[-1] == '\r');
+        switch (n == 0 ? 0 : *p) {
+        case 0:
+            nl = NULL; /* the empty line that ends the head */
+            break;
+        case ' ':
+        case '\t':
+            return "a header line folded onto the next (obs-fold)";
+        case 'h':
+            host += n >= 5 && memcmp(p, "host:", 5) == 0;
+            break;
+        case 'c':
+            length += n >= 15 && memcmp(p, "content-length:", 15) == 0;
+            break;
+        case 't':
+            coding += n >= 18 && memcmp(p, "transfer-encoding:", 18) == 0;
+            break;
+        }
+    }
+    if (host > 1)
+        return "more than one Host header field";
+    if (length > 1)
+        return "more than one Content-Length header field";
+    if (coding > 1) /* libh2o reads the last one only; "chunked" twice is not HTTP either */
+        return "more than one Transfer-Encoding header field";
+    if (length > 0 && coding > 0)
+        return "both Content-Length and Transfer-Encoding";
+    if (coding > 0 && h->version < 0x101)
+        return "Transfer-Encoding in an HTTP/1.0 request";
+    return NULL;
+}
+
+/* A method is a token (RFC 9110 5.6.2); libh2o 2.2.5 lets "G(T" and an empty one through. */
+static int method_ok(canal_str_t m)
+{
+    static const unsigned char tchar[256] = {
+        ['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1, ['*'] = 1, ['+'] = 1,
+        ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1, ['`'] = 1, ['|'] = 1, ['~'] = 1,
+        ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+        ['8'] = 1, ['9'] = 1, ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1,
+        ['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1,
+        ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1,
+        ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1,
+        ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1,
+        ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1,
+        ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1,
+    };
+    unsigned ok = m.len > 0;
+    for (size_t i = 0; i < m.len; i++)
+        ok &= tchar[(unsigned char)m.base[i]];
+    return ok;
+}
+
+/* The length of a '.' at p, raw or percent-encoded, or 0. */
+static size_t dot_at(const char *p, const char *end)
+{
+    if (p < end && *p == '.')
+        return 1;
+    return end - p >= 3 && p[0] == '%' && p[1] == '2' && (p[2] | 32) == 'e' ? 3 : 0;
+}
+
+/* The length of a '/' at p, raw or percent-encoded, or 0. */
+static size_t slash_at(const char *p, const char *end)
+{
+    if (p < end && *p == '/')
+        return 1;
+    return end - p >= 3 && p[0] == '%' && p[1] == '2' && (p[2] | 32) == 'f' ? 3 : 0;
+}
+
+/* canal routes on the raw path and does not resolve dot-segments (docs/security.md): a path
+ * with a "." or ".." segment is refused, whether the dots are raw, percent-encoded, or the
+ * segment is cut out of a value by an encoded slash ("..%2F..%2Fetc"), so no handler ever
+ * gets a value that climbs out of a directory. */
+static int has_dot_segment(canal_str_t path)
+{
+    const char *p = path.base, *end = p + path.len;
+    if (memchr(p, '.', path.len) == NULL && memchr(p, '%', path.len) == NULL)
+        return 0;
+    while (p < end) {
+        size_t n = slash_at(p, end);
+        if (n == 0) {
+            p++;
+            continue;
+        }
+        p += n;
+        if ((n = dot_at(p, end)) == 0)
+            continue;
+        const char *q = p + n;
+        q += dot_at(q, end);
+        if (q == end || slash_at(q, end))
+            return 1;
+    }
+    return 0;
 }
 
 static int too_many_headers(const h2o_req_t *h, const canal_config_t *cfg)
@@ -134,8 +296,7 @@ static void dispatch(canal_req_t *req)
         if (status == 204)
             canal_res_status(req, 204);
         else
-            canal_res_problem(req, 405, "%.*s is not allowed here; allowed: %s", (int)req->method.len,
-                              req->method.base, allow);
+            canal_res_problem(req, 405, "the method is not allowed here; allowed: %s", allow);
         return;
     case 404:
         canal_res_problem(req, 404, NULL);
@@ -172,13 +333,22 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
         *h2o_req_getenv(h, H2O_STRLIT(CANAL__ENV_CLIENT), 1) = h2o_iovec_init(c.base, c.len);
     }
     const canal_config_t *cfg = &w->app->cfg;
-    if (h->path.len > cfg->max_target_length) {
+    const char *fault = http1_head_fault(h);
+    if (fault != NULL) {
+        h->http1_is_persistent = 0;
+        canal_res_problem(req, 400, "%s", fault);
+    } else if (!method_ok(req->method)) {
+        h->http1_is_persistent = 0;
+        canal_res_problem(req, 400, "the method is not a token");
+    } else if (h->path.len > cfg->max_target_length) {
         h->http1_is_persistent = 0; /* a client this far off is not worth keeping */
         canal_res_problem(req, 414, "the request target is longer than %zu bytes", cfg->max_target_length);
     } else if (too_many_headers(h, cfg)) {
         h->http1_is_persistent = 0;
         canal_res_problem(req, 431, "more than %zu header fields or %zu bytes of them", cfg->max_header_count,
                           cfg->max_header_bytes);
+    } else if (has_dot_segment(req->path)) {
+        canal_res_problem(req, 400, "a '.' or '..' path segment");
     } else if (!query_ok(req->query)) {
         canal_res_problem(req, 400, "malformed percent-encoding in the query");
     } else if (count_params(req->query) > cfg->max_query_params) {

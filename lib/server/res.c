@@ -78,6 +78,33 @@ const char *canal_status_reason(int status)
 static h2o_generator_t generator = {NULL, NULL}; /* nothing to proceed or stop: one-shot answers */
 static h2o_iovec_t request_id_name = {"x-request-id", 12}; /* not one of h2o's tokens */
 
+/* Problem details quote request values back ("The value '...' is not valid for size."). In
+ * them '<', '>' and '&' are written as \u003c, \u003e and \u0026, as ASP.NET Core's default
+ * JSON encoder does: the same JSON to a JSON parser, and no markup for a browser or a log
+ * viewer that sniffs it. In JSON text these bytes can only be inside strings, so a byte-wise
+ * rewrite is exact. Every application/problem+json answer goes through it, canal's own and
+ * the controller layer's. */
+static const char *escape_markup(canal_req_t *req, const char *json, size_t *len)
+{
+    size_t extra = 0;
+    for (size_t i = 0; i < *len; i++)
+        extra += (json[i] == '<' || json[i] == '>' || json[i] == '&') * 5;
+    if (extra == 0)
+        return json;
+    char *out = canal_req_alloc(req, *len + extra), *o = out;
+    for (size_t i = 0; i < *len; i++) {
+        char c = json[i];
+        if (c == '<' || c == '>' || c == '&') {
+            memcpy(o, c == '<' ? "\\u003c" : c == '>' ? "\\u003e" : "\\u0026", 6);
+            o += 6;
+        } else {
+            *o++ = c;
+        }
+    }
+    *len += extra;
+    return out;
+}
+
 /* Sends the answer; body must live in request memory (or be static). */
 static int send_response(canal_req_t *req, int status, const char *ctype, size_t ctlen,
                          const char *body, size_t len)
@@ -87,6 +114,8 @@ static int send_response(canal_req_t *req, int status, const char *ctype, size_t
         return CANAL_ESTATE;
     req->responded = 1;
     canal__pending_answered(req);
+    if (ctlen == 24 && memcmp(ctype, "application/problem+json", 24) == 0)
+        body = escape_markup(req, body, &len);
     h->res.status = status;
     h->res.reason = canal_status_reason(status);
     if (req->app->cfg.request_id) {
