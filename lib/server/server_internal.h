@@ -30,6 +30,20 @@ struct canal_listener {
     SSL_CTX *ssl_ctx;    /* TLS listeners only */
 };
 
+/* Every accepted connection, tracked until h2o closes its socket and no request of it is left:
+ * for shutdown (closing idle keep-alive connections, which h2o 2.2.5 offers no call for), the
+ * connection cap, and the slow-client and keep-alive timeouts (app.c, "sweep"). */
+struct canal_conn {
+    h2o_linklist_t link;
+    h2o_socket_t *sock;          /* NULL once h2o closed it */
+    struct canal_worker *worker;
+    size_t inflight;             /* requests of this connection being handled */
+    size_t seen_bytes;           /* sock->bytes_read at the last sweep */
+    uint64_t since;              /* start of the current phase, or the last progress in a body */
+    enum { CONN_IDLE, CONN_HEAD, CONN_BODY } phase;
+    int http2;                   /* h2o's own HTTP/2 timeouts apply */
+};
+
 /* A worker's listening socket for one listener. */
 struct canal_listen_sock {
     struct canal_worker *worker;
@@ -45,6 +59,9 @@ struct canal_worker {
     h2o_context_t ctx;
     struct canal_listen_sock *socks; /* this worker's listening sockets, one per listener */
     h2o_linklist_t conns;          /* its open connections (struct canal_conn) */
+    int accept_paused;             /* at max_connections: listeners not read */
+    h2o_timeout_t sweep_timeout;   /* slow and idle clients (app.c) */
+    h2o_timeout_entry_t sweep_entry;
     h2o_multithread_receiver_t stop_receiver;
     h2o_multithread_message_t stop_message;
     size_t json_hint;              /* size of the last JSON answer, to dump once */
@@ -56,8 +73,9 @@ struct canal_worker {
     /* counters: written by the worker, read by anyone */
     atomic_size_t inflight, connections;
     atomic_ullong requests;
-    /* shutdown state, worker only */
+    /* shutdown state, worker only (done: written by the worker, read by canal_app_wait) */
     int stopping, exit;
+    atomic_int done;
     uint64_t deadline, last_activity;
 };
 
@@ -87,6 +105,7 @@ struct canal_app {
     int stop_pipe[2];
     struct canal_offload_pool offload;
     atomic_int state;             /* 0 created, 1 started, 2 stopping, 3 stopped */
+    atomic_int force;             /* a second stop: workers leave without draining */
 };
 
 struct canal_req {
@@ -104,6 +123,7 @@ struct canal_req {
     char *error;                  /* canal_req_fail() text */
     json_t *json;                 /* parsed body, released with the request */
     struct canal_pending *pending; /* canal_req_defer() */
+    struct canal_conn *conn;      /* its connection, NULL if unknown */
     struct canal_note {
         struct canal_note *next;
         const char *key, *value;
@@ -113,6 +133,9 @@ struct canal_req {
 /* app.c: records activity while a worker drains for shutdown (a monotonic clock: h2o's loop
  * time is cached per iteration and a blocking handler can make it stale) */
 void canal__worker_touch(struct canal_worker *w);
+/* app.c: a request of c starts (req.c's handler) or ends (its pool's destructor) */
+struct canal_conn *canal__conn_of(h2o_req_t *h);
+void canal__conn_request_done(struct canal_conn *c);
 
 /* async.c */
 int canal__worker_async_init(struct canal_worker *w);
