@@ -590,6 +590,8 @@ static void *worker_main(void *arg)
             w->exit = 1;
         }
     }
+    if (atomic_load(&w->inflight) > 0)
+        canal__pending_abort_all(w);
     close_connections(w);
     canal__worker_async_dispose(w);
     h2o_multithread_unregister_receiver(w->ctx.queue, &w->stop_receiver);

@@ -142,6 +142,25 @@ void canal_pending_post(canal_pending_t *p, canal_pending_fn fn, void *data)
     unref(p);
 }
 
+/* A stopping worker that will not wait any longer (deadline, second stop): every deferred
+ * request still unanswered gets a 503 now, so its client has a whole answer rather than a cut
+ * connection (and h2o, which does not read a connection while a request is being handled,
+ * can finish and close it). The late completion finds req NULL, as after a 504. */
+void canal__pending_abort_all(struct canal_worker *w)
+{
+    h2o_linklist_t *entries = &w->pending_timeout._entries;
+    while (!h2o_linklist_is_empty(entries)) {
+        h2o_timeout_entry_t *e = H2O_STRUCT_FROM_MEMBER(h2o_timeout_entry_t, _link, entries->next);
+        canal_pending_t *p = H2O_STRUCT_FROM_MEMBER(canal_pending_t, deadline, e);
+        canal_req_t *req = p->req;
+        detach(p); /* unlinks e */
+        if (req != NULL && !canal_res_sent(req)) {
+            canal_res_header(req, "retry-after", "1");
+            canal_res_problem(req, 503, "the server is shutting down");
+        }
+    }
+}
+
 int canal__worker_async_init(struct canal_worker *w)
 {
     if (pthread_mutex_init(&w->post_lock, NULL) != 0)

@@ -144,6 +144,7 @@ int canal__offload_start(canal_app_t *app);
 void canal__offload_stop(canal_app_t *app);
 void canal__pending_answered(canal_req_t *req);  /* an answer was sent */
 void canal__pending_gone(canal_req_t *req);      /* the request ends */
+void canal__pending_abort_all(struct canal_worker *w); /* 503 to every unanswered one */
 
 /* req.c */
 int canal__on_req(h2o_handler_t *self, h2o_req_t *req);
