@@ -119,10 +119,10 @@ tests: $(UNITS) $(E2E_APPS)
 $(E2E_APPS): $(B)/test/canal-%: test/e2e/%.c $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $< $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS)
-$(B)/test/router_%: test/unit/router_%.c $(PURE_OBJ) test/unit/test.h
+$(B)/test/router_%: test/unit/router_%.c $(PURE_OBJ) test/unit/test.h test/unit/counting_malloc.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(PURE_OBJ) $(ALL_LDFLAGS) -lcmocka
-$(B)/test/%_test: test/unit/%_test.c $(STATIC) test/unit/test.h test/unit/client.h
+$(B)/test/%_test: test/unit/%_test.c $(STATIC) test/unit/test.h test/unit/client.h test/unit/counting_malloc.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -Ilib -o $@ $< $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS) -lcmocka
 
