@@ -7,6 +7,8 @@
 #   make test SANITIZE=1   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test SANITIZE=thread   the same under ThreadSanitizer
 #   make fuzz       the libFuzzer targets, FUZZ_SECS (60) seconds each
+#   make valgrind   the unit tests under valgrind (memcheck, full leak check)
+#   make soak       wrk against the demo at 200, 1,000 and 10,000 connections, twice (bench/soak.sh)
 #   make install    PREFIX=/usr/local DESTDIR= honoured; make uninstall undoes it
 
 VERSION   = 0.1.0
@@ -69,7 +71,7 @@ UNIT_SRC = $(wildcard test/unit/*_test.c)
 UNITS    = $(UNIT_SRC:test/unit/%.c=$(B)/test/%)
 E2E_APPS = $(patsubst test/e2e/%.c,$(B)/test/canal-%,$(wildcard test/e2e/*.c))
 
-.PHONY: all lib tools examples tests deps run test check fuzz install uninstall clean
+.PHONY: all lib tools examples tests deps run test check fuzz valgrind soak install uninstall clean
 all: lib tools examples
 
 lib: $(SHARED) $(STATIC) $(B)/lib/canal.pc
@@ -144,6 +146,17 @@ FUZZ_SECS ?= 60
 fuzz: deps
 	sh test/fuzz/build.sh run $(FUZZ_SECS)
 	sh test/fuzz/build.sh replay
+
+# The unit tests under valgrind: a plain build only (sanitizers and valgrind do not mix)
+valgrind: deps
+	@test "$(SANITIZE)" = 0 || { echo "make valgrind: without SANITIZE"; exit 1; }
+	@$(MAKE) --no-print-directory all tests
+	sh test/valgrind.sh $(B)
+
+# Load: SOAK_SECS (10) per run; fails on socket errors, non-2xx or RSS growth (bench/soak.sh)
+soak: deps
+	@$(MAKE) --no-print-directory all
+	B=$(B) sh bench/soak.sh
 
 install: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/canal $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)

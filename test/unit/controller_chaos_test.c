@@ -77,7 +77,7 @@ static int register_all(canal_mvc_t *mvc, int must_succeed)
 
 static void chaos_registration(void **state)
 {
-    if (!COUNTING_MALLOC)
+    if (!counting_usable())
         skip();
     /* once without counting: one-time globals of libh2o, OpenSSL and jansson are made here */
     canal_app_t *app = canal_app_create(NULL);

@@ -9,7 +9,9 @@
  *   nallocs         allocations made while counting
  *   live            successful allocations minus frees while counting
  *   fail_countdown  the allocation that sees 0 fails; -1: none do
- *   COUNTING_MALLOC 0 when this build cannot count (the tests then skip)
+ *   COUNTING_MALLOC 0 when this build cannot count
+ *   counting_usable()  0 when this build or this run cannot count (the tests then skip):
+ *                   under valgrind, whose allocator replaces these functions
  */
 #ifndef CANAL_TEST_COUNTING_MALLOC_H
 #define CANAL_TEST_COUNTING_MALLOC_H
@@ -177,5 +179,21 @@ EXPORTED void free(void *p)
     next_free(p);
 }
 #endif
+
+/* valgrind replaces malloc and friends in the program too (ours never run): nothing to count */
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#define COUNTING_UNDER_VALGRIND() RUNNING_ON_VALGRIND
+#endif
+#endif
+#ifndef COUNTING_UNDER_VALGRIND
+#define COUNTING_UNDER_VALGRIND() 0
+#endif
+
+static int counting_usable(void)
+{
+    return COUNTING_MALLOC && !COUNTING_UNDER_VALGRIND();
+}
 
 #endif
