@@ -348,7 +348,7 @@ static void pipelining(void **state)
     int fd = dial();
     send_str(fd, req); /* all 16 in one write */
     for (int i = 0; i < 16; i++) {
-        char want[8];
+        char want[16];
         sprintf(want, "%d", i);
         assert_int_equal(read_response(fd, body, sizeof(body)), 200);
         assert_string_equal(body, want);
