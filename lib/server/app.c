@@ -125,6 +125,8 @@ void canal_app_destroy(canal_app_t *app)
             SSL_CTX_free(app->listeners[i].ssl_ctx);
     }
     free(app->listeners);
+    for (size_t k = 0; app->workers != NULL && k < app->nworkers; k++)
+        canal__worker_async_free(&app->workers[k]);
     free(app->workers);
     for (int i = 0; i < 2; i++)
         if (app->stop_pipe[i] >= 0)
@@ -731,6 +733,7 @@ fail:
                 canal__worker_async_dispose(w);
             dispose_context(w);
         }
+        canal__worker_async_free(w);
         free(w->socks);
     }
     close_listeners(app);

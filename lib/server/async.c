@@ -165,6 +165,7 @@ int canal__worker_async_init(struct canal_worker *w)
 {
     if (pthread_mutex_init(&w->post_lock, NULL) != 0)
         return -1;
+    w->post_lock_ready = 1;
     w->accepting_posts = 1;
     h2o_timeout_init(w->loop, &w->pending_timeout, w->app->cfg.request_timeout_ms);
     h2o_multithread_register_receiver(w->ctx.queue, &w->post_receiver, on_post);
@@ -181,7 +182,15 @@ void canal__worker_async_dispose(struct canal_worker *w)
         h2o_evloop_run(w->loop, 0);
     h2o_multithread_unregister_receiver(w->ctx.queue, &w->post_receiver);
     h2o_timeout_dispose(w->loop, &w->pending_timeout);
-    pthread_mutex_destroy(&w->post_lock);
+    /* post_lock stays: canal_pending_post() from another thread still takes it to learn that
+     * the worker has stopped. canal__worker_async_free() destroys it with the app. */
+}
+
+void canal__worker_async_free(struct canal_worker *w)
+{
+    if (w->post_lock_ready)
+        pthread_mutex_destroy(&w->post_lock);
+    w->post_lock_ready = 0;
 }
 
 /* ---- the offload pool ---- */

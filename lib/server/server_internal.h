@@ -70,6 +70,7 @@ struct canal_worker {
     h2o_timeout_t pending_timeout;
     pthread_mutex_t post_lock;     /* guards accepting_posts against the worker's end */
     int accepting_posts;
+    int post_lock_ready;           /* destroyed with the app, not with the worker */
     /* counters: written by the worker, read by anyone */
     atomic_size_t inflight, connections;
     atomic_ullong requests;
@@ -140,6 +141,7 @@ void canal__conn_request_done(struct canal_conn *c);
 /* async.c */
 int canal__worker_async_init(struct canal_worker *w);
 void canal__worker_async_dispose(struct canal_worker *w);
+void canal__worker_async_free(struct canal_worker *w); /* with the app: after any late post */
 int canal__offload_start(canal_app_t *app);
 void canal__offload_stop(canal_app_t *app);
 void canal__pending_answered(canal_req_t *req);  /* an answer was sent */

@@ -135,9 +135,26 @@ static void chaos_registration(void **state)
                   "CANAL_ENOMEM, %ld harmless (the router's path table)\n", total, failed_runs, swallowed);
 }
 
+/* The registration the chaos test fails in pieces, whole: what it must come to when nothing
+ * fails (runs in every build, including those that cannot count allocations). */
+static void registration_whole(void **state)
+{
+    canal_app_t *app = canal_app_create(NULL);
+    canal_mvc_t *mvc = canal_mvc_create(app);
+    assert_int_equal(register_all(mvc, 1), 4);
+    assert_int_equal(canal_mvc_controller_count(mvc), 2);
+    assert_int_equal(canal_controller_action_count(canal_mvc_controller_at(mvc, 0)), 3);
+    assert_int_equal(canal_controller_action_count(canal_mvc_controller_at(mvc, 1)), 2);
+    /* Index and Save through the conventional route; Employee by its two templates */
+    assert_true(canal_router_route_count(canal_app_router(app)) >= 6);
+    canal_app_destroy(app);
+    canal_mvc_destroy(mvc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(registration_whole),
         cmocka_unit_test(chaos_registration),
     };
     return cmocka_run_group_tests_name("controller_chaos", tests, NULL, NULL);
