@@ -70,7 +70,7 @@ for series in 1 2; do
 done
 
 limit=$((rss_1 + rss_1 * PCT / 100 + 4096))
-echo "RSS after series 1: $((rss_1 / 1024)) MiB; after series 2: $((rss_2 / 1024)) MiB; allowed: $((limit / 1024)) MiB"
+echo "RSS after series 1: $rss_1 KiB; after series 2: $rss_2 KiB; allowed: $limit KiB"
 if [ "$rss_2" -gt "$limit" ]; then
     echo "soak: FAIL: RSS grew from $rss_1 KiB to $rss_2 KiB under the same load"
     failed=1
