@@ -11,6 +11,8 @@
 #   make fuzz       the libFuzzer targets, FUZZ_SECS (60) seconds each
 #   make scaleout   nginx in front of two demo instances under wrk: a SIGTERM and a same-port
 #                   restart with no failed request (docs/deploy.md)
+#   make valgrind   the unit tests under valgrind (memcheck, full leak check)
+#   make soak       wrk against the demo at 200, 1,000 and 10,000 connections, twice (bench/soak.sh)
 #   make install    PREFIX=/usr/local DESTDIR= honoured; make uninstall undoes it
 
 VERSION   = 0.1.0
@@ -77,7 +79,7 @@ UNITS    = $(UNIT_SRC:test/unit/%.c=$(B)/test/%)
 EXAMPLE_TESTS = $(patsubst examples/%/test/,$(B)/test/example-%_test,$(wildcard examples/*/test/))
 E2E_APPS = $(patsubst test/e2e/%.c,$(B)/test/canal-%,$(wildcard test/e2e/*.c))
 
-.PHONY: all lib tools examples tests deps npm run test check fuzz scaleout install uninstall clean
+.PHONY: all lib tools examples tests deps npm run test check fuzz scaleout valgrind soak install uninstall clean
 all: lib tools examples
 
 lib: $(SHARED) $(STATIC) $(B)/lib/canal.pc
@@ -129,10 +131,10 @@ tests: $(UNITS) $(E2E_APPS)
 $(E2E_APPS): $(B)/test/canal-%: test/e2e/%.c $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $< $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS)
-$(B)/test/router_%: test/unit/router_%.c $(PURE_OBJ) test/unit/test.h
+$(B)/test/router_%: test/unit/router_%.c $(PURE_OBJ) test/unit/test.h test/unit/counting_malloc.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(PURE_OBJ) $(ALL_LDFLAGS) -lcmocka
-$(B)/test/%_test: test/unit/%_test.c $(STATIC) test/unit/test.h test/unit/client.h
+$(B)/test/%_test: test/unit/%_test.c $(STATIC) test/unit/test.h test/unit/client.h test/unit/counting_malloc.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -Ilib -o $@ $< $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS) -lcmocka
 
@@ -189,6 +191,17 @@ fuzz: deps
 scaleout: deps
 	@$(MAKE) --no-print-directory all
 	@B=$(B) sh test/scaleout/run.sh
+
+# The unit tests under valgrind: a plain build only (sanitizers and valgrind do not mix)
+valgrind: deps
+	@test "$(SANITIZE)" = 0 || { echo "make valgrind: without SANITIZE"; exit 1; }
+	@$(MAKE) --no-print-directory all tests
+	sh test/valgrind.sh $(B)
+
+# Load: SOAK_SECS (10) per run; fails on socket errors, non-2xx or RSS growth (bench/soak.sh)
+soak: deps
+	@$(MAKE) --no-print-directory all
+	B=$(B) sh bench/soak.sh
 
 install: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/canal $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)

@@ -78,6 +78,17 @@ typedef struct canal_config {
                                       X-Forwarded-For / Forwarded / X-Request-Id are believed;
                                       NULL (default): none */
     canal_router_options_t router; /**< options of the app's router */
+    /* slow and idle clients (HTTP/1.1; see docs/server.md, "Limits") */
+    unsigned header_timeout_ms;    /**< whole request head within this, from its first byte;
+                                        else 408 and close (default 10 s) */
+    unsigned body_timeout_ms;      /**< most time without a byte while a body is incomplete;
+                                        else 408 and close (default 10 s) */
+    unsigned keepalive_timeout_ms; /**< an idle connection (no request, nothing received) is
+                                        closed after this (default 60 s; HTTP/2 idle too) */
+    size_t max_connections;        /**< open connections per worker; at the cap the worker
+                                        stops accepting until one closes (default 10,000) */
+    size_t max_json_depth;         /**< deepest JSON body canal_req_json() parses (64; jansson
+                                        stops at 2048 whatever this says) */
 } canal_config_t;
 
 /** Sets every field of cfg to its default. */
@@ -85,7 +96,9 @@ CANAL_API void canal_config_init(canal_config_t *cfg);
 
 /**
  * Reads CANAL_HOST, CANAL_PORT, CANAL_THREADS, CANAL_ENV, CANAL_ACCESS_LOG,
- * CANAL_SHUTDOWN_DELAY, CANAL_REQUEST_ID (on|off) and CANAL_TRUSTED_PROXIES into cfg.
+ * CANAL_SHUTDOWN_DELAY, CANAL_REQUEST_ID (on|off), CANAL_TRUSTED_PROXIES and the limits
+ * CANAL_HEADER_TIMEOUT, CANAL_BODY_TIMEOUT, CANAL_KEEPALIVE_TIMEOUT (milliseconds),
+ * CANAL_MAX_CONNECTIONS and CANAL_MAX_JSON_DEPTH into cfg.
  * The strings stay owned by the environment. Returns 0, or CANAL_EINVAL for a bad value
  * (err, if given, names it); cfg may then be partly updated.
  */
@@ -95,8 +108,10 @@ CANAL_API int canal_config_from_env(canal_config_t *cfg, canal_error_info_t *err
  * Reads canal's flags from a command line into cfg and removes them from argv, leaving the
  * program name and any other arguments (in order) for the app: --host H, --port N,
  * --threads N, --env development|production, --access-log PATH|-|off, --max-body BYTES,
- * --shutdown-timeout MS, --shutdown-delay MS, --request-id on|off, --trusted-proxies LIST|off
- * (also written --flag=value; the others are in canal_config_usage()). Strings point into argv.
+ * --shutdown-timeout MS, --shutdown-delay MS, --request-id on|off, --trusted-proxies LIST|off,
+ * --header-timeout MS, --body-timeout MS, --keepalive-timeout MS, --max-connections N,
+ * --max-json-depth N (also written --flag=value; the others are in canal_config_usage()).
+ * Strings point into argv.
  * Returns 0, or CANAL_EINVAL for a missing or bad value (err names the flag).
  */
 CANAL_API int canal_config_from_args(canal_config_t *cfg, int *argc, char **argv,
@@ -302,8 +317,9 @@ CANAL_API canal_str_t canal_req_body(const canal_req_t *req);
 
 /**
  * The body parsed as JSON (Content-Type must be application/json or +json). A borrowed
- * reference that lives until the response is sent. NULL when absent, of another type or
- * malformed; err (if given) says why (jansson's position and text, or the content-type).
+ * reference that lives until the response is sent. NULL when absent, of another type,
+ * malformed or nested deeper than max_json_depth; err (if given) says why (jansson's position
+ * and text, or the content-type; json_error_code() is json_error_stack_overflow for depth).
  */
 CANAL_API json_t *canal_req_json(canal_req_t *req, json_error_t *err);
 

@@ -238,6 +238,8 @@ static json_t *bind(canal_ctx_t *ctx)
                     body_state = -2;
                     if (canal_req_header(req, "content-type").base == NULL || strstr(jerr.text, "content type"))
                         add_error(ctx, &errors, "$body", "The request body must be application/json.");
+                    else if (json_error_code(&jerr) == json_error_stack_overflow)
+                        add_error(ctx, &errors, "$body", "The JSON body is too deep: %s.", jerr.text);
                     else
                         add_error(ctx, &errors, "$body", "The JSON body is malformed: %s (line %d, column %d).",
                                   jerr.text, jerr.line, jerr.column);

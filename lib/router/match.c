@@ -220,6 +220,8 @@ static int split(struct mctx *c, const char *p, const char *end, char *scratch)
         if (ch == '/') {
             if (seg < CANAL_ROUTER_MAX_SEGMENTS)
                 c->len[seg] = i - c->start[seg], c->start[seg + 1] = i + 1;
+            else if (seg == CANAL_ROUTER_MAX_SEGMENTS) /* the last one kept: walk reads it */
+                c->len[seg] = i - c->start[seg];
             seg++;
         } else if (ch == '%' || ch == '\0') {
             break;
@@ -238,6 +240,8 @@ static int split(struct mctx *c, const char *p, const char *end, char *scratch)
             if (ch == '/') {
                 if (seg < CANAL_ROUTER_MAX_SEGMENTS)
                     c->len[seg] = o - c->start[seg], c->start[seg + 1] = o + 1;
+                else if (seg == CANAL_ROUTER_MAX_SEGMENTS)
+                    c->len[seg] = o - c->start[seg];
                 seg++;
             } else if (ch == '%') {
                 int hi, lo;

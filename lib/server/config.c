@@ -24,6 +24,11 @@ void canal_config_init(canal_config_t *cfg)
     cfg->request_timeout_ms = 30000;
     cfg->offload_threads = 4;
     cfg->offload_queue = 1024;
+    cfg->header_timeout_ms = 10000;
+    cfg->body_timeout_ms = 10000;
+    cfg->keepalive_timeout_ms = 60000;
+    cfg->max_connections = 10000;
+    cfg->max_json_depth = 64;
 }
 
 static int fail(canal_error_info_t *err, const char *what, const char *value)
@@ -132,6 +137,27 @@ static int set_option(canal_config_t *cfg, const char *name, const char *value,
         } else {
             cfg->trusted_proxies = value;
         }
+    } else if (strcmp(name, "header-timeout") == 0) {
+        if (number(value, 3600 * 1000, &n) != 0 || n == 0)
+            return fail(err, "--header-timeout", value);
+        cfg->header_timeout_ms = (unsigned)n;
+    } else if (strcmp(name, "body-timeout") == 0) {
+        if (number(value, 3600 * 1000, &n) != 0 || n == 0)
+            return fail(err, "--body-timeout", value);
+        cfg->body_timeout_ms = (unsigned)n;
+    } else if (strcmp(name, "keepalive-timeout") == 0) {
+        if (number(value, 3600 * 1000, &n) != 0 || n == 0)
+            return fail(err, "--keepalive-timeout", value);
+        cfg->keepalive_timeout_ms = (unsigned)n;
+    } else if (strcmp(name, "max-connections") == 0) {
+        if (number(value, 1u << 24, &n) != 0 || n == 0)
+            return fail(err, "--max-connections", value);
+        cfg->max_connections = (size_t)n;
+    } else if (strcmp(name, "max-json-depth") == 0) {
+        /* jansson refuses deeper than 2048 on its own: a larger value would be a lie */
+        if (number(value, 2048, &n) != 0 || n == 0)
+            return fail(err, "--max-json-depth", value);
+        cfg->max_json_depth = (size_t)n;
     } else {
         return 1; /* not ours */
     }
@@ -149,7 +175,12 @@ int canal_config_from_env(canal_config_t *cfg, canal_error_info_t *err)
                 {"CANAL_ACCESS_LOG", "access-log"},
                 {"CANAL_SHUTDOWN_DELAY", "shutdown-delay"},
                 {"CANAL_REQUEST_ID", "request-id"},
-                {"CANAL_TRUSTED_PROXIES", "trusted-proxies"}};
+                {"CANAL_TRUSTED_PROXIES", "trusted-proxies"},
+                {"CANAL_HEADER_TIMEOUT", "header-timeout"},
+                {"CANAL_BODY_TIMEOUT", "body-timeout"},
+                {"CANAL_KEEPALIVE_TIMEOUT", "keepalive-timeout"},
+                {"CANAL_MAX_CONNECTIONS", "max-connections"},
+                {"CANAL_MAX_JSON_DEPTH", "max-json-depth"}};
     for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
         const char *v = getenv(vars[i].var);
         if (v != NULL && set_option(cfg, vars[i].option, v, err) != 0) {
@@ -217,5 +248,12 @@ const char *canal_config_usage(void)
            "  --request-id on|off      X-Request-Id on answers, in the log and problem details\n"
            "                           (default off; env CANAL_REQUEST_ID)\n"
            "  --trusted-proxies LIST|off   addresses/CIDRs whose X-Forwarded-For, Forwarded and\n"
-           "                           X-Request-Id are believed (env CANAL_TRUSTED_PROXIES)\n";
+           "                           X-Request-Id are believed (env CANAL_TRUSTED_PROXIES)\n"
+           "  --header-timeout MS      whole request head within; else 408 (default 10000)\n"
+           "  --body-timeout MS        longest pause inside a body; else 408 (default 10000)\n"
+           "  --keepalive-timeout MS   idle connections closed after (default 60000)\n"
+           "  --max-connections N      open connections per worker (default 10000)\n"
+           "  --max-json-depth N       deepest JSON body parsed; 1-2048 (default 64)\n"
+           "  (each also from the environment: CANAL_HEADER_TIMEOUT, CANAL_BODY_TIMEOUT,\n"
+           "   CANAL_KEEPALIVE_TIMEOUT, CANAL_MAX_CONNECTIONS, CANAL_MAX_JSON_DEPTH)\n";
 }

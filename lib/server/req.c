@@ -24,6 +24,8 @@ static void req_dispose(void *p)
     struct canal_worker *w = req->worker;
     canal__pending_gone(req);
     json_decref(req->json);
+    if (req->conn != NULL)
+        canal__conn_request_done(req->conn);
     atomic_fetch_sub(&w->inflight, 1);
     canal__worker_touch(w);
 }
@@ -316,6 +318,10 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
     req->h2o = h;
     req->worker = w;
     req->app = w->app;
+    if ((req->conn = canal__conn_of(h)) != NULL) {
+        req->conn->inflight++;
+        req->conn->http2 = h->version >= 0x200;
+    }
     atomic_fetch_add(&w->inflight, 1);
     atomic_fetch_add(&w->requests, 1);
     canal__worker_touch(w);
@@ -509,6 +515,39 @@ static int is_json_type(canal_str_t ct)
            strncasecmp(ct.base + n - 5, "+json", 5) == 0;
 }
 
+/* The deepest nesting of arrays and objects in a JSON text, skipping strings, or SIZE_MAX as
+ * soon as it passes max. jansson's parser recurses up to its fixed 2048 levels; this bounds
+ * the depth an app accepts (and what it later walks recursively) at a level it chooses, in one
+ * pass with no allocation. A malformed text may be counted wrongly here: jansson rejects it
+ * next anyway. *at is where the limit was passed. */
+static size_t json_depth(const char *s, size_t len, size_t max, size_t *at)
+{
+    size_t depth = 0, deepest = 0;
+    for (size_t i = 0; i < len; i++) {
+        switch (s[i]) {
+        case '"':
+            for (i++; i < len && s[i] != '"'; i++)
+                if (s[i] == '\\')
+                    i++;
+            break;
+        case '[':
+        case '{':
+            if (++depth > deepest && (deepest = depth) > max) {
+                *at = i;
+                return SIZE_MAX;
+            }
+            break;
+        case ']':
+        case '}':
+            depth -= depth > 0;
+            break;
+        default:
+            break;
+        }
+    }
+    return deepest;
+}
+
 json_t *canal_req_json(canal_req_t *req, json_error_t *err)
 {
     if (req->json != NULL)
@@ -522,6 +561,19 @@ json_t *canal_req_json(canal_req_t *req, json_error_t *err)
         return NULL;
     }
     canal_str_t body = canal_req_body(req);
+    size_t max = req->app->cfg.max_json_depth, at = 0;
+    if (json_depth(body.base, body.len, max, &at) == SIZE_MAX) {
+        if (err != NULL) {
+            memset(err, 0, sizeof(*err));
+            err->line = -1;
+            err->column = -1;
+            err->position = (int)(at < INT32_MAX ? at : INT32_MAX);
+            snprintf(err->text, sizeof(err->text), "JSON nested deeper than %zu levels", max);
+            /* where jansson 2.14 keeps the code that json_error_code() reads */
+            err->text[JSON_ERROR_TEXT_LENGTH - 1] = (char)json_error_stack_overflow;
+        }
+        return NULL;
+    }
     req->json = json_loadb(body.base, body.len, JSON_REJECT_DUPLICATES, err);
     return req->json;
 }

@@ -44,6 +44,20 @@ struct canal_cidr {
     uint8_t bits;
 };
 
+/* Every accepted connection, tracked until h2o closes its socket and no request of it is left:
+ * for shutdown (closing idle keep-alive connections, which h2o 2.2.5 offers no call for), the
+ * connection cap, and the slow-client and keep-alive timeouts (app.c, "sweep"). */
+struct canal_conn {
+    h2o_linklist_t link;
+    h2o_socket_t *sock;          /* NULL once h2o closed it */
+    struct canal_worker *worker;
+    size_t inflight;             /* requests of this connection being handled */
+    size_t seen_bytes;           /* sock->bytes_read at the last sweep */
+    uint64_t since;              /* start of the current phase, or the last progress in a body */
+    enum { CONN_IDLE, CONN_HEAD, CONN_BODY } phase;
+    int http2;                   /* h2o's own HTTP/2 timeouts apply */
+};
+
 /* A worker's listening socket for one listener. */
 struct canal_listen_sock {
     struct canal_worker *worker;
@@ -59,6 +73,9 @@ struct canal_worker {
     h2o_context_t ctx;
     struct canal_listen_sock *socks; /* this worker's listening sockets, one per listener */
     h2o_linklist_t conns;          /* its open connections (struct canal_conn) */
+    int accept_paused;             /* at max_connections: listeners not read */
+    h2o_timeout_t sweep_timeout;   /* slow and idle clients (app.c) */
+    h2o_timeout_entry_t sweep_entry;
     h2o_multithread_receiver_t stop_receiver;
     h2o_multithread_message_t stop_message;
     size_t json_hint;              /* size of the last JSON answer, to dump once */
@@ -70,11 +87,13 @@ struct canal_worker {
     h2o_timeout_t pending_timeout;
     pthread_mutex_t post_lock;     /* guards accepting_posts against the worker's end */
     int accepting_posts;
+    int post_lock_ready;           /* destroyed with the app, not with the worker */
     /* counters: written by the worker, read by anyone */
     atomic_size_t inflight, connections;
     atomic_ullong requests;
-    /* shutdown state, worker only */
+    /* shutdown state, worker only (done: written by the worker, read by canal_app_wait) */
     int stopping, exit;
+    atomic_int done;
     uint64_t deadline, last_activity;
 };
 
@@ -109,6 +128,7 @@ struct canal_app {
     size_t nproxies;
     int log_client;               /* the access log's address is canal's client address */
     char id_prefix[10];           /* "5f3a09c1-": this process's request ID prefix */
+    atomic_int force;             /* a second stop: workers leave without draining */
 };
 
 struct canal_req {
@@ -129,6 +149,7 @@ struct canal_req {
     canal_str_t client_addr;      /* canal_req_client_addr(), found on first use */
     json_t *json;                 /* parsed body, released with the request */
     struct canal_pending *pending; /* canal_req_defer() */
+    struct canal_conn *conn;      /* its connection, NULL if unknown */
     struct canal_note {
         struct canal_note *next;
         const char *key, *value;
@@ -138,14 +159,19 @@ struct canal_req {
 /* app.c: records activity while a worker drains for shutdown (a monotonic clock: h2o's loop
  * time is cached per iteration and a blocking handler can make it stale) */
 void canal__worker_touch(struct canal_worker *w);
+/* app.c: a request of c starts (req.c's handler) or ends (its pool's destructor) */
+struct canal_conn *canal__conn_of(h2o_req_t *h);
+void canal__conn_request_done(struct canal_conn *c);
 
 /* async.c */
 int canal__worker_async_init(struct canal_worker *w);
 void canal__worker_async_dispose(struct canal_worker *w);
+void canal__worker_async_free(struct canal_worker *w); /* with the app: after any late post */
 int canal__offload_start(canal_app_t *app);
 void canal__offload_stop(canal_app_t *app);
 void canal__pending_answered(canal_req_t *req);  /* an answer was sent */
 void canal__pending_gone(canal_req_t *req);      /* the request ends */
+void canal__pending_abort_all(struct canal_worker *w); /* 503 to every unanswered one */
 
 /* The request environment variable that carries the client address to the access log. */
 #define CANAL__ENV_CLIENT "canal.client"
