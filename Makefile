@@ -3,10 +3,16 @@
 #
 #   make            library (shared + static), tools and examples under build/
 #   make run        install missing Debian packages, build, serve the demo on 127.0.0.1:8080
+#   make npm        the npm packages of /docs and of the OpenAPI and browser tests, into build/npm
 #   make test       build and run every test (unit, end-to-end, exports, install)
+#   make docs       the API reference (Doxygen) into build/docs/html; fails on any warning
 #   make test SANITIZE=1   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test SANITIZE=thread   the same under ThreadSanitizer
 #   make fuzz       the libFuzzer targets, FUZZ_SECS (60) seconds each
+#   make scaleout   nginx in front of two demo instances under wrk: a SIGTERM and a same-port
+#                   restart with no failed request (docs/deploy.md)
+#   make valgrind   the unit tests under valgrind (memcheck, full leak check)
+#   make soak       wrk against the demo at 200, 1,000 and 10,000 connections, twice (bench/soak.sh)
 #   make install    PREFIX=/usr/local DESTDIR= honoured; make uninstall undoes it
 
 VERSION   = 0.1.0
@@ -16,6 +22,7 @@ PREFIX       ?= /usr/local
 LIBDIR       ?= $(PREFIX)/lib
 INCLUDEDIR   ?= $(PREFIX)/include
 BINDIR       ?= $(PREFIX)/bin
+MANDIR       ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
 CC       ?= cc
@@ -67,9 +74,12 @@ TOOLS    = $(patsubst lib/tools/%.c,$(B)/bin/%,$(wildcard lib/tools/*.c))
 EXAMPLES = $(patsubst examples/%/,$(B)/bin/canal-%,$(wildcard examples/*/))
 UNIT_SRC = $(wildcard test/unit/*_test.c)
 UNITS    = $(UNIT_SRC:test/unit/%.c=$(B)/test/%)
+# An example may have tests of its own in examples/NAME/test/*.c: they are linked with the
+# example's sources but main.c, into $(B)/test/example-NAME_test, which test/run runs.
+EXAMPLE_TESTS = $(patsubst examples/%/test/,$(B)/test/example-%_test,$(wildcard examples/*/test/))
 E2E_APPS = $(patsubst test/e2e/%.c,$(B)/test/canal-%,$(wildcard test/e2e/*.c))
 
-.PHONY: all lib tools examples tests deps run test check fuzz install uninstall clean
+.PHONY: all lib tools examples tests deps npm run test check fuzz scaleout valgrind soak install uninstall clean
 all: lib tools examples
 
 lib: $(SHARED) $(STATIC) $(B)/lib/canal.pc
@@ -105,45 +115,93 @@ $(TOOLS): $(B)/bin/%: lib/tools/%.c $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $< $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS)
 
-# Libraries an example needs beyond canal's own.
+# Libraries an example needs beyond canal's own, and flags.
 EXAMPLE_LIBS_offload = -lsqlite3
+# The demo's /docs page finds Swagger UI where `make npm` installs it.
+EXAMPLE_CFLAGS_demo = -DDEMO_SWAGGER_UI='"$(NPM_DIR)/node_modules/swagger-ui-dist"'
 
 examples: $(EXAMPLES)
 .SECONDEXPANSION:
 $(EXAMPLES): $(B)/bin/canal-%: $$(wildcard examples/%/*.c) $$(wildcard examples/%/*.h) $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $(filter %.c,$^) $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS) $(EXAMPLE_LIBS_$*)
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) $(EXAMPLE_CFLAGS_$*) -o $@ $(filter %.c,$^) $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS) $(EXAMPLE_LIBS_$*)
 
 # Unit tests. Those named router_* and common_* are built with no h2o or jansson flags at all.
 tests: $(UNITS) $(E2E_APPS)
 $(E2E_APPS): $(B)/test/canal-%: test/e2e/%.c $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $< $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS)
-$(B)/test/router_%: test/unit/router_%.c $(PURE_OBJ) test/unit/test.h
+$(B)/test/router_%: test/unit/router_%.c $(PURE_OBJ) test/unit/test.h test/unit/counting_malloc.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(PURE_OBJ) $(ALL_LDFLAGS) -lcmocka
-$(B)/test/%_test: test/unit/%_test.c $(STATIC) test/unit/test.h test/unit/client.h
+$(B)/test/%_test: test/unit/%_test.c $(STATIC) test/unit/test.h test/unit/client.h test/unit/counting_malloc.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -Ilib -o $@ $< $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS) -lcmocka
+
+# The tests of an example (examples/NAME/test/*.c) link its sources but main.c.
+tests: $(EXAMPLE_TESTS)
+$(EXAMPLE_TESTS): $(B)/test/example-%_test: $$(wildcard examples/%/test/*.c) \
+                  $$(filter-out examples/%/main.c,$$(wildcard examples/%/*.c)) \
+                  $$(wildcard examples/%/*.h) $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -Iexamples/$* -o $@ $(filter %.c,$^) $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS) $(EXAMPLE_LIBS_$*) -lcmocka
 
 deps:
 	@sh .ci/install-deps
 
+# npm packages (test/npm/package.json, locked): swagger-ui-dist for the demo's /docs page, an
+# OpenAPI validator and playwright-core for the tests. Installed into build/npm (never
+# committed) once per change of the lock file; without npm, or offline, the build goes on and
+# /docs and those tests say what is missing.
+NPM_DIR = $(CURDIR)/build/npm
+npm: $(NPM_DIR)/.installed
+$(NPM_DIR)/.installed: test/npm/package.json test/npm/package-lock.json
+	@mkdir -p $(NPM_DIR)
+	@if command -v npm >/dev/null 2>&1; then \
+	    cp test/npm/package.json test/npm/package-lock.json $(NPM_DIR)/ && \
+	    (cd $(NPM_DIR) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >npm.log 2>&1) && touch $@ || \
+	    echo "canal: npm ci failed (see $(NPM_DIR)/npm.log): /docs and the browser tests will say so" >&2; \
+	else echo "canal: npm not found: /docs and the OpenAPI/browser tests need it (make deps)" >&2; fi
+
 run: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all npm
 	$(B)/bin/canal-demo --host 127.0.0.1 --port 8080
 
 test: deps
-	@$(MAKE) --no-print-directory all tests
+	@$(MAKE) --no-print-directory all tests npm
 	@B=$(B) SANITIZE=$(SANITIZE) sh test/run
 
 check: test
+
+# The API reference. Doxygen is told to fail on any warning (docs/Doxyfile), an undocumented
+# public symbol included; test/check-docs.sh runs it in make test too.
+.PHONY: docs
+docs:
+	@rm -rf build/docs && mkdir -p build/docs
+	doxygen docs/Doxyfile
+	@echo "API reference: build/docs/html/index.html"
 
 # libFuzzer targets (clang): each runs FUZZ_SECS seconds, then the known reproducers must pass
 FUZZ_SECS ?= 60
 fuzz: deps
 	sh test/fuzz/build.sh run $(FUZZ_SECS)
 	sh test/fuzz/build.sh replay
+
+# nginx (docs/deploy/nginx-canal.conf) in front of two canal-demo instances, loaded by wrk
+scaleout: deps
+	@$(MAKE) --no-print-directory all
+	@B=$(B) sh test/scaleout/run.sh
+
+# The unit tests under valgrind: a plain build only (sanitizers and valgrind do not mix)
+valgrind: deps
+	@test "$(SANITIZE)" = 0 || { echo "make valgrind: without SANITIZE"; exit 1; }
+	@$(MAKE) --no-print-directory all tests
+	sh test/valgrind.sh $(B)
+
+# Load: SOAK_SECS (10) per run; fails on socket errors, non-2xx or RSS growth (bench/soak.sh)
+soak: deps
+	@$(MAKE) --no-print-directory all
+	B=$(B) sh bench/soak.sh
 
 install: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/canal $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR)
@@ -153,8 +211,14 @@ install: lib
 	ln -sf libcanal.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libcanal.so
 	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
-	install -m 644 $(B)/lib/canal.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	@# written from the template now: the prefix is the one given to make install, even
+	@# when the library was built earlier with another (make && make install PREFIX=~/.local)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' pkgconfig/canal.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/canal.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/canal.pc
 	for t in $(TOOLS); do install -m 755 $$t $(DESTDIR)$(BINDIR)/; done
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 644 docs/man/*.1 $(DESTDIR)$(MANDIR)/man1/
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/canal.h
@@ -163,6 +227,7 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libcanal.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libcanal.a
 	rm -f $(DESTDIR)$(PKGCONFIGDIR)/canal.pc
 	for t in $(notdir $(TOOLS)); do rm -f $(DESTDIR)$(BINDIR)/$$t; done
+	for m in $(notdir $(wildcard docs/man/*.1)); do rm -f $(DESTDIR)$(MANDIR)/man1/$$m; done
 
 clean:
 	rm -rf build

@@ -5,6 +5,9 @@
 # Each endpoint is loaded twice (N1 and N2 requests, h2load --h1, 10 connections) and the
 # difference divided by N2 - N1, so start-up and shutdown cancel out.
 #
+# The demo's request IDs are off, as in bench/run (the peers send none); EXTRA="--request-id on"
+# counts them.
+#
 #   sh bench/instructions.sh [N1 N2]     (default 2000 12000)   needs valgrind, h2load
 # Environment: BIN (the demo binary), DEMO_ARGS (more flags for it, e.g. "--metrics off"),
 # PATHS (the endpoints, space-separated), MODES ("router controller").
@@ -12,6 +15,7 @@ set -euf
 N1=${1:-2000}
 N2=${2:-12000}
 BIN=${BIN:-build/bin/canal-demo}
+EXTRA=${EXTRA:-}
 OUT=${OUT:-build/bench}
 mkdir -p "$OUT"
 for t in valgrind h2load; do command -v $t >/dev/null || { echo "bench/instructions.sh: $t is missing (make deps)" >&2; exit 1; }; done
@@ -19,7 +23,7 @@ for t in valgrind h2load; do command -v $t >/dev/null || { echo "bench/instructi
 count() { # mode path n -> Ir
     log="$OUT/cg.$$.log"
     valgrind --tool=callgrind --callgrind-out-file="$OUT/cg.$$.out" "$BIN" --mode "$1" --threads 1 --port 0 \
-        --access-log off ${DEMO_ARGS:-} 2>"$log" &
+        --access-log off --request-id off $EXTRA ${DEMO_ARGS:-} 2>"$log" &
     pid=$!
     port=""
     while [ -z "$port" ]; do

@@ -15,7 +15,7 @@ server_cmd() { # name port threads
     case $name in
     canal-router | canal-controller)
         printf '%s\n' "$TOP/build/bin/canal-demo" --mode "${name#canal-}" --host 127.0.0.1 --port "$port" \
-            --threads "$threads" --access-log off --env production ;;
+            --threads "$threads" --access-log off --env production --request-id off ;; # the peers send no request ID
     baseline)
         printf '%s\n' "$OUT/h2o-baseline" --host 127.0.0.1 --port "$port" --threads "$threads" \
             --data "$TOP/examples/demo/data/northwind.json" ;;

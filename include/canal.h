@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file canal.h
- * The umbrella header: everything public in canal.
+ * The umbrella header: everything public in canal but the test client (canal/testing.h), which
+ * test code includes itself.
  *   canal/router.h  route templates, matching, link generation (pure C, no h2o)
  *   canal/server.h  the app, requests and responses on libh2o
  *   canal/controller.h  controllers and actions, binding, validation, results, filters
+ *   canal/openapi.h  an OpenAPI 3.1 document of the routes, served with a Swagger UI page
  *   canal/ops.h     metrics, static files, compression, CORS
  */
 #ifndef CANAL_H
@@ -16,6 +18,7 @@
 #include "canal/router.h"
 #include "canal/server.h"
 #include "canal/controller.h"
+#include "canal/openapi.h"
 #include "canal/ops.h"
 
 #endif

@@ -29,8 +29,8 @@ check_match() {
 start() {
     name=$1
     shift
-    # empty the logs first: the background job opens them asynchronously, and a log left by an
-    # earlier server of the same name would give its (closed) port
+    # empty the logs first: a second server of the same name must not be found by the port
+    # of the first one, still in its log until the background shell truncates it
     : >"$TMP/$name.out"
     : >"$TMP/$name.err"
     "$@" --port 0 >"$TMP/$name.out" 2>"$TMP/$name.err" &

@@ -11,8 +11,9 @@ else
     echo "not ok - make install failed"; cat "$dest.log"; rm -f "$dest.log"; exit 0
 fi
 rm -f "$dest.log"
-for f in include/canal.h include/canal/router.h include/canal/server.h lib/libcanal.a \
-         lib/libcanal.so lib/libcanal.so.0 lib/pkgconfig/canal.pc bin/canal-routes; do
+for f in include/canal.h include/canal/router.h include/canal/server.h include/canal/testing.h \
+         lib/libcanal.a lib/libcanal.so lib/libcanal.so.0 lib/pkgconfig/canal.pc bin/canal-routes \
+         share/man/man1/canal-routes.1; do
     if [ -e "$dest/usr/local/$f" ]; then echo "ok - installed $f"; else echo "not ok - installed $f"; fi
 done
 mkdir "$dest/app"

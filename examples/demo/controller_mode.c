@@ -44,7 +44,8 @@ static int woo(canal_ctx_t *ctx)
 }
 
 static const canal_action_def_t home_actions[] = {
-    {.name = "Plaintext", .handler = plaintext, .summary = "Hello, World! as text", .produces = {200}},
+    {.name = "Plaintext", .handler = plaintext, .summary = "Hello, World! as text", .produces = {200},
+     .content_type = DEMO_TEXT_TYPE},
     {.name = "Json", .handler = json, .summary = "Hello, World! as JSON", .produces = {200}},
     {.name = "Employee",
      .routes = {"home/employee/{id:int}"},
@@ -68,7 +69,7 @@ static const canal_action_def_t home_actions[] = {
 };
 
 static const canal_action_def_t woo_actions[] = {
-    {.name = "Get", .handler = woo, .produces = {200}},
+    {.name = "Get", .handler = woo, .summary = "The Woo object", .produces = {200}},
     {.name = NULL},
 };
 

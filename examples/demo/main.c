@@ -7,9 +7,13 @@
  *   GET /home/employee/{id}                  an employee, or a 404 problem
  *   GET /home/orders/{id}?customerid=&index=&size=   a page of orders (id 0: everyone's)
  *   GET /api/woo                             {"id":1,"name":"Woo"}
+ *   GET /openapi.json                        the OpenAPI 3.1 document of the routes above
+ *   GET /docs                                the same, rendered by Swagger UI
+ *   GET /health/live, /health/ready          liveness; readiness (503 once stopping)
  *   GET /metrics                             Prometheus metrics
  *   GET /static/...                          files of examples/demo/static (--static-dir)
  *
+ * Every answer carries an X-Request-Id (--request-id off to leave it out).
  *   build/bin/canal-demo [--mode router|controller] [--data FILE] [--static-dir DIR|off]
  *                        [--metrics on|off] [--compress on|off] [--cors on|off]
  *                        [canal's flags: --host ...]
@@ -19,18 +23,49 @@
  */
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <canal.h>
 #include "demo.h"
 #include "northwind.h"
 
+/* Where `make npm` installs Swagger UI (the Makefile passes the build tree's directory). */
+#ifndef DEMO_SWAGGER_UI
+#define DEMO_SWAGGER_UI "build/npm/node_modules/swagger-ui-dist"
+#endif
+
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: canal-demo [--mode router|controller] [--data FILE] [--static-dir DIR|off]\n"
-            "                  [--metrics on|off] [--compress on|off] [--cors on|off] [options]\n%s",
-            canal_config_usage());
+            "usage: canal-demo [--mode router|controller] [--data FILE] [--swagger-ui DIR] [--routes]\n"
+            "                  [--static-dir DIR|off] [--metrics on|off] [--compress on|off]\n"
+            "                  [--cors on|off] [options]\n"
+            "  --routes          print the route table and exit\n"
+            "  --swagger-ui DIR  swagger-ui-dist's directory for /docs (env CANAL_SWAGGER_UI;\n"
+            "                    default %s)\n%s",
+            DEMO_SWAGGER_UI, canal_config_usage());
+}
+
+/* The OpenAPI document at /openapi.json (controller mode: with what the actions declare) and
+ * the page that renders it at /docs. Registered last, so that the document sees every route. */
+static int serve_openapi(canal_app_t *app, canal_mvc_t *mvc, const char *mode, const char *swagger_ui)
+{
+    canal_error_info_t err;
+    int rc = canal_app_docs(app, "/docs", "/openapi.json", swagger_ui, &err);
+    if (rc == CANAL_ENOTFOUND)
+        fprintf(stderr, "canal-demo: /docs will answer 503: %s\n", err.message);
+    else if (rc != 0)
+        return fprintf(stderr, "canal-demo: /docs: %s\n", err.message), rc;
+    char description[160];
+    snprintf(description, sizeof(description),
+             "The benchmark app of the articles canal started from, in %s mode.", mode);
+    canal_openapi_info_t info = {.title = "canal demo", .version = CANAL_VERSION,
+                                 .description = description};
+    json_t *doc = mvc ? canal_mvc_openapi(mvc, &info) : canal_openapi_build(app, &info, NULL, NULL);
+    if ((rc = canal_app_openapi(app, "/openapi.json", doc, &err)) != 0)
+        fprintf(stderr, "canal-demo: /openapi.json: %s\n", err.message);
+    return rc;
 }
 
 /* The static folder of the source tree: the binary is build/bin/canal-demo (or
@@ -97,12 +132,15 @@ int main(int argc, char **argv)
 {
     canal_config_t cfg;
     canal_error_info_t err;
-    const char *mode = "router", *data = NULL, *static_dir = NULL;
+    const char *mode = "router", *data = NULL, *swagger_ui = getenv("CANAL_SWAGGER_UI");
+    int list_routes = 0;
+    const char *static_dir = NULL;
     int metrics = 1, compress = 1, cors = 1;
     char dir[PATH_MAX + 32];
 
     canal_config_init(&cfg);
     cfg.access_log = "-";
+    cfg.request_id = 1;
     if (canal_config_from_env(&cfg, &err) != 0 || canal_config_from_args(&cfg, &argc, argv, &err) != 0) {
         fprintf(stderr, "canal-demo: %s\n", err.message);
         usage();
@@ -113,6 +151,10 @@ int main(int argc, char **argv)
             mode = argv[++i];
         } else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) {
             data = argv[++i];
+        } else if (strcmp(argv[i], "--routes") == 0) {
+            list_routes = 1;
+        } else if (strcmp(argv[i], "--swagger-ui") == 0 && i + 1 < argc) {
+            swagger_ui = argv[++i];
         } else if (strcmp(argv[i], "--static-dir") == 0 && i + 1 < argc) {
             static_dir = argv[++i];
         } else if (i + 1 < argc && ((strcmp(argv[i], "--metrics") == 0 && on_off(argv[i + 1], &metrics) == 0) ||
@@ -128,6 +170,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "canal-demo: unknown --mode '%s'\n", mode);
         return 2;
     }
+    if (swagger_ui == NULL || *swagger_ui == '\0')
+        swagger_ui = DEMO_SWAGGER_UI;
     if (northwind_load(data) != 0)
         return 1;
 
@@ -142,12 +186,28 @@ int main(int argc, char **argv)
         mvc = canal_mvc_create(app);
         rc = mvc ? demo_controller_mode(app, mvc, &err) : CANAL_ENOMEM;
     }
+    if (rc == 0 && (rc = canal_app_health(app, "/health", NULL, NULL)) != 0)
+        snprintf(err.message, sizeof(err.message), "health endpoints: %s", canal_strerror(rc));
     if (rc == 0)
         rc = mount_ops(app, mvc, static_dir ? static_dir : default_static_dir(dir, sizeof(dir)), metrics, compress,
                        cors, &err);
     if (rc != 0) {
         fprintf(stderr, "canal-demo: %s\n", err.message);
         return 1;
+    }
+    if ((rc = serve_openapi(app, mvc, mode, swagger_ui)) != 0)
+        return 1;
+    if (list_routes) { /* the route table, "METHOD TEMPLATE [NAME]" a line, for tests */
+        canal_router_t *r = canal_app_router(app);
+        size_t n = canal_router_list(r, NULL, 0);
+        char *buf = malloc(n + 1);
+        if (buf != NULL)
+            canal_router_list(r, buf, n + 1), fputs(buf, stdout);
+        free(buf);
+        canal_app_destroy(app);
+        canal_mvc_destroy(mvc);
+        northwind_free();
+        return buf ? 0 : 1;
     }
     if (canal_app_start(app) != 0) {
         canal_app_destroy(app);
@@ -159,7 +219,9 @@ int main(int argc, char **argv)
             canal_app_config(app)->threads,
             canal_app_config(app)->env == CANAL_ENV_DEVELOPMENT ? "development" : "production");
     static const char *const urls[] = {"/home/plaintext", "/home/json", "/home/employee/3",
-                                       "/home/orders/3?index=0&size=5", "/api/woo", "/static/"};
+                                       "/home/orders/3?index=0&size=5", "/api/woo",
+                                       "/openapi.json", "/docs",
+                                       "/health/ready", "/metrics", "/static/"};
     for (size_t i = 0; i < sizeof(urls) / sizeof(urls[0]); i++)
         fprintf(stderr, "  http://%s:%u%s\n", host, port, urls[i]);
     if (canal_app_listener_tls(app, 1))

@@ -76,8 +76,11 @@ static int orders(canal_req_t *req, void *data)
     json_t *errors = NULL;
     canal_str_t customer = {NULL, 0};
     canal_req_param_int(req, "id", &id);
-    if (canal_req_query(req, "customerid", &customer) > 1)
+    size_t ncustomer = canal_req_query(req, "customerid", &customer);
+    if (ncustomer > 1)
         add_error(&errors, "customerid", "The customerid field must be given once.");
+    else if (ncustomer == 1 && !canal_utf8_valid(customer)) /* as the controller layer's strings */
+        add_error(&errors, "customerid", "The field customerid must be valid UTF-8.");
     int32_t index = query_int(req, "index", 0, "0", NULL, &errors);
     int32_t size = query_int(req, "size", 10, "1", "100", &errors);
     if (errors != NULL)

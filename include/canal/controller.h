@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "server.h"
+#include "openapi.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,9 +53,15 @@ extern "C" {
 /** Most status codes an action's metadata lists. */
 #define CANAL_ACTION_MAX_PRODUCES 8
 
+/** An app's controller layer: its controllers, conventional routes and app-level filters.
+ * Opaque; from canal_mvc_create(), freed by canal_mvc_destroy(). */
 typedef struct canal_mvc canal_mvc_t;
+/** A registered controller. Opaque; owned by its canal_mvc_t. */
 typedef struct canal_controller canal_controller_t;
+/** A registered action. Opaque; owned by its controller. */
 typedef struct canal_action canal_action_t;
+/** The context of one action call: the request, the bound values and the result. Opaque;
+ * valid only during the call of the action or filter it is given to. */
 typedef struct canal_ctx canal_ctx_t;
 
 /** Where a parameter's value comes from. */
@@ -67,14 +74,15 @@ typedef enum canal_source {
 } canal_source_t;
 
 /** A parameter's type. Text values are parsed strictly (canal_parse_int32() and friends);
- * JSON body members must have the matching JSON type. */
+ * CANAL_TYPE_STRING values must be well-formed UTF-8 (canal_utf8_valid(); else a 400 "must be
+ * valid UTF-8"); JSON body members must have the matching JSON type. */
 typedef enum canal_type {
-    CANAL_TYPE_STRING = 0,
-    CANAL_TYPE_INT32,
-    CANAL_TYPE_INT64,
-    CANAL_TYPE_DOUBLE,
-    CANAL_TYPE_BOOL,
-    CANAL_TYPE_JSON
+    CANAL_TYPE_STRING = 0, /**< text as sent (percent-decoded); a JSON string in a body */
+    CANAL_TYPE_INT32,      /**< a 32-bit integer (canal_parse_int32()) */
+    CANAL_TYPE_INT64,      /**< a 64-bit integer (canal_parse_int64()) */
+    CANAL_TYPE_DOUBLE,     /**< a number (canal_parse_double()); a JSON integer or real */
+    CANAL_TYPE_BOOL,       /**< "true" or "false" (canal_parse_bool()); a JSON boolean */
+    CANAL_TYPE_JSON        /**< any JSON value (body sources only); borrowed json_t */
 } canal_type_t;
 
 /**
@@ -84,11 +92,12 @@ typedef enum canal_type {
  */
 typedef struct canal_param_def {
     const char *name;         /**< the name in its source; NULL ends a table */
-    canal_source_t source;
-    canal_type_t type;
+    canal_source_t source;    /**< where the value comes from */
+    canal_type_t type;        /**< how the value is parsed and checked */
     int required;             /**< 1: absent is a 400 */
     const char *def;          /**< default value as text, or NULL */
-    const char *min, *max;    /**< numbers: inclusive bounds as text, or NULL */
+    const char *min;          /**< numbers: the inclusive lower bound as text, or NULL */
+    const char *max;          /**< numbers: the inclusive upper bound as text, or NULL */
     size_t min_length;        /**< strings: fewest characters (UTF-8 code points) */
     size_t max_length;        /**< strings: most characters; 0 means no bound */
     const char *pattern;      /**< strings: POSIX ERE the whole value must match, or NULL */
@@ -103,9 +112,9 @@ typedef struct canal_param_def {
  * replace it; its return value is 0 or negative. Either may be NULL.
  */
 typedef struct canal_filter {
-    int (*before)(canal_ctx_t *ctx, void *data);
-    int (*after)(canal_ctx_t *ctx, void *data);
-    void *data;
+    int (*before)(canal_ctx_t *ctx, void *data); /**< runs before binding, or NULL */
+    int (*after)(canal_ctx_t *ctx, void *data);  /**< runs after the result is set, or NULL */
+    void *data;               /**< passed to both; borrowed */
 } canal_filter_t;
 
 /**
@@ -123,11 +132,13 @@ typedef struct canal_action_def {
     const char *methods;         /**< "GET" (default when NULL), or several: "GET,POST" */
     const char *routes[CANAL_ACTION_MAX_ROUTES]; /**< templates; none: conventional routes */
     const char *route_name;      /**< a name for link generation (first template), or NULL */
-    canal_action_fn handler;
+    canal_action_fn handler;     /**< the code of the action; required */
     canal_param_def_t params[CANAL_ACTION_MAX_PARAMS]; /**< ended by .name == NULL */
     canal_filter_t filters[CANAL_MAX_FILTERS];         /**< unused entries are all NULL */
-    const char *summary;         /**< metadata for OpenAPI */
-    int produces[CANAL_ACTION_MAX_PRODUCES];           /**< status codes; 0 ends */
+    const char *summary;         /**< OpenAPI: a one-line summary, or NULL */
+    int produces[CANAL_ACTION_MAX_PRODUCES];           /**< OpenAPI: status codes; 0 ends */
+    const char *content_type;    /**< OpenAPI: the media type of its 2xx bodies; NULL: JSON */
+    const char *description;     /**< OpenAPI: a longer description (CommonMark), or NULL */
 } canal_action_def_t;
 
 /** A controller. */
@@ -136,7 +147,7 @@ typedef struct canal_controller_def {
     const char *prefix;          /**< "api/[controller]", or NULL */
     void *state;                 /**< borrowed unless dispose is set */
     void (*dispose)(void *state);/**< called on state when the mvc object is destroyed */
-    canal_filter_t filters[CANAL_MAX_FILTERS];
+    canal_filter_t filters[CANAL_MAX_FILTERS]; /**< controller-level filters; unused all NULL */
     const canal_action_def_t *actions; /**< a table ended by .name == NULL, or NULL */
 } canal_controller_def_t;
 
@@ -193,17 +204,35 @@ CANAL_API int canal_controller_filter(canal_controller_t *c, const canal_filter_
 CANAL_API int canal_mvc_link(const canal_mvc_t *mvc, const char *controller, const char *action,
                              const canal_kv_t *values, size_t nvalues, char *buf, size_t size);
 
-/** Number of controllers; controller i; its name, prefix, action count and action j. */
+/** The number of controllers registered. */
 CANAL_API size_t canal_mvc_controller_count(const canal_mvc_t *mvc);
+/** Controller i in registration order, or NULL past the end. Borrowed. */
 CANAL_API const canal_controller_t *canal_mvc_controller_at(const canal_mvc_t *mvc, size_t i);
+/** The controller's name as registered ("Home"). Borrowed. */
 CANAL_API const char *canal_controller_name(const canal_controller_t *c);
+/** The number of actions of the controller. */
 CANAL_API size_t canal_controller_action_count(const canal_controller_t *c);
+/** Action j of the controller in registration order, or NULL past the end. Borrowed. */
 CANAL_API const canal_action_t *canal_controller_action_at(const canal_controller_t *c, size_t j);
 /** An action's definition as registered (names and templates as given). Borrowed. */
 CANAL_API const canal_action_def_t *canal_action_def(const canal_action_t *a);
-/** The routes an action was registered under (conventional ones included). */
+/** The number of routes an action was registered under (conventional ones included). */
 CANAL_API size_t canal_action_route_count(const canal_action_t *a);
+/** Route i of the action, or NULL past the end. Borrowed from the app's router. */
 CANAL_API const canal_route_t *canal_action_route_at(const canal_action_t *a, size_t i);
+
+/**
+ * Builds the app's OpenAPI 3.1 document (canal_openapi_build()) with what the actions declare:
+ * each operation of an action's route gets the controller as its tag, "Controller_Action" as
+ * its operationId, the action's summary and description, its declared parameters (route
+ * values with their declared types and rules merged into the path parameters; query and
+ * header parameters; body members as an application/json request body object), a 400
+ * validation problem when it declares parameters, and one response per status in produces
+ * (2xx ones with content_type, 400 and 404 as problem details). Routes that are not actions
+ * are described as canal_openapi_build() does. info may be NULL.
+ * @return a new reference, or NULL when out of memory.
+ */
+CANAL_API json_t *canal_mvc_openapi(const canal_mvc_t *mvc, const canal_openapi_info_t *info);
 
 /* ---- inside an action or a filter ---- */
 
@@ -211,8 +240,9 @@ CANAL_API const canal_route_t *canal_action_route_at(const canal_action_t *a, si
 CANAL_API canal_req_t *canal_ctx_req(const canal_ctx_t *ctx);
 /** The controller's state. */
 CANAL_API void *canal_ctx_state(const canal_ctx_t *ctx);
-/** The running action and its controller. */
+/** The running action. Borrowed. */
 CANAL_API const canal_action_t *canal_ctx_action(const canal_ctx_t *ctx);
+/** The running action's controller. Borrowed. */
 CANAL_API const canal_controller_t *canal_ctx_controller(const canal_ctx_t *ctx);
 
 /** The index of the declared parameter name, or -1. */
@@ -220,15 +250,22 @@ CANAL_API int canal_ctx_index(const canal_ctx_t *ctx, const char *name);
 /** 1 if parameter i has a value (given or default). Before binding (in a before-filter): 0. */
 CANAL_API int canal_ctx_has(const canal_ctx_t *ctx, int i);
 /**
- * Bound values by index. They cannot fail: an index out of range, a parameter of another
- * type or one without a value gives 0, 0.0, false, an empty string or NULL.
- * Strings point into request memory; json is borrowed until the request ends.
+ * The bound value of parameter i (a CANAL_TYPE_INT32). The canal_ctx_* readers cannot fail:
+ * an index out of range, a parameter of another type or one without a value gives 0, 0.0,
+ * false, an empty string or NULL.
  */
 CANAL_API int32_t canal_ctx_int32(const canal_ctx_t *ctx, int i);
+/** The bound value of parameter i (a CANAL_TYPE_INT64), or 0 (see canal_ctx_int32()). */
 CANAL_API int64_t canal_ctx_int64(const canal_ctx_t *ctx, int i);
+/** The bound value of parameter i (a CANAL_TYPE_DOUBLE), or 0.0 (see canal_ctx_int32()). */
 CANAL_API double canal_ctx_double(const canal_ctx_t *ctx, int i);
+/** The bound value of parameter i (a CANAL_TYPE_BOOL): 1 or 0 (see canal_ctx_int32()). */
 CANAL_API int canal_ctx_bool(const canal_ctx_t *ctx, int i);
+/** The bound value of parameter i (a CANAL_TYPE_STRING), pointing into request memory; an
+ * empty string otherwise (see canal_ctx_int32()). */
 CANAL_API canal_str_t canal_ctx_str(const canal_ctx_t *ctx, int i);
+/** The bound value of parameter i (a CANAL_TYPE_JSON), borrowed until the request ends; NULL
+ * otherwise (see canal_ctx_int32()). */
 CANAL_API json_t *canal_ctx_json(const canal_ctx_t *ctx, int i);
 
 /** Records why the action failed and returns -1 (see canal_req_fail()). */

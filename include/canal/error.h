@@ -28,6 +28,7 @@
 
 /** The error codes: CANAL_EINVAL, CANAL_ENOMEM, ... all negative. */
 typedef enum canal_errno {
+/** Internal: turns one CANAL_ERRNO_MAP() entry into an enum constant. */
 #define CANAL__ERRNO_ENUM(name, value, text) CANAL_##name = value,
     CANAL_ERRNO_MAP(CANAL__ERRNO_ENUM)
 #undef CANAL__ERRNO_ENUM

@@ -15,7 +15,7 @@
  *   parameters                {id}                   one non-empty segment
  *   constraints               {id:int}  {id:int:min(1)}  int long bool double guid alpha
  *                             min(n) max(n) range(a,b) length(n) length(a,b) minlength(n)
- *                             maxlength(n) regex(ERE)
+ *                             maxlength(n) regex(ERE) utf8
  *   optional, default         {id?}  {action=Index}  only where every later segment may be
  *                             omitted too
  *   catch-all                 {*path}  {**path}      the rest of the path, possibly empty
@@ -39,14 +39,14 @@ extern "C" {
 
 /** A byte string that is not NUL-terminated. Borrowed: it points into someone else's memory. */
 typedef struct canal_str {
-    const char *base;
-    size_t len;
+    const char *base; /**< the first byte; may be NULL when len is 0 */
+    size_t len;       /**< the number of bytes */
 } canal_str_t;
 
 /** A key and a NUL-terminated value, used to pass route values to link generation. */
 typedef struct canal_kv {
-    const char *key;
-    const char *value;
+    const char *key;   /**< the name, NUL-terminated */
+    const char *value; /**< the value, NUL-terminated */
 } canal_kv_t;
 
 /** Most segments a template may have. */
@@ -71,8 +71,12 @@ typedef struct canal_router_options {
     int no_auto_options;    /**< 0: OPTIONS without a route answers 204 with Allow (default) */
 } canal_router_options_t;
 
+/** A router: routes, their tree and options. Opaque; canal_router_create() and
+ * canal_router_destroy(). */
 typedef struct canal_router canal_router_t;
+/** A registered route. Opaque; owned by its router. */
 typedef struct canal_route canal_route_t;
+/** A route group (a template prefix). Opaque; owned by its router. */
 typedef struct canal_route_group canal_route_group_t;
 
 /** One route to register. Strings are copied; data is borrowed unless dispose is given. */
@@ -86,8 +90,8 @@ typedef struct canal_route_spec {
 
 /** A captured route value: the parameter's name and its percent-decoded value. */
 typedef struct canal_param {
-    canal_str_t name;
-    canal_str_t value;
+    canal_str_t name;  /**< the parameter's name (or a query key) */
+    canal_str_t value; /**< its value, percent-decoded */
 } canal_param_t;
 
 /**
@@ -117,6 +121,8 @@ CANAL_API const canal_router_options_t *canal_router_options(const canal_router_
 
 /**
  * Registers a route.
+ * @param r     the router.
+ * @param spec  the route: method, template, name, data; the strings are copied.
  * @param route if not NULL, receives the new route (owned by the router).
  * @param err   if not NULL, filled on failure with the byte position in the template and a
  *              message.
@@ -146,11 +152,14 @@ CANAL_API const char *canal_group_prefix(const canal_route_group_t *g);
 
 /**
  * Matches a request.
+ * @param r       the router.
  * @param method  the request method, as sent (case-sensitive).
  * @param path    the request target in origin form, percent-encoded as on the wire; anything
  *                from the first '?' on is ignored.
  * @param scratch memory for the decoded path: at least path.len bytes. Captured values point
  *                into it, so it must live as long as the match is used.
+ * @param scratch_size the size of scratch in bytes.
+ * @param m       receives the outcome; owned by the caller.
  * @return the HTTP status this outcome maps to:
  *         200 matched (m->route, m->data, m->params);
  *         400 the path is malformed (does not start with '/', a bad or truncated
@@ -201,6 +210,84 @@ CANAL_API size_t canal_route_param_count(const canal_route_t *route);
 /** The name of parameter i (template order), or NULL past the end. Borrowed. */
 CANAL_API const char *canal_route_param_name(const canal_route_t *route, size_t i);
 
+/** The kinds of a route's segments (canal_route_segment()). */
+typedef enum canal_segment_kind {
+    CANAL_SEGMENT_LITERAL = 0, /**< literal text */
+    CANAL_SEGMENT_PARAM,       /**< a parameter: {x}, {x:int}, {x?}, {x=default} */
+    CANAL_SEGMENT_CATCHALL     /**< a catch-all: {*x} or {**x} */
+} canal_segment_kind_t;
+
+/** One segment of a route's template, as canal_route_segment() describes it. */
+typedef struct canal_segment_info {
+    int kind;            /**< a canal_segment_kind_t */
+    const char *text;    /**< literals: the text with {{ }} unescaped; parameters: the name */
+    size_t param;        /**< parameters: their index (canal_route_param_info()) */
+} canal_segment_info_t;
+
+/** A route parameter, as canal_route_param_info() describes it. Strings are borrowed. */
+typedef struct canal_route_param_info {
+    const char *name;    /**< the parameter's name, as in the template */
+    const char *def;     /**< the default ({x=5}), or NULL */
+    int optional;        /**< 1 for {x?} */
+    int catch_all;       /**< 0; 1 for {*x}; 2 for {**x} (link generation keeps its '/') */
+    size_t nconstraints; /**< see canal_route_param_constraint() */
+} canal_route_param_info_t;
+
+/** The route constraints (canal_constraint_info_t.kind). */
+typedef enum canal_constraint_kind {
+    CANAL_CONSTRAINT_INT = 0,   /**< int: a 32-bit integer */
+    CANAL_CONSTRAINT_LONG,      /**< long: a 64-bit integer */
+    CANAL_CONSTRAINT_BOOL,      /**< bool: true or false, any case */
+    CANAL_CONSTRAINT_DOUBLE,    /**< double */
+    CANAL_CONSTRAINT_GUID,      /**< guid: 8-4-4-4-12 hex digits, optionally in {} or () */
+    CANAL_CONSTRAINT_ALPHA,     /**< alpha: one or more ASCII letters */
+    CANAL_CONSTRAINT_MIN,       /**< min(a): an integer >= a */
+    CANAL_CONSTRAINT_MAX,       /**< max(a): an integer <= a */
+    CANAL_CONSTRAINT_RANGE,     /**< range(a,b): an integer in [a, b] */
+    CANAL_CONSTRAINT_LENGTH,    /**< length(a) (b == a) or length(a,b): a to b characters */
+    CANAL_CONSTRAINT_MINLENGTH, /**< minlength(a) */
+    CANAL_CONSTRAINT_MAXLENGTH, /**< maxlength(a) */
+    CANAL_CONSTRAINT_REGEX      /**< regex(ERE): regexec() finds it in the value (unanchored) */
+} canal_constraint_kind_t;
+
+/** One constraint of a route parameter (canal_route_param_constraint()). */
+typedef struct canal_constraint_info {
+    int kind;            /**< a canal_constraint_kind_t */
+    int64_t a;           /**< the first integer argument, as the kinds above say; 0 otherwise */
+    int64_t b;           /**< the second integer argument (range, length); 0 otherwise */
+    const char *regex;   /**< CANAL_CONSTRAINT_REGEX: the expression as written; else NULL */
+} canal_constraint_info_t;
+
+/** The number of segments of the route's template ("" has none). */
+CANAL_API size_t canal_route_segment_count(const canal_route_t *route);
+
+/**
+ * The number of leading segments a request must give: the segments after it (optional
+ * parameters, parameters with defaults and a catch-all) may all be left out, so the route
+ * matches paths of canal_route_required_segments() to canal_route_segment_count() segments.
+ */
+CANAL_API size_t canal_route_required_segments(const canal_route_t *route);
+
+/**
+ * Describes segment i of the route into *out (strings borrowed from the route).
+ * Returns 0, or CANAL_EINVAL past the end.
+ */
+CANAL_API int canal_route_segment(const canal_route_t *route, size_t i, canal_segment_info_t *out);
+
+/**
+ * Describes parameter i (template order) of the route into *out (strings borrowed from the
+ * route). Returns 0, or CANAL_EINVAL past the end.
+ */
+CANAL_API int canal_route_param_info(const canal_route_t *route, size_t i,
+                                     canal_route_param_info_t *out);
+
+/**
+ * Describes constraint j (template order) of parameter i into *out (the regex text is
+ * borrowed from the route). Returns 0, or CANAL_EINVAL past the end.
+ */
+CANAL_API int canal_route_param_constraint(const canal_route_t *route, size_t i, size_t j,
+                                           canal_constraint_info_t *out);
+
 /**
  * Builds the URL of a route from route values (link generation). Values whose key names a
  * parameter fill it (percent-encoded; a {**x} catch-all keeps its '/'); parameters with no
@@ -233,8 +320,11 @@ CANAL_API size_t canal_router_list(const canal_router_t *r, char *buf, size_t si
  * Return 0 and set *out, or CANAL_ETYPE (not that type) or CANAL_ERANGE (overflow).
  */
 CANAL_API int canal_parse_int32(canal_str_t s, int32_t *out);
+/** Parses a 64-bit integer, as canal_parse_int32() does a 32-bit one. */
 CANAL_API int canal_parse_int64(canal_str_t s, int64_t *out);
+/** Parses a number (see canal_parse_int32() for the rules and the errors). */
 CANAL_API int canal_parse_double(canal_str_t s, double *out);
+/** Parses "true" (1) or "false" (0) (see canal_parse_int32() for the errors). */
 CANAL_API int canal_parse_bool(canal_str_t s, int *out);
 
 /**
@@ -242,6 +332,13 @@ CANAL_API int canal_parse_bool(canal_str_t s, int *out);
  * valid sequence counts as one character. The length constraints use it.
  */
 CANAL_API size_t canal_str_chars(canal_str_t s);
+
+/**
+ * 1 if s is well-formed UTF-8 (RFC 3629): shortest forms only (no overlong "C0 AF" for '/'),
+ * no UTF-16 surrogates, nothing above U+10FFFF, no truncated sequence; else 0. The empty string
+ * is valid. The `utf8` route constraint and the controller layer's string parameters use it.
+ */
+CANAL_API int canal_utf8_valid(canal_str_t s);
 
 /**
  * Percent-decodes src into dst (which may be src itself; dst needs src.len bytes).

@@ -32,13 +32,17 @@
 extern "C" {
 #endif
 
+/** An application: configuration, router, listeners and worker threads. Opaque;
+ * canal_app_create() and canal_app_destroy(). */
 typedef struct canal_app canal_app_t;
+/** A request being answered. Opaque; valid until its answer has been sent (or, for a deferred
+ * request, as canal_pending_req() says). */
 typedef struct canal_req canal_req_t;
 
 /** Development shows an HTML error page with the details; production answers without them. */
 typedef enum canal_env {
-    CANAL_ENV_PRODUCTION = 0,
-    CANAL_ENV_DEVELOPMENT = 1
+    CANAL_ENV_PRODUCTION = 0, /**< errors answer a bare 500; details go to stderr only */
+    CANAL_ENV_DEVELOPMENT = 1 /**< errors answer an HTML page with the request's details */
 } canal_env_t;
 
 /**
@@ -65,14 +69,36 @@ typedef struct canal_config {
     uint16_t tls_port;         /**< if not 0, also listen with TLS (HTTP/2 and HTTP/1.1 by ALPN) */
     const char *tls_cert;      /**< PEM certificate chain file for tls_port */
     const char *tls_key;       /**< PEM private key file for tls_port */
+    /* behind a load balancer (see docs/deploy.md) */
+    unsigned shutdown_delay_ms; /**< on a stop, keep listening and serving this long while
+                                     readiness answers 503, then shut down (default 0) */
+    int request_id;            /**< 1: every answer carries X-Request-Id, also in the access log
+                                    and in problem details as "requestId" (default 0) */
+    const char *trusted_proxies; /**< addresses and CIDRs ("127.0.0.1, 10.0.0.0/8, ::1") whose
+                                      X-Forwarded-For / Forwarded / X-Request-Id are believed;
+                                      NULL (default): none */
     canal_router_options_t router; /**< options of the app's router */
+    /* slow and idle clients (HTTP/1.1; see docs/server.md, "Limits") */
+    unsigned header_timeout_ms;    /**< whole request head within this, from its first byte;
+                                        else 408 and close (default 10 s) */
+    unsigned body_timeout_ms;      /**< most time without a byte while a body is incomplete;
+                                        else 408 and close (default 10 s) */
+    unsigned keepalive_timeout_ms; /**< an idle connection (no request, nothing received) is
+                                        closed after this (default 60 s; HTTP/2 idle too) */
+    size_t max_connections;        /**< open connections per worker; at the cap the worker
+                                        stops accepting until one closes (default 10,000) */
+    size_t max_json_depth;         /**< deepest JSON body canal_req_json() parses (64; jansson
+                                        stops at 2048 whatever this says) */
 } canal_config_t;
 
 /** Sets every field of cfg to its default. */
 CANAL_API void canal_config_init(canal_config_t *cfg);
 
 /**
- * Reads CANAL_HOST, CANAL_PORT, CANAL_THREADS, CANAL_ENV and CANAL_ACCESS_LOG into cfg.
+ * Reads CANAL_HOST, CANAL_PORT, CANAL_THREADS, CANAL_ENV, CANAL_ACCESS_LOG,
+ * CANAL_SHUTDOWN_DELAY, CANAL_REQUEST_ID (on|off), CANAL_TRUSTED_PROXIES and the limits
+ * CANAL_HEADER_TIMEOUT, CANAL_BODY_TIMEOUT, CANAL_KEEPALIVE_TIMEOUT (milliseconds),
+ * CANAL_MAX_CONNECTIONS and CANAL_MAX_JSON_DEPTH into cfg.
  * The strings stay owned by the environment. Returns 0, or CANAL_EINVAL for a bad value
  * (err, if given, names it); cfg may then be partly updated.
  */
@@ -82,7 +108,10 @@ CANAL_API int canal_config_from_env(canal_config_t *cfg, canal_error_info_t *err
  * Reads canal's flags from a command line into cfg and removes them from argv, leaving the
  * program name and any other arguments (in order) for the app: --host H, --port N,
  * --threads N, --env development|production, --access-log PATH|-|off, --max-body BYTES,
- * --shutdown-timeout MS (also written --flag=value). Strings point into argv.
+ * --shutdown-timeout MS, --shutdown-delay MS, --request-id on|off, --trusted-proxies LIST|off,
+ * --header-timeout MS, --body-timeout MS, --keepalive-timeout MS, --max-connections N,
+ * --max-json-depth N (also written --flag=value; the others are in canal_config_usage()).
+ * Strings point into argv.
  * Returns 0, or CANAL_EINVAL for a missing or bad value (err names the flag).
  */
 CANAL_API int canal_config_from_args(canal_config_t *cfg, int *argc, char **argv,
@@ -104,7 +133,11 @@ typedef int (*canal_handler_fn)(canal_req_t *req, void *data);
 /** What a handler returns when it answers later. */
 #define CANAL_PENDING 1
 
-/** Creates an app. cfg may be NULL for the defaults; it is copied. NULL when out of memory. */
+/**
+ * Creates an app. cfg may be NULL for the defaults; it is copied. NULL when out of memory, or
+ * when cfg->trusted_proxies is not a list of addresses and CIDRs (the reason is on stderr;
+ * canal_config_from_args() and canal_config_from_env() check it first).
+ */
 CANAL_API canal_app_t *canal_app_create(const canal_config_t *cfg);
 
 /** Stops the app if running (waiting for it), frees everything. NULL is a no-op. */
@@ -167,9 +200,11 @@ CANAL_API int canal_app_start(canal_app_t *app);
 
 /**
  * Blocks until the app is stopped (canal_app_stop(), or SIGINT/SIGTERM unless no_signals),
- * then shuts down gracefully: stops accepting, lets in-flight requests finish within the
- * shutdown timeout, closes the connections and joins the workers. Returns 0, or
- * CANAL_ESTATE if the app was not started.
+ * then shuts down gracefully: readiness turns 503 at once (canal_app_draining()); for
+ * shutdown_delay_ms the app goes on listening and serving (a second stop ends that wait);
+ * then it stops accepting, lets in-flight requests finish within the shutdown timeout,
+ * closes the connections and joins the workers. Returns 0, or CANAL_ESTATE if the app was
+ * not started.
  */
 CANAL_API int canal_app_wait(canal_app_t *app);
 
@@ -187,6 +222,29 @@ CANAL_API size_t canal_app_worker_count(const canal_app_t *app);
 
 /** Requests worker i has dispatched so far (0 past the end). Safe from any thread. */
 CANAL_API uint64_t canal_app_worker_requests(const canal_app_t *app, size_t i);
+
+/** 1 once the app has been asked to stop (its readiness then answers 503). Any thread. */
+CANAL_API int canal_app_draining(const canal_app_t *app);
+
+/* ---- health endpoints (docs/deploy.md) ---- */
+
+/**
+ * An app's own readiness: return 1 when it can serve (its database is reachable, its caches
+ * are warm...), 0 when not. Called on worker threads, possibly at the same time on several:
+ * it must be thread-safe and quick (it is probed often).
+ */
+typedef int (*canal_ready_fn)(canal_app_t *app, void *data);
+
+/**
+ * Mounts the health endpoints under prefix ("/health"): GET (and HEAD) prefix/live answers
+ * 200 {"status":"live"} while the app's loops run; prefix/ready answers 200
+ * {"status":"ready"}, or 503 {"status":"draining"} once a stop was asked for (see
+ * shutdown_delay_ms), or 503 {"status":"not ready"} when ready (may be NULL) returns 0.
+ * Neither is cached (Cache-Control: no-store). data is borrowed. Returns 0 or a
+ * canal_app_route() error (CANAL_EEXIST if those routes exist, CANAL_ESTATE once started).
+ */
+CANAL_API int canal_app_health(canal_app_t *app, const char *prefix, canal_ready_fn ready,
+                               void *data);
 
 /* ---- the request ---- */
 
@@ -225,6 +283,23 @@ CANAL_API int canal_req_param_int(const canal_req_t *req, const char *name, int3
 /** As canal_req_param_int() for 64-bit integers. */
 CANAL_API int canal_req_param_long(const canal_req_t *req, const char *name, int64_t *out);
 
+/**
+ * The request's ID when request_id is on: the X-Request-Id a trusted proxy sent (1 to 128
+ * printable characters), else one made here, unique within the process ("5f3a09c1-0-1a":
+ * a random per-process prefix, the worker, a counter). The answer echoes it in X-Request-Id.
+ * base NULL when request_id is off. Lives as long as the request; request's thread only.
+ */
+CANAL_API canal_str_t canal_req_id(canal_req_t *req);
+
+/**
+ * The client's address as text ("203.0.113.7", "2001:db8::1"; "-" if the connection is not
+ * over IP). It is the connection's peer, unless the peer is a trusted proxy: then the hops of
+ * Forwarded (RFC 7239; preferred when present) or else X-Forwarded-For are walked from the
+ * nearest, and the first address that is not a trusted proxy is the client. Found on first
+ * use; lives as long as the request.
+ */
+CANAL_API canal_str_t canal_req_client_addr(canal_req_t *req);
+
 /** The matched route (for its template and name), or NULL. Borrowed. */
 CANAL_API const canal_route_t *canal_req_route(const canal_req_t *req);
 
@@ -242,8 +317,9 @@ CANAL_API canal_str_t canal_req_body(const canal_req_t *req);
 
 /**
  * The body parsed as JSON (Content-Type must be application/json or +json). A borrowed
- * reference that lives until the response is sent. NULL when absent, of another type or
- * malformed; err (if given) says why (jansson's position and text, or the content-type).
+ * reference that lives until the response is sent. NULL when absent, of another type,
+ * malformed or nested deeper than max_json_depth; err (if given) says why (jansson's position
+ * and text, or the content-type; json_error_code() is json_error_stack_overflow for depth).
  */
 CANAL_API json_t *canal_req_json(canal_req_t *req, json_error_t *err);
 
@@ -319,13 +395,13 @@ CANAL_API int canal_res_json_new(canal_req_t *req, int status, json_t *body);
 /**
  * Sends an RFC 9457 problem details answer (application/problem+json) with "type"
  * ("about:blank"), "title" (the status's reason phrase), "status" and, if detail is not NULL,
- * "detail" (printf format).
+ * "detail" (printf format); and "requestId" when request IDs are on.
  */
 CANAL_API int canal_res_problem(canal_req_t *req, int status, const char *detail_fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /**
- * A new RFC 9457 problem details object: {"type":"about:blank","title":<reason phrase>,
+ * A new RFC 9457 problem details object: {"type":"about:blank","title":REASON-PHRASE,
  * "status":status} and "detail" if detail is not NULL (and valid UTF-8). New reference.
  */
 CANAL_API json_t *canal_problem(int status, const char *detail);
@@ -333,7 +409,8 @@ CANAL_API json_t *canal_problem(int status, const char *detail);
 /**
  * Sends problem details built from members, a JSON object whose "type" and "title" are
  * filled in when missing and whose "status" is always status; other members are kept
- * (extensions such as "errors"). Steals members.
+ * (extensions such as "errors"), and "requestId" is added when request IDs are on.
+ * Steals members.
  */
 CANAL_API int canal_res_problem_new(canal_req_t *req, int status, json_t *members);
 

@@ -8,8 +8,11 @@
 
 #include "export.h"
 
+/** The major version of these headers: a change breaks the API. */
 #define CANAL_VERSION_MAJOR 0
+/** The minor version of these headers: additions to the API. */
 #define CANAL_VERSION_MINOR 1
+/** The patch version of these headers: fixes only. */
 #define CANAL_VERSION_PATCH 0
 /** The version of these headers as a string, "MAJOR.MINOR.PATCH". */
 #define CANAL_VERSION "0.1.0"

@@ -31,6 +31,10 @@ int canal__parse_value(canal_type_t type, canal_str_t text, union canal_val *out
 {
     switch (type) {
     case CANAL_TYPE_STRING:
+        /* strings are text: a value that is not well-formed UTF-8 (an overlong '/', a
+         * surrogate, a cut sequence) never reaches an action (docs/security.md) */
+        if (!canal_utf8_valid(text))
+            return CANAL_ETYPE;
         out->s = text;
         return 0;
     case CANAL_TYPE_INT32:
@@ -234,6 +238,8 @@ static json_t *bind(canal_ctx_t *ctx)
                     body_state = -2;
                     if (canal_req_header(req, "content-type").base == NULL || strstr(jerr.text, "content type"))
                         add_error(ctx, &errors, "$body", "The request body must be application/json.");
+                    else if (json_error_code(&jerr) == json_error_stack_overflow)
+                        add_error(ctx, &errors, "$body", "The JSON body is too deep: %s.", jerr.text);
                     else
                         add_error(ctx, &errors, "$body", "The JSON body is malformed: %s (line %d, column %d).",
                                   jerr.text, jerr.line, jerr.column);
@@ -281,8 +287,11 @@ static json_t *bind(canal_ctx_t *ctx)
             continue;
         }
         if (canal__parse_value(p->def.type, text, &v) != 0) {
-            add_error(ctx, &errors, name, "The value '%.*s' is not valid for %s.", (int)(text.len > 64 ? 64 : text.len),
-                      text.base, name);
+            if (p->def.type == CANAL_TYPE_STRING)
+                add_error(ctx, &errors, name, "The field %s must be valid UTF-8.", name);
+            else
+                add_error(ctx, &errors, name, "The value '%.*s' is not valid for %s.",
+                          (int)(text.len > 64 ? 64 : text.len), text.base, name);
             continue;
         }
         ctx->values[i].has = 1;
@@ -297,6 +306,15 @@ static json_t *bind(canal_ctx_t *ctx)
 static int send_result(canal_ctx_t *ctx)
 {
     return canal_res_send_static(ctx->req, ctx->status, ctx->ctype, ctx->body, ctx->len);
+}
+
+/* A problem names the request when request IDs are on, as canal_res_problem() does. */
+static void add_request_id(canal_ctx_t *ctx, json_t *problem)
+{
+    canal_str_t id = canal_req_id(ctx->req);
+    json_t *s;
+    if (id.base != NULL && problem != NULL && (s = json_stringn(id.base, id.len)) != NULL)
+        json_object_set_new(problem, "requestId", s);
 }
 
 static int set_json(canal_ctx_t *ctx, int status, const char *ctype, const json_t *body)
@@ -348,6 +366,7 @@ int canal__mvc_dispatch(canal_req_t *req, void *data)
         if (errors != NULL) {
             json_t *p = json_pack("{s:s, s:s, s:i, s:o}", "type", "https://tools.ietf.org/html/rfc9110#section-15.5.1",
                                   "title", "One or more validation errors occurred.", "status", 400, "errors", errors);
+            add_request_id(ctx, p);
             set_json(ctx, 400, "application/problem+json", p);
             json_decref(p);
         } else {
@@ -496,6 +515,7 @@ int canal_result_status(canal_ctx_t *ctx, int status)
 int canal_result_problem(canal_ctx_t *ctx, int status, const char *detail)
 {
     json_t *p = canal_problem(status, detail);
+    add_request_id(ctx, p);
     int rc = set_json(ctx, status, "application/problem+json", p);
     json_decref(p);
     return rc;

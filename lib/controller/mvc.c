@@ -260,6 +260,8 @@ static int prepare_param(canal_action_t *a, struct canal_pdecl *p, canal_error_i
         if (rc != 0) {
             free(p->re);
             p->re = NULL;
+            if (rc == REG_ESPACE) /* regcomp ran out of memory: the pattern may be fine */
+                return fail(err, CANAL_ENOMEM, "out of memory");
             return fail(err, CANAL_EINVAL, "action %s, parameter %s: bad pattern '%s'", where, d->name, d->pattern);
         }
     }

@@ -22,6 +22,7 @@ struct mctx {
     int collect;      /* 1: visit every match and gather its methods in allow */
     uint64_t allow;
     const char *buf;  /* the decoded path, without its leading '/' */
+    const char *folded; /* buf folded (case-insensitive routers), or NULL: fold per segment */
     size_t buflen;
     size_t nsegs;     /* segments in the path (boundaries kept for the first ones only) */
     size_t start[CANAL_ROUTER_MAX_SEGMENTS + 1], len[CANAL_ROUTER_MAX_SEGMENTS + 1];
@@ -79,7 +80,9 @@ static int walk(struct mctx *c, const struct node *n, size_t depth)
         char folded[128];
         const char *key = seg.base;
         int fold = 0;
-        if (!c->r->opts.case_sensitive) {
+        if (c->folded != NULL) {
+            key = c->folded + c->start[depth];
+        } else if (!c->r->opts.case_sensitive) {
             if (seg.len <= sizeof(folded)) {
                 for (size_t i = 0; i < seg.len; i++)
                     folded[i] = (char)canal__lower((unsigned char)seg.base[i]);
@@ -95,7 +98,7 @@ static int walk(struct mctx *c, const struct node *n, size_t depth)
     if (seg.len > 0) {
         for (size_t i = 0; i < n->nparams; i++) {
             const struct node *p = n->params[i];
-            if (!(p->below & c->mask) || !canal__constraints_ok(p->seg->cons, p->seg->ncons, seg))
+            if (!(p->below & c->mask) || !canal__constraints_ok(p->cons, p->ncons, seg))
                 continue;
             c->cap[depth] = seg;
             if (walk(c, p, depth + 1))
@@ -105,7 +108,7 @@ static int walk(struct mctx *c, const struct node *n, size_t depth)
     for (size_t i = 0; i < n->ncatchalls; i++) {
         const struct node *ca = n->catchalls[i];
         canal_str_t rest = {seg.base, c->buflen - c->start[depth]};
-        if (!(ca->below & c->mask) || !canal__constraints_ok(ca->seg->cons, ca->seg->ncons, rest))
+        if (!(ca->below & c->mask) || !canal__constraints_ok(ca->cons, ca->ncons, rest))
             continue;
         if ((c->ep = pick(c, ca)) != NULL) {
             c->depth = depth;
@@ -152,6 +155,58 @@ static void fill(const struct mctx *c, canal_match_t *m)
     }
 }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define SCAN_WORDS 1
+/* The high bit of each zero byte of t (exact: no borrow between bytes). */
+static inline uint64_t zero_bytes(uint64_t t)
+{
+    return ~(((t & 0x7f7f7f7f7f7f7f7fULL) + 0x7f7f7f7f7f7f7f7fULL) | t | 0x7f7f7f7f7f7f7f7fULL);
+}
+
+/* The common case in one pass, 8 bytes at a time: copies the n bytes of the path after its
+ * leading '/' into words (zero-padded; folded for case-insensitive routers), hashes them as the
+ * path table does (*hash) and notes the segments, which point into the path. Returns 1, with
+ * nothing noted, when the path holds a '%' or a NUL: split() decodes those. n is at most
+ * 8 * CANAL__PATH_WORDS. */
+static int scan(struct mctx *c, const char *p, size_t n, uint64_t *words, int fold, uint64_t *hash)
+{
+    size_t nw = (n + 7) / 8, seg = 0;
+    uint64_t h = canal__hash_init(n);
+    c->start[0] = 0;
+    for (size_t i = 0; i < nw; i++) {
+        uint64_t x;
+        if (8 * i + 8 <= n)
+            memcpy(&x, p + 8 * i, 8);
+        else
+            x = canal__load_le(p + 8 * i, n - 8 * i);
+        uint64_t bad = zero_bytes(x ^ 0x2525252525252525ULL) | zero_bytes(x); /* '%' or NUL */
+        if (i + 1 == nw && n % 8 != 0)
+            bad &= ((uint64_t)1 << (8 * (n % 8))) - 1; /* not the padding */
+        if (bad)
+            return 1;
+        for (uint64_t slash = zero_bytes(x ^ 0x2f2f2f2f2f2f2f2fULL); slash; slash &= slash - 1) {
+            size_t at = i * 8 + ((size_t)__builtin_ctzll(slash) >> 3);
+            if (seg < CANAL_ROUTER_MAX_SEGMENTS)
+                c->len[seg] = at - c->start[seg], c->start[seg + 1] = at + 1;
+            seg++;
+        }
+        if (fold)
+            x = canal__lower8(x);
+        words[i] = x;
+        h = canal__hash_step(h, x);
+    }
+    if (seg <= CANAL_ROUTER_MAX_SEGMENTS)
+        c->len[seg] = n - c->start[seg];
+    c->nsegs = seg + 1;
+    c->buf = p;
+    c->buflen = n;
+    *hash = h;
+    return 0;
+}
+#else
+#define SCAN_WORDS 0
+#endif
+
 /* Splits (and decodes) the path after its leading '/'. Returns 0 or 400. */
 static int split(struct mctx *c, const char *p, const char *end, char *scratch)
 {
@@ -165,6 +220,8 @@ static int split(struct mctx *c, const char *p, const char *end, char *scratch)
         if (ch == '/') {
             if (seg < CANAL_ROUTER_MAX_SEGMENTS)
                 c->len[seg] = i - c->start[seg], c->start[seg + 1] = i + 1;
+            else if (seg == CANAL_ROUTER_MAX_SEGMENTS) /* the last one kept: walk reads it */
+                c->len[seg] = i - c->start[seg];
             seg++;
         } else if (ch == '%' || ch == '\0') {
             break;
@@ -183,6 +240,8 @@ static int split(struct mctx *c, const char *p, const char *end, char *scratch)
             if (ch == '/') {
                 if (seg < CANAL_ROUTER_MAX_SEGMENTS)
                     c->len[seg] = o - c->start[seg], c->start[seg + 1] = o + 1;
+                else if (seg == CANAL_ROUTER_MAX_SEGMENTS)
+                    c->len[seg] = o - c->start[seg];
                 seg++;
             } else if (ch == '%') {
                 int hi, lo;
@@ -216,6 +275,7 @@ int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t 
         return 400;
     c.r = r;
     c.allow = 0;
+    c.folded = NULL;
     int mi = canal__method_index(r, method);
     int fallback = -1;
     if (!r->opts.no_head_from_get && method.len == 4 && memcmp(method.base, "HEAD", 4) == 0)
@@ -225,18 +285,32 @@ int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t 
      * children all the way down (they come first at every level) and answer with that node's
      * endpoint if it has one; only when it has none must the walk look further. With no
      * escapes and no NUL the path is its own decoded form (a decoded %2F would not be a
-     * separator, so decoded paths never use the table): one probe, and no split. */
-    size_t rawlen = (size_t)(end - path.base) - 1;
-    if (r->npaths > 0 && memchr(path.base, '%', rawlen + 1) == NULL && memchr(path.base, '\0', rawlen + 1) == NULL &&
-        !(r->opts.trailing_slash == CANAL_SLASH_REDIRECT && rawlen > 0 && end[-1] == '/')) {
-        size_t len = rawlen;
-        if (r->opts.trailing_slash == CANAL_SLASH_IGNORE && len > 0 && end[-1] == '/')
-            len--;
+     * separator, so decoded paths never use the table): one probe. scan() prepares the probe
+     * and splits the path in the same pass. */
+    const char *p = path.base + 1;
+    size_t rawlen = (size_t)(end - p);
+    uint64_t words[CANAL__PATH_WORDS], h = 0;
+    int scanned = SCAN_WORDS && rawlen <= sizeof(words);
+    int escaped = 1;
+#if SCAN_WORDS
+    if (scanned && !(escaped = scan(&c, p, rawlen, words, !r->opts.case_sensitive, &h)) &&
+        !r->opts.case_sensitive)
+        c.folded = (const char *)words;
+#endif
+    int slash_end = rawlen > 0 && end[-1] == '/';
+    if (r->npaths > 0 && mi >= 0 && !(r->opts.trailing_slash == CANAL_SLASH_REDIRECT && slash_end)) {
         /* the request's own method only: a HEAD route anywhere beats the GET fallback. The
          * table holds no path with an empty segment: "//" (trimmed to "") is not the root. */
-        const struct node *n =
-            mi >= 0 && (len > 0 || rawlen == 0) ? canal__path_lookup(r, path.base + 1, len) : NULL;
-        c.mask = (uint64_t)1 << (mi >= 0 ? mi : 0);
+        const struct node *n = NULL;
+        if (r->opts.trailing_slash == CANAL_SLASH_IGNORE && slash_end) {
+            if (rawlen > 1 && memchr(p, '%', rawlen) == NULL && memchr(p, '\0', rawlen) == NULL)
+                n = canal__path_lookup(r, p, rawlen - 1);
+        } else if (scanned && !escaped) {
+            n = canal__path_probe(r, words, rawlen, h);
+        } else if (!scanned && memchr(p, '%', rawlen) == NULL && memchr(p, '\0', rawlen) == NULL) {
+            n = canal__path_lookup(r, p, rawlen);
+        }
+        c.mask = (uint64_t)1 << mi;
         c.collect = 0;
         if (n != NULL && (n->below & c.mask) && (c.ep = pick(&c, n)) != NULL) {
             c.depth = n->depth;
@@ -246,11 +320,11 @@ int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t 
         }
     }
 
-    if (end - path.base == 1) {
+    if (rawlen == 0) {
         c.nsegs = 0;
         c.buf = end;
         c.buflen = 0;
-    } else if (split(&c, path.base + 1, end, scratch) != 0) {
+    } else if ((!scanned || escaped) && split(&c, p, end, scratch) != 0) {
         return 400;
     }
     /* a trailing '/' (an empty last segment) */

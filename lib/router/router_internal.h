@@ -19,19 +19,21 @@
 
 #include <regex.h>
 #include <stdint.h>
+#include <string.h>
 #include "canal/router.h"
 
 enum { SEG_LITERAL, SEG_PARAM, SEG_CATCHALL };
 
 enum {
     CONS_INT, CONS_LONG, CONS_BOOL, CONS_DOUBLE, CONS_GUID, CONS_ALPHA, CONS_MIN, CONS_MAX,
-    CONS_RANGE, CONS_LENGTH, CONS_MINLENGTH, CONS_MAXLENGTH, CONS_REGEX
+    CONS_RANGE, CONS_LENGTH, CONS_MINLENGTH, CONS_MAXLENGTH, CONS_REGEX, CONS_UTF8
 };
 
 struct constraint {
     int type;
     int64_t a, b;
     regex_t *re;
+    char *re_text; /* the regex as written, for canal_route_param_constraint() */
 };
 
 struct tseg {
@@ -46,26 +48,28 @@ struct tseg {
 
 struct rparam {
     char *name;
-    size_t name_len;
-    size_t seg;       /* index of its segment */
     char *def;        /* default value, or NULL */
-    int optional;     /* {x?} */
-    int keep_slash;   /* {**x}: link generation keeps '/' */
+    uint32_t name_len;
+    uint16_t seg;     /* index of its segment */
+    uint8_t optional; /* {x?} */
+    uint8_t keep_slash; /* {**x}: link generation keeps '/' */
 };
 
+/* The fields a match reads (fill() in match.c) come first, so that a matched route costs as
+ * few cache lines as it can. */
 struct canal_route {
+    void *data;
+    size_t nparams;
+    struct rparam params[CANAL_ROUTER_MAX_PARAMS];
+    struct tseg *segs;
+    size_t nsegs;
+    size_t first_omittable; /* segments from this index on may all be left out */
     char *method;
     int mi;           /* method index in the router */
     char *tmpl;       /* as registered */
     char *name;
-    void *data;
     void (*dispose)(void *);
     size_t index;     /* registration order */
-    struct tseg *segs;
-    size_t nsegs;
-    size_t first_omittable; /* segments from this index on may all be left out */
-    struct rparam params[CANAL_ROUTER_MAX_PARAMS];
-    size_t nparams;
     struct canal_route *next_dead; /* see canal_router.dead */
 };
 
@@ -76,25 +80,31 @@ struct endpoint {
 };
 
 /* A literal child, with its key (when short) beside the pointer, so that a binary search
- * reads one array and not a node and a string per comparison. */
+ * reads one array and not a node and a string per comparison; 32 bytes, two to a cache line.
+ * Longer keys are read from the child. */
 #define CANAL__LIT_INLINE 20
 struct lit {
     uint32_t len;
     char inl[CANAL__LIT_INLINE]; /* the key if len <= CANAL__LIT_INLINE */
-    const char *key;             /* the child's key */
     struct node *child;
 };
 
+/* A node's first 64 bytes hold all that the matcher reads on its way through (nodes are carved
+ * from 64-byte aligned slabs, see tree.c); the rest is for registration and listings. The
+ * constraints of a parameter node are copied here from its segment to spare a read of the
+ * route that made it. */
 struct node {
+    uint64_t below;         /* methods with an endpoint here or below */
+    struct lit *lits;
+    struct node **params;
+    struct endpoint *eps;
+    const struct constraint *cons;
+    uint32_t nlits, nparams, ncatchalls, neps;
+    uint32_t ncons;
+    struct node **catchalls;
     const struct tseg *seg; /* the segment that made this node (NULL for the root) */
     char *key;              /* literal: folded per the case policy; parameter: constraint text */
     size_t keylen;
-    struct lit *lits;
-    struct node **params, **catchalls;
-    size_t nlits, nparams, ncatchalls;
-    struct endpoint *eps;
-    size_t neps;
-    uint64_t below;         /* methods with an endpoint here or below */
     size_t depth;           /* segments from the root to here */
 };
 
@@ -120,11 +130,14 @@ struct canal_router {
     size_t nroutes;
     char *methods[CANAL_ROUTER_MAX_METHODS];
     size_t method_lens[CANAL_ROUTER_MAX_METHODS];
+    uint64_t method_words[CANAL_ROUTER_MAX_METHODS]; /* names of up to 8 bytes, zero-padded */
     size_t nmethods;
     struct canal_route_group *groups;
     /* Routes whose registration ran out of memory after creating tree nodes: the nodes point
      * at their segments, so they live until the router is destroyed. */
     struct canal_route *dead;
+    struct node_slab *slabs;     /* where the nodes below the root live (tree.c) */
+    size_t slab_used;            /* nodes handed out from the first slab */
     struct lit_path *paths;      /* open addressing, a power of two long */
     size_t npaths, paths_cap;
 };
@@ -141,8 +154,56 @@ int canal__method_index(const canal_router_t *r, canal_str_t method);
 struct node *canal__find_literal(const canal_router_t *r, const struct node *n, const char *s,
                                  size_t len, int fold, size_t *at);
 
-/* tree.c: the all-literal path table */
-uint64_t canal__path_hash(const char *s, size_t len, int fold);
+/* tree.c: the all-literal path table. Keys are hashed 8 bytes at a time, little-endian words
+ * zero-padded at the end, folded for case-insensitive routers; paths longer than
+ * CANAL__PATH_WORDS words are never looked up (the walk finds them). */
+#define CANAL__PATH_WORDS 32
+static inline uint32_t canal__le32(uint32_t x)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return __builtin_bswap32(x);
+#else
+    return x;
+#endif
+}
+static inline uint64_t canal__hash_init(size_t len)
+{
+    return 0x9E3779B97F4A7C15ULL ^ len;
+}
+static inline uint64_t canal__hash_step(uint64_t h, uint64_t word)
+{
+    h ^= word;
+    h *= 0xff51afd7ed558ccdULL;
+    return h ^ (h >> 32);
+}
+/* Bytes s[0..len) (len <= 8) as a little-endian word, zero-padded above, by loads that read
+ * nothing outside them (two overlapping ones when len is not 1, 2, 4 or 8). */
+static inline uint64_t canal__load_le(const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    uint32_t a, b;
+    if (len >= 4) {
+        memcpy(&a, s, 4);
+        memcpy(&b, s + len - 4, 4);
+        a = canal__le32(a), b = canal__le32(b);
+        return (uint64_t)a | (uint64_t)b << (8 * (len - 4));
+    }
+    if (len == 0)
+        return 0;
+    return (uint64_t)u[0] | (uint64_t)u[len / 2] << (8 * (len / 2)) | (uint64_t)u[len - 1] << (8 * (len - 1));
+}
+/* ASCII letters of 8 bytes at once to lower case (SWAR): a byte gets 0x20 when it is in
+ * 'A'..'Z'; the high bit of each byte of the sums says ">= 'A'" and "> 'Z'". */
+static inline uint64_t canal__lower8(uint64_t x)
+{
+    uint64_t low7 = x & 0x7f7f7f7f7f7f7f7fULL;
+    uint64_t ge_a = low7 + 0x3f3f3f3f3f3f3f3fULL, gt_z = low7 + 0x2525252525252525ULL;
+    uint64_t upper = ~x & (ge_a ^ gt_z) & 0x8080808080808080ULL;
+    return x | (upper >> 2);
+}
+/* The node of the all-literal path in words (len bytes, prepared as above, hash h), or NULL. */
+struct node *canal__path_probe(const canal_router_t *r, const uint64_t *words, size_t len, uint64_t h);
+/* The same from a plain string. */
 struct node *canal__path_lookup(const canal_router_t *r, const char *s, size_t len);
 
 /* shared helpers */

@@ -71,7 +71,7 @@ static const struct {
     {"min", CONS_MIN, 1},         {"max", CONS_MAX, 1},
     {"range", CONS_RANGE, 2},     {"length", CONS_LENGTH, 3},
     {"minlength", CONS_MINLENGTH, 1}, {"maxlength", CONS_MAXLENGTH, 1},
-    {"regex", CONS_REGEX, -1},
+    {"regex", CONS_REGEX, -1},    {"utf8", CONS_UTF8, 0},
 };
 
 static int parse_constraint(struct constraint *c, const char *name, size_t nlen, const char *arg,
@@ -103,10 +103,10 @@ static int parse_constraint(struct constraint *c, const char *name, size_t nlen,
             return canal__error(err, CANAL_ENOMEM, pos, "out of memory");
         }
         int rc = regcomp(c->re, re_text, REG_EXTENDED | REG_NOSUB);
-        free(re_text);
         if (rc != 0) {
             char msg[100];
             regerror(rc, c->re, msg, sizeof(msg));
+            free(re_text);
             free(c->re);
             c->re = NULL;
             /* regcomp reports running out of memory as an error code too: that is not the
@@ -115,6 +115,7 @@ static int parse_constraint(struct constraint *c, const char *name, size_t nlen,
                 return canal__error(err, CANAL_ENOMEM, pos, "out of memory");
             return canal__error(err, CANAL_EINVAL, pos, "bad regex: %s", msg);
         }
+        c->re_text = re_text; /* kept for introspection (OpenAPI patterns) */
         return 0;
     }
     const char *comma = memchr(arg, ',', alen);
@@ -146,6 +147,7 @@ static void free_constraints(struct constraint *cons, size_t n)
             regfree(cons[i].re);
             free(cons[i].re);
         }
+        free(cons[i].re_text);
     }
     free(cons);
 }
@@ -220,8 +222,8 @@ static int parse_param(struct canal_route *route, struct tseg *seg, const char *
     int rc = 0;
     while (i < m && t[i] == ':') {
         size_t cpos = i + 1, k = i + 1;
-        while (k < m && isalpha((unsigned char)t[k]))
-            k++;
+        while (k < m && (isalpha((unsigned char)t[k]) || (k > cpos && isdigit((unsigned char)t[k]))))
+            k++; /* a name: letters, then digits too ("utf8") */
         const char *arg = NULL;
         size_t alen = 0, next = k;
         int has_arg = 0;
@@ -522,6 +524,10 @@ int canal__constraints_ok(const struct constraint *cons, size_t ncons, canal_str
             for (size_t k = 0; k < v.len; k++)
                 if (!((v.base[k] >= 'a' && v.base[k] <= 'z') || (v.base[k] >= 'A' && v.base[k] <= 'Z')))
                     return 0;
+            break;
+        case CONS_UTF8:
+            if (!canal_utf8_valid(v))
+                return 0;
             break;
         case CONS_MIN:
             if (canal_parse_int64(v, &x) != 0 || x < c->a)

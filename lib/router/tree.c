@@ -24,14 +24,43 @@ canal_router_t *canal_router_create(const canal_router_options_t *opts)
     return r;
 }
 
+/* Nodes are carved from slabs, each node at a 64-byte boundary, so that the part the matcher
+ * reads is one cache line and nodes made one after the other (a route's path) sit together.
+ * Nodes are only freed with their router. */
+#define NODES_PER_SLAB 32
+#define NODE_STRIDE ((sizeof(struct node) + 63) & ~(size_t)63)
+struct node_slab {
+    struct node_slab *next;
+};
+
+static struct node *node_new(canal_router_t *r)
+{
+    if (r->slabs == NULL || r->slab_used == NODES_PER_SLAB) {
+        struct node_slab *s = calloc(1, sizeof(*s) + 63 + NODES_PER_SLAB * NODE_STRIDE);
+        if (s == NULL)
+            return NULL;
+        s->next = r->slabs;
+        r->slabs = s;
+        r->slab_used = 0;
+    }
+    uintptr_t first = ((uintptr_t)(r->slabs + 1) + 63) & ~(uintptr_t)63;
+    return (struct node *)(first + r->slab_used++ * NODE_STRIDE);
+}
+
+/* Gives back the node node_new() just made (it is still zeroed: only its key was tried). */
+static void node_unmake(canal_router_t *r)
+{
+    r->slab_used--;
+}
+
 static void node_dispose(struct node *n)
 {
     for (size_t i = 0; i < n->nlits; i++)
-        node_dispose(n->lits[i].child), free(n->lits[i].child);
+        node_dispose(n->lits[i].child);
     for (size_t i = 0; i < n->nparams; i++)
-        node_dispose(n->params[i]), free(n->params[i]);
+        node_dispose(n->params[i]);
     for (size_t i = 0; i < n->ncatchalls; i++)
-        node_dispose(n->catchalls[i]), free(n->catchalls[i]);
+        node_dispose(n->catchalls[i]);
     free(n->lits);
     free(n->params);
     free(n->catchalls);
@@ -53,6 +82,11 @@ void canal_router_destroy(canal_router_t *r)
     if (r == NULL)
         return;
     node_dispose(&r->root);
+    while (r->slabs != NULL) {
+        struct node_slab *s = r->slabs;
+        r->slabs = s->next;
+        free(s);
+    }
     for (size_t i = 0; i < r->nroutes; i++) {
         if (r->routes[i]->dispose != NULL)
             r->routes[i]->dispose(r->routes[i]->data);
@@ -83,10 +117,24 @@ const canal_router_options_t *canal_router_options(const canal_router_t *r)
     return &r->opts;
 }
 
+/* A method name of up to 8 bytes as a zero-padded word, from loads that stay inside it. */
+static inline uint64_t method_word(const char *s, size_t len)
+{
+    return len <= 8 ? canal__load_le(s, len) : 0;
+}
+
 int canal__method_index(const canal_router_t *r, canal_str_t method)
 {
-    /* Compare lengths first: the request's method may be longer than a stored name, and
-     * memcmp must not read past the stored name's NUL. */
+    /* Methods are short: up to 8 bytes, one word compare each. Else compare lengths first: the
+     * request's method may be longer than a stored name, and memcmp must not read past the
+     * stored name's NUL. */
+    if (method.len <= 8) {
+        uint64_t w = method_word(method.base, method.len);
+        for (size_t i = 0; i < r->nmethods; i++)
+            if (r->method_words[i] == w && r->method_lens[i] == method.len)
+                return (int)i;
+        return -1;
+    }
     for (size_t i = 0; i < r->nmethods; i++)
         if (r->method_lens[i] == method.len && memcmp(r->methods[i], method.base, method.len) == 0)
             return (int)i;
@@ -106,7 +154,7 @@ static int lit_cmp(const char *s, size_t n, const struct lit *key, int fold)
 {
     if (n != key->len)
         return n < key->len ? -1 : 1;
-    const char *k = n <= CANAL__LIT_INLINE ? key->inl : key->key;
+    const char *k = n <= CANAL__LIT_INLINE ? key->inl : key->child->key;
     if (!fold)
         return memcmp(s, k, n);
     for (size_t i = 0; i < n; i++) {
@@ -157,7 +205,7 @@ static struct node *find_child(const canal_router_t *r, const struct node *n, co
     return NULL;
 }
 
-static int insert_at(struct node ***list, size_t *count, size_t pos, struct node *child)
+static int insert_at(struct node ***list, uint32_t *count, size_t pos, struct node *child)
 {
     struct node **grown = realloc(*list, (*count + 1) * sizeof(*grown));
     if (grown == NULL)
@@ -175,7 +223,7 @@ static int insert_lit(struct node *n, size_t pos, struct node *child)
     if (grown == NULL)
         return CANAL_ENOMEM;
     memmove(grown + pos + 1, grown + pos, (n->nlits - pos) * sizeof(*grown));
-    grown[pos] = (struct lit){.len = (uint32_t)child->keylen, .key = child->key, .child = child};
+    grown[pos] = (struct lit){.len = (uint32_t)child->keylen, .child = child};
     if (child->keylen <= CANAL__LIT_INLINE)
         memcpy(grown[pos].inl, child->key, child->keylen);
     n->lits = grown;
@@ -189,11 +237,15 @@ static struct node *get_child(canal_router_t *r, struct node *n, const struct ts
     struct node *child = find_child(r, n, seg, &pos);
     if (child != NULL)
         return child;
-    if ((child = calloc(1, sizeof(*child))) == NULL || (child->key = malloc(seg->len + 1)) == NULL) {
-        free(child);
+    if ((child = node_new(r)) == NULL)
+        return NULL;
+    if ((child->key = malloc(seg->len + 1)) == NULL) {
+        node_unmake(r);
         return NULL;
     }
     child->seg = seg;
+    child->cons = seg->cons;
+    child->ncons = (uint32_t)seg->ncons;
     child->depth = n->depth + 1;
     child->keylen = seg->len;
     for (size_t i = 0; i < seg->len; i++)
@@ -210,7 +262,8 @@ static struct node *get_child(canal_router_t *r, struct node *n, const struct ts
         rc = insert_at(&n->catchalls, &n->ncatchalls, pos, child);
     if (rc != 0) {
         free(child->key);
-        free(child);
+        memset(child, 0, sizeof(*child));
+        node_unmake(r);
         return NULL;
     }
     return child;
@@ -227,62 +280,55 @@ static const struct node *lookup_path(const canal_router_t *r, const struct cana
     return n;
 }
 
-/* ASCII letters of 8 bytes at once to lower case (SWAR): a byte gets 0x20 when it is in
- * 'A'..'Z'; the high bit of each byte of the sums says ">= 'A'" and "> 'Z'". */
-static inline uint64_t lower8(uint64_t x)
+/* The hash of a key of the path table, stored folded already (see router_internal.h). */
+static uint64_t path_hash(const char *s, size_t len)
 {
-    uint64_t low7 = x & 0x7f7f7f7f7f7f7f7fULL;
-    uint64_t ge_a = low7 + 0x3f3f3f3f3f3f3f3fULL, gt_z = low7 + 0x2525252525252525ULL;
-    uint64_t upper = ~x & (ge_a ^ gt_z) & 0x8080808080808080ULL;
-    return x | (upper >> 2);
-}
-
-/* The bytes of s from i on (at most 8), as a little word, zero-padded; folded if asked. */
-static inline uint64_t word(const char *s, size_t len, size_t i, int fold)
-{
-    uint64_t w = 0; /* zero-padded in memory order, as canal__path_lookup() pads its copy */
-    memcpy(&w, s + i, len - i < 8 ? len - i : 8);
-    return fold ? lower8(w) : w;
-}
-
-/* A multiplicative hash over 8-byte words, folded for case-insensitive routers. */
-uint64_t canal__path_hash(const char *s, size_t len, int fold)
-{
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ len;
+    uint64_t h = canal__hash_init(len);
     for (size_t i = 0; i < len; i += 8) {
-        h ^= word(s, len, i, fold);
-        h *= 0xff51afd7ed558ccdULL;
-        h ^= h >> 32;
+        uint64_t w = 0; /* zero-padded, as the words of a lookup are */
+        memcpy(&w, s + i, len - i < 8 ? len - i : 8);
+        h = canal__hash_step(h, w);
     }
     return h;
 }
 
+struct node *canal__path_probe(const canal_router_t *r, const uint64_t *words, size_t len, uint64_t h)
+{
+    size_t nw = (len + 7) / 8;
+    for (size_t i = h & (r->paths_cap - 1);; i = (i + 1) & (r->paths_cap - 1)) {
+        const struct lit_path *p = &r->paths[i];
+        if (p->key == NULL)
+            return NULL;
+        if (p->hash == h && p->len == len) {
+            size_t k = 0;
+            for (; k < nw; k++) {
+                uint64_t w;
+                memcpy(&w, p->key + 8 * k, 8);
+                if (w != words[k])
+                    break;
+            }
+            if (k == nw)
+                return p->node;
+        }
+    }
+}
+
 struct node *canal__path_lookup(const canal_router_t *r, const char *s, size_t len)
 {
-    /* One pass a word at a time over a zero-padded copy: fold (case-insensitive routers) and
-     * hash as canal__path_hash() does, so the values agree with the stored keys'. */
-    uint64_t buf[32 + 1];
-    if (r->npaths == 0 || len > sizeof(buf) - 8)
+    uint64_t buf[CANAL__PATH_WORDS];
+    if (r->npaths == 0 || len > sizeof(buf))
         return NULL; /* long paths take the walk */
     size_t nwords = (len + 7) / 8;
     buf[nwords > 0 ? nwords - 1 : 0] = 0;
     memcpy(buf, s, len);
     int fold = !r->opts.case_sensitive;
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ len;
+    uint64_t h = canal__hash_init(len);
     for (size_t i = 0; i < nwords; i++) {
         if (fold)
-            buf[i] = lower8(buf[i]);
-        h ^= buf[i];
-        h *= 0xff51afd7ed558ccdULL;
-        h ^= h >> 32;
+            buf[i] = canal__lower8(buf[i]);
+        h = canal__hash_step(h, buf[i]);
     }
-    for (size_t i = h & (r->paths_cap - 1);; i = (i + 1) & (r->paths_cap - 1)) {
-        const struct lit_path *p = &r->paths[i];
-        if (p->key == NULL)
-            return NULL;
-        if (p->hash == h && p->len == len && memcmp(buf, p->key, len) == 0)
-            return p->node;
-    }
+    return canal__path_probe(r, buf, len, h);
 }
 
 static void path_put(struct lit_path *table, size_t cap, struct lit_path e)
@@ -299,7 +345,8 @@ static int path_add(canal_router_t *r, const struct canal_route *route, size_t d
     size_t len = 0;
     for (size_t i = 0; i < depth; i++)
         len += route->segs[i].len + (i > 0);
-    char *key = malloc(len + 1), *o = key;
+    /* zero-padded to whole words, so that a probe compares words (canal__path_probe) */
+    char *key = calloc((len + 8) / 8, 8), *o = key;
     if (key == NULL)
         return CANAL_ENOMEM;
     for (size_t i = 0; i < depth; i++) {
@@ -327,7 +374,7 @@ static int path_add(canal_router_t *r, const struct canal_route *route, size_t d
         r->paths = t;
         r->paths_cap = cap;
     }
-    path_put(r->paths, r->paths_cap, (struct lit_path){canal__path_hash(key, len, 0), key, len, n});
+    path_put(r->paths, r->paths_cap, (struct lit_path){path_hash(key, len), key, len, n});
     r->npaths++;
     return 0;
 }
@@ -410,6 +457,7 @@ int canal_router_add(canal_router_t *r, const canal_route_spec_t *spec, const ca
     if (mi < 0) {
         mi = (int)r->nmethods;
         r->method_lens[r->nmethods] = strlen(new_method);
+        r->method_words[r->nmethods] = method_word(new_method, r->method_lens[r->nmethods]);
         r->methods[r->nmethods++] = new_method;
     }
     route->mi = mi;
@@ -625,4 +673,61 @@ size_t canal_route_param_count(const canal_route_t *route)
 const char *canal_route_param_name(const canal_route_t *route, size_t i)
 {
     return i < route->nparams ? route->params[i].name : NULL;
+}
+
+size_t canal_route_segment_count(const canal_route_t *route)
+{
+    return route->nsegs;
+}
+
+size_t canal_route_required_segments(const canal_route_t *route)
+{
+    return route->first_omittable;
+}
+
+int canal_route_segment(const canal_route_t *route, size_t i, canal_segment_info_t *out)
+{
+    if (i >= route->nsegs)
+        return CANAL_EINVAL;
+    const struct tseg *s = &route->segs[i];
+    out->kind = s->kind == SEG_LITERAL ? CANAL_SEGMENT_LITERAL
+                : s->kind == SEG_PARAM ? CANAL_SEGMENT_PARAM
+                                       : CANAL_SEGMENT_CATCHALL;
+    out->param = s->kind == SEG_LITERAL ? 0 : (size_t)s->param;
+    out->text = s->kind == SEG_LITERAL ? s->text : route->params[s->param].name;
+    return 0;
+}
+
+int canal_route_param_info(const canal_route_t *route, size_t i, canal_route_param_info_t *out)
+{
+    if (i >= route->nparams)
+        return CANAL_EINVAL;
+    const struct rparam *p = &route->params[i];
+    const struct tseg *s = &route->segs[p->seg];
+    out->name = p->name;
+    out->def = p->def;
+    out->optional = p->optional;
+    out->catch_all = s->kind == SEG_CATCHALL ? 1 + p->keep_slash : 0;
+    out->nconstraints = s->ncons;
+    return 0;
+}
+
+/* The internal CONS_* are the public CANAL_CONSTRAINT_* in the same order. */
+_Static_assert((int)CONS_INT == (int)CANAL_CONSTRAINT_INT &&
+                   (int)CONS_ALPHA == (int)CANAL_CONSTRAINT_ALPHA &&
+                   (int)CONS_RANGE == (int)CANAL_CONSTRAINT_RANGE &&
+                   (int)CONS_REGEX == (int)CANAL_CONSTRAINT_REGEX,
+               "constraint kinds out of step");
+
+int canal_route_param_constraint(const canal_route_t *route, size_t i, size_t j,
+                                 canal_constraint_info_t *out)
+{
+    if (i >= route->nparams || j >= route->segs[route->params[i].seg].ncons)
+        return CANAL_EINVAL;
+    const struct constraint *c = &route->segs[route->params[i].seg].cons[j];
+    out->kind = c->type;
+    out->a = c->a;
+    out->b = c->b;
+    out->regex = c->re_text;
+    return 0;
 }

@@ -105,6 +105,45 @@ int canal_parse_bool(canal_str_t s, int *out)
     return CANAL_ETYPE;
 }
 
+int canal_utf8_valid(canal_str_t s)
+{
+    /* RFC 3629: the shortest form only (no C0/C1 leads, no E0 80..9F, no F0 80..8F), no
+     * UTF-16 surrogates (ED A0..BF), nothing above U+10FFFF (F4 90.. and F5..FF). These are
+     * the forms decoders disagree on, which is how "/" sneaks past a check as C0 AF. */
+    const unsigned char *p = (const unsigned char *)s.base, *end = p + s.len;
+    while (p < end) {
+        unsigned char c = *p++;
+        if (c < 0x80)
+            continue;
+        unsigned char lo = 0x80, hi = 0xBF; /* the allowed range of the second byte */
+        int more;
+        if (c >= 0xC2 && c <= 0xDF) {
+            more = 1;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            more = 2;
+            if (c == 0xE0)
+                lo = 0xA0;
+            else if (c == 0xED)
+                hi = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            more = 3;
+            if (c == 0xF0)
+                lo = 0x90;
+            else if (c == 0xF4)
+                hi = 0x8F;
+        } else {
+            return 0;
+        }
+        if (end - p < more || p[0] < lo || p[0] > hi)
+            return 0;
+        for (int k = 1; k < more; k++)
+            if ((p[k] & 0xC0) != 0x80)
+                return 0;
+        p += more;
+    }
+    return 1;
+}
+
 int canal__hexval(unsigned char c)
 {
     if (c >= '0' && c <= '9')

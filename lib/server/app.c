@@ -8,7 +8,10 @@
  * connection with another thread.
  *
  * Shutdown: canal_app_stop() writes to a pipe (safe in a signal handler); canal_app_wait()
- * wakes up and sends each worker a message through h2o's multithread queue. The worker closes
+ * wakes up, marks the app draining (readiness answers 503 from now on) and, if a shutdown
+ * delay is configured, waits that long while the workers go on accepting and serving, so a
+ * load balancer that probes readiness moves traffic away before anything is refused. Then it
+ * sends each worker a message through h2o's multithread queue. The worker closes
  * its listening sockets, asks h2o to shut down (keep-alive is refused from now on, HTTP/2 gets
  * GOAWAY), and keeps running its loop until no request is in flight and no connection has been
  * active for a short quiet period (so a request already on its way on a kept-alive connection
@@ -33,6 +36,8 @@
 /* How long a stopping worker waits with no activity before it closes idle connections. */
 #define QUIET_MS 200
 
+static uint64_t sweep_period(const canal_config_t *cfg);
+
 static char *dup_str(const char *s)
 {
     return s != NULL ? strdup(s) : NULL;
@@ -51,23 +56,58 @@ canal_app_t *canal_app_create(const canal_config_t *cfg)
     app->access_log = dup_str(app->cfg.access_log);
     app->tls_cert = dup_str(app->cfg.tls_cert);
     app->tls_key = dup_str(app->cfg.tls_key);
+    app->trusted_proxies = dup_str(app->cfg.trusted_proxies);
     app->cfg.host = app->host;
     app->cfg.access_log = app->access_log;
     app->cfg.tls_cert = app->tls_cert;
     app->cfg.tls_key = app->tls_key;
+    app->cfg.trusted_proxies = app->trusted_proxies;
     app->stop_pipe[0] = app->stop_pipe[1] = -1;
     if (app->host == NULL || (app->cfg.access_log != NULL && app->access_log == NULL) ||
+        (app->cfg.trusted_proxies != NULL && app->trusted_proxies == NULL) ||
         (app->router = canal_router_create(&app->cfg.router)) == NULL) {
         canal_app_destroy(app);
         return NULL;
     }
+    canal_error_info_t perr;
+    int prc = canal__proxies_parse(app->cfg.trusted_proxies, &app->proxies, &app->nproxies, &perr);
+    if (prc != 0) {
+        if (prc != CANAL_ENOMEM)
+            canal__log_error("%s", perr.message);
+        canal_app_destroy(app);
+        return NULL;
+    }
+    canal__request_id_init(app);
     if (app->cfg.threads == 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         app->cfg.threads = n > 0 ? (unsigned)n : 1;
     }
 
+    /* a configuration not made by canal_config_init() (zeros): the defaults for the limits */
+    canal_config_t defaults;
+    canal_config_init(&defaults);
+    if (app->cfg.header_timeout_ms == 0)
+        app->cfg.header_timeout_ms = defaults.header_timeout_ms;
+    if (app->cfg.body_timeout_ms == 0)
+        app->cfg.body_timeout_ms = defaults.body_timeout_ms;
+    if (app->cfg.keepalive_timeout_ms == 0)
+        app->cfg.keepalive_timeout_ms = defaults.keepalive_timeout_ms;
+    if (app->cfg.max_connections == 0)
+        app->cfg.max_connections = defaults.max_connections;
+    if (app->cfg.max_json_depth == 0)
+        app->cfg.max_json_depth = defaults.max_json_depth;
+
     h2o_config_init(&app->globalconf);
     app->globalconf.max_request_entity_size = app->cfg.max_body_size;
+    /* h2o's one HTTP/1 timer (head, body and keep-alive alike) only backs canal's own sweep
+     * up: it must never fire first. HTTP/2 idles on h2o's timer. */
+    uint64_t backstop = app->cfg.header_timeout_ms;
+    if (app->cfg.body_timeout_ms > backstop)
+        backstop = app->cfg.body_timeout_ms;
+    if (app->cfg.keepalive_timeout_ms > backstop)
+        backstop = app->cfg.keepalive_timeout_ms;
+    app->globalconf.http1.req_timeout = backstop + 3 * sweep_period(&app->cfg);
+    app->globalconf.http2.idle_timeout = app->cfg.keepalive_timeout_ms;
     app->globalconf.server_name = h2o_iovec_init(H2O_STRLIT("canal"));
     app->hostconf = h2o_config_register_host(&app->globalconf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
     /* canal's handler serves the host's fallback path: h2o tries the registered paths first,
@@ -104,6 +144,8 @@ void canal_app_destroy(canal_app_t *app)
             SSL_CTX_free(app->listeners[i].ssl_ctx);
     }
     free(app->listeners);
+    for (size_t k = 0; app->workers != NULL && k < app->nworkers; k++)
+        canal__worker_async_free(&app->workers[k]);
     free(app->workers);
     for (int i = 0; i < 2; i++)
         if (app->stop_pipe[i] >= 0)
@@ -112,6 +154,8 @@ void canal_app_destroy(canal_app_t *app)
     free(app->access_log);
     free(app->tls_cert);
     free(app->tls_key);
+    free(app->trusted_proxies);
+    free(app->proxies);
     free(app);
 }
 
@@ -302,22 +346,75 @@ void canal__worker_touch(struct canal_worker *w)
         w->last_activity = now_ms();
 }
 
-/* Every accepted connection is tracked until h2o closes its socket, so that shutdown can
- * close the idle keep-alive ones (h2o 2.2.5 offers no call for that). */
-struct canal_conn {
-    h2o_linklist_t link;
-    h2o_socket_t *sock;
-    struct canal_worker *worker;
-};
+/* ---- connections: the cap, and slow and idle clients ----
+ *
+ * h2o 2.2.5 has one timer for HTTP/1 (http1.req_timeout), used alike for reading a request
+ * head, reading its body and waiting on an idle keep-alive connection, and it closes without an
+ * answer. canal sets it as a backstop only (above the three limits) and keeps its own: a sweep,
+ * a few times per shortest limit, looks at each connection with no request being handled:
+ *   - nothing waiting in its input and nothing read since the last look: idle; closed after
+ *     keepalive_timeout_ms;
+ *   - bytes of a request head waiting: the whole head must be there within header_timeout_ms
+ *     of the sweep that first saw them (a client trickling a byte at a time gains nothing);
+ *   - a complete head with the body still coming (h2o buffers bodies before the handler):
+ *     the body must progress at least once every body_timeout_ms.
+ * A slow request gets "408 Request Timeout" (problem details, Connection: close) and the
+ * connection is shut down; h2o then sees the end of the stream and closes it the normal way.
+ * HTTP/2 connections are left to h2o's own idle timeout, which is set to keepalive_timeout_ms.
+ */
+static void on_accept(h2o_socket_t *listener, const char *err);
+
+static void set_accepting(struct canal_worker *w, int on)
+{
+    for (size_t i = 0; i < w->app->nlisteners; i++) {
+        h2o_socket_t *sock = w->socks[i].sock;
+        if (sock == NULL)
+            continue;
+        if (on)
+            h2o_socket_read_start(sock, on_accept);
+        else
+            h2o_socket_read_stop(sock);
+    }
+    w->accept_paused = !on;
+}
+
+static void conn_free(struct canal_conn *c)
+{
+    h2o_linklist_unlink(&c->link);
+    free(c);
+}
 
 static void on_conn_close(void *data)
 {
     struct canal_conn *c = data;
     struct canal_worker *w = c->worker;
-    h2o_linklist_unlink(&c->link);
-    free(c);
+    c->sock = NULL;
+    /* a request of this connection may still be disposed after its socket: it frees c then */
+    if (c->inflight == 0)
+        conn_free(c);
     atomic_fetch_sub(&w->connections, 1);
     canal__worker_touch(w);
+    if (w->accept_paused && !w->stopping && atomic_load(&w->connections) < w->app->cfg.max_connections)
+        set_accepting(w, 1);
+}
+
+struct canal_conn *canal__conn_of(h2o_req_t *h)
+{
+    h2o_socket_t *sock = h->conn->callbacks->get_socket != NULL ? h->conn->callbacks->get_socket(h->conn) : NULL;
+    return sock != NULL && sock->on_close.cb == on_conn_close ? sock->on_close.data : NULL;
+}
+
+void canal__conn_request_done(struct canal_conn *c)
+{
+    if (--c->inflight > 0)
+        return;
+    if (c->sock == NULL) {
+        conn_free(c);
+        return;
+    }
+    c->phase = CONN_IDLE;
+    c->since = h2o_now(c->worker->loop);
+    c->seen_bytes = c->sock->bytes_read;
 }
 
 static void accept_one(struct canal_listen_sock *ls, h2o_socket_t *sock)
@@ -328,7 +425,8 @@ static void accept_one(struct canal_listen_sock *ls, h2o_socket_t *sock)
         h2o_socket_close(sock);
         return;
     }
-    *c = (struct canal_conn){.sock = sock, .worker = w};
+    *c = (struct canal_conn){.sock = sock, .worker = w, .phase = CONN_IDLE,
+                             .since = h2o_now(w->loop), .seen_bytes = sock->bytes_read};
     h2o_linklist_insert(&w->conns, &c->link);
     atomic_fetch_add(&w->connections, 1);
     canal__worker_touch(w);
@@ -340,12 +438,101 @@ static void accept_one(struct canal_listen_sock *ls, h2o_socket_t *sock)
 static void on_accept(h2o_socket_t *listener, const char *err)
 {
     struct canal_listen_sock *ls = listener->data;
+    struct canal_worker *w = ls->worker;
     h2o_socket_t *sock;
     if (err != NULL)
         return;
     /* accept a bounded batch per wake-up so one busy listener cannot starve the loop */
-    for (int i = 0; i < 64 && (sock = h2o_evloop_socket_accept(listener)) != NULL; i++)
+    for (int i = 0; i < 64; i++) {
+        /* at the cap, stop reading the listeners: new connections wait in the kernel's
+         * backlog until one of ours closes (on_conn_close starts reading again) */
+        if (atomic_load(&w->connections) >= w->app->cfg.max_connections) {
+            set_accepting(w, 0);
+            return;
+        }
+        if ((sock = h2o_evloop_socket_accept(listener)) == NULL)
+            return;
         accept_one(ls, sock);
+    }
+}
+
+/* Answers 408 on a plain HTTP/1 connection that is between answers (so nothing else is being
+ * written on it), then shuts it down. */
+static void conn_timeout(struct canal_conn *c, const char *what)
+{
+    int fd = h2o_socket_get_fd(c->sock);
+    if (c->sock->ssl == NULL && !c->http2) {
+        char msg[320], body[160];
+        int blen = snprintf(body, sizeof(body),
+                            "{\"type\":\"about:blank\",\"title\":\"Request Timeout\",\"status\":408,"
+                            "\"detail\":\"the request %s came too slowly\"}", what);
+        int n = snprintf(msg, sizeof(msg),
+                         "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/problem+json\r\n"
+                         "Content-Length: %d\r\nConnection: close\r\n\r\n%s", blen, body);
+        ssize_t rc = send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)rc; /* best effort: the close below is what matters */
+    }
+    shutdown(fd, SHUT_RDWR);
+}
+
+static void sweep_conn(struct canal_conn *c, const canal_config_t *cfg, uint64_t now)
+{
+    h2o_socket_t *sock = c->sock;
+    if (sock == NULL || c->inflight > 0)
+        return; /* a handler has it: the request timeout is the handler's business */
+    int progressed = sock->bytes_read != c->seen_bytes;
+    c->seen_bytes = sock->bytes_read;
+    if (sock->input->size == 0) {
+        if (progressed || c->phase != CONN_IDLE) {
+            c->phase = CONN_IDLE;
+            c->since = now;
+        } else if (now - c->since >= cfg->keepalive_timeout_ms) {
+            shutdown(h2o_socket_get_fd(sock), SHUT_RDWR); /* idle: a close is the answer */
+        }
+        return;
+    }
+    if (c->http2) {
+        c->since = now;
+        return;
+    }
+    if (c->phase == CONN_IDLE) {
+        c->phase = CONN_HEAD;
+        c->since = now;
+    }
+    if (c->phase == CONN_HEAD) {
+        if (memmem(sock->input->bytes, sock->input->size, "\r\n\r\n", 4) != NULL) {
+            c->phase = CONN_BODY;
+            c->since = now;
+        } else if (now - c->since >= cfg->header_timeout_ms) {
+            conn_timeout(c, "head");
+        }
+        return;
+    }
+    if (progressed)
+        c->since = now;
+    else if (now - c->since >= cfg->body_timeout_ms)
+        conn_timeout(c, "body");
+}
+
+static void on_sweep(h2o_timeout_entry_t *entry)
+{
+    struct canal_worker *w = H2O_STRUCT_FROM_MEMBER(struct canal_worker, sweep_entry, entry);
+    uint64_t now = h2o_now(w->loop);
+    for (h2o_linklist_t *l = w->conns.next; l != &w->conns; l = l->next)
+        sweep_conn(H2O_STRUCT_FROM_MEMBER(struct canal_conn, link, l), &w->app->cfg, now);
+    h2o_timeout_link(w->loop, &w->sweep_timeout, &w->sweep_entry);
+}
+
+/* A few sweeps per shortest limit, between 10 ms and 1 s apart. */
+static uint64_t sweep_period(const canal_config_t *cfg)
+{
+    uint64_t p = cfg->header_timeout_ms;
+    if (cfg->body_timeout_ms < p)
+        p = cfg->body_timeout_ms;
+    if (cfg->keepalive_timeout_ms < p)
+        p = cfg->keepalive_timeout_ms;
+    p /= 4;
+    return p < 10 ? 10 : p > 1000 ? 1000 : p;
 }
 
 static void begin_shutdown(struct canal_worker *w)
@@ -385,7 +572,8 @@ static void close_connections(struct canal_worker *w)
 {
     for (h2o_linklist_t *l = w->conns.next; l != &w->conns; l = l->next) {
         struct canal_conn *c = H2O_STRUCT_FROM_MEMBER(struct canal_conn, link, l);
-        shutdown(h2o_socket_get_fd(c->sock), SHUT_RDWR);
+        if (c->sock != NULL)
+            shutdown(h2o_socket_get_fd(c->sock), SHUT_RDWR);
     }
     for (int i = 0; i < 100 && atomic_load(&w->connections) > 0; i++)
         h2o_evloop_run(w->loop, 10);
@@ -395,6 +583,9 @@ static void close_connections(struct canal_worker *w)
  * event loop, does not free the queue's memory: free it here, then the loop. */
 static void dispose_context(struct canal_worker *w)
 {
+    if (h2o_timeout_is_linked(&w->sweep_entry))
+        h2o_timeout_unlink(&w->sweep_entry);
+    h2o_timeout_dispose(w->loop, &w->sweep_timeout);
     h2o_context_dispose(&w->ctx);
     free(w->ctx.queue);
     h2o_evloop_destroy(w->loop);
@@ -412,12 +603,18 @@ static void *worker_main(void *arg)
         size_t inflight = atomic_load(&w->inflight), conns = atomic_load(&w->connections);
         if (conns == 0 || (inflight == 0 && now - w->last_activity >= QUIET_MS)) {
             w->exit = 1;
+        } else if (atomic_load(&w->app->force)) {
+            canal__log_error("worker %zu: stopped again: leaving with %zu request(s) in flight",
+                             w->index, inflight);
+            w->exit = 1;
         } else if (now >= w->deadline) {
             canal__log_error("worker %zu: shutdown deadline passed with %zu request(s) in flight",
                              w->index, inflight);
             w->exit = 1;
         }
     }
+    if (atomic_load(&w->inflight) > 0)
+        canal__pending_abort_all(w);
     close_connections(w);
     canal__worker_async_dispose(w);
     h2o_multithread_unregister_receiver(w->ctx.queue, &w->stop_receiver);
@@ -425,6 +622,7 @@ static void *worker_main(void *arg)
     if (h2o_timeout_is_linked(&w->ctx.http2._graceful_shutdown_timeout))
         h2o_timeout_unlink(&w->ctx.http2._graceful_shutdown_timeout);
     dispose_context(w);
+    atomic_store(&w->done, 1);
     return NULL;
 }
 
@@ -442,6 +640,9 @@ static int init_worker(canal_app_t *app, size_t k)
         return -1;
     h2o_context_init(&w->ctx, w->loop, &app->globalconf);
     h2o_multithread_register_receiver(w->ctx.queue, &w->stop_receiver, on_stop_message);
+    h2o_timeout_init(w->loop, &w->sweep_timeout, sweep_period(&app->cfg));
+    w->sweep_entry.cb = on_sweep;
+    h2o_timeout_link(w->loop, &w->sweep_timeout, &w->sweep_entry);
     if (canal__worker_async_init(w) != 0)
         return -1;
     for (size_t i = 0; i < app->nlisteners; i++) {
@@ -509,9 +710,15 @@ int canal_app_start(canal_app_t *app)
     }
     if (app->cfg.access_log != NULL) {
         const char *path = strcmp(app->cfg.access_log, "-") == 0 ? "/dev/stdout" : app->cfg.access_log;
-        app->logfh = h2o_access_log_open_handle(
-            path, "%h %l %u %t \"%r\" %s %b \"%{Referer}i\" \"%{User-agent}i\"",
-            H2O_LOGCONF_ESCAPE_APACHE);
+        /* Combined Log Format. Behind trusted proxies the address is the client's, which
+         * canal__on_req() puts in the request's environment; with request IDs, the ID
+         * follows, quoted (the answer's X-Request-Id). */
+        char fmt[160];
+        app->log_client = app->nproxies > 0;
+        snprintf(fmt, sizeof(fmt), "%s %%l %%u %%t \"%%r\" %%s %%b \"%%{Referer}i\" \"%%{User-agent}i\"%s",
+                 app->log_client ? "%{" CANAL__ENV_CLIENT "}e" : "%h",
+                 app->cfg.request_id ? " \"%{x-request-id}o\"" : "");
+        app->logfh = h2o_access_log_open_handle(path, fmt, H2O_LOGCONF_ESCAPE_APACHE);
         if (app->logfh == NULL) {
             canal__log_error("cannot open the access log %s", path);
             goto fail;
@@ -558,6 +765,7 @@ fail:
                 canal__worker_async_dispose(w);
             dispose_context(w);
         }
+        canal__worker_async_free(w);
         free(w->socks);
         free(w->mslots);
         w->mslots = NULL;
@@ -604,14 +812,46 @@ int canal_app_wait(canal_app_t *app)
     struct pollfd pfd = {.fd = app->stop_pipe[0], .events = POLLIN};
     while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
         ;
+    /* Empty the pipe before saying so: a stop that comes after draining shows must end the
+     * delay below, not be swallowed here. */
+    char drain[16];
+    while (read(app->stop_pipe[0], drain, sizeof(drain)) > 0)
+        ;
+    atomic_store(&app->draining, 1);
+    if (app->cfg.shutdown_delay_ms > 0) {
+        /* Keep serving while readiness says 503. The signal handlers stay installed, so a
+         * second SIGTERM (or canal_app_stop()) ends the wait instead of killing the process. */
+        canal__log_error("stopping: readiness answers 503; still serving for %u ms",
+                         app->cfg.shutdown_delay_ms);
+        uint64_t until = now_ms() + app->cfg.shutdown_delay_ms, now;
+        while ((now = now_ms()) < until) {
+            int rc = poll(&pfd, 1, (int)(until - now));
+            if (rc > 0 || (rc < 0 && errno != EINTR))
+                break;
+        }
+        while (read(app->stop_pipe[0], drain, sizeof(drain)) > 0)
+            ; /* the stop that cut the delay short does not also cut the drain short */
+    }
+
+    for (size_t k = 0; k < app->nworkers; k++)
+        h2o_multithread_send_message(&app->workers[k].stop_receiver, &app->workers[k].stop_message);
+    /* The signal handlers stay while the workers drain: a second stop (a second SIGTERM, or
+     * canal_app_stop() again) makes them leave at once, as the deadline would. */
+    for (;;) {
+        size_t done = 0;
+        for (size_t k = 0; k < app->nworkers; k++)
+            done += atomic_load(&app->workers[k].done) != 0;
+        if (done == app->nworkers)
+            break;
+        if (poll(&pfd, 1, 20) > 0 && read(app->stop_pipe[0], drain, sizeof(drain)) > 0 &&
+            !atomic_exchange(&app->force, 1))
+            canal__log_error("stopped again: leaving without waiting for the requests in flight");
+    }
     if (!app->cfg.no_signals) {
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
         signal_app = NULL;
     }
-
-    for (size_t k = 0; k < app->nworkers; k++)
-        h2o_multithread_send_message(&app->workers[k].stop_receiver, &app->workers[k].stop_message);
     for (size_t k = 0; k < app->nworkers; k++) {
         struct canal_worker *w = &app->workers[k];
         pthread_join(w->thread, NULL);
@@ -631,6 +871,11 @@ size_t canal_app_worker_count(const canal_app_t *app)
 uint64_t canal_app_worker_requests(const canal_app_t *app, size_t i)
 {
     return app->workers != NULL && i < app->nworkers ? atomic_load(&app->workers[i].requests) : 0;
+}
+
+int canal_app_draining(const canal_app_t *app)
+{
+    return atomic_load(&app->draining);
 }
 
 int canal_app_run(canal_app_t *app)

@@ -142,10 +142,30 @@ void canal_pending_post(canal_pending_t *p, canal_pending_fn fn, void *data)
     unref(p);
 }
 
+/* A stopping worker that will not wait any longer (deadline, second stop): every deferred
+ * request still unanswered gets a 503 now, so its client has a whole answer rather than a cut
+ * connection (and h2o, which does not read a connection while a request is being handled,
+ * can finish and close it). The late completion finds req NULL, as after a 504. */
+void canal__pending_abort_all(struct canal_worker *w)
+{
+    h2o_linklist_t *entries = &w->pending_timeout._entries;
+    while (!h2o_linklist_is_empty(entries)) {
+        h2o_timeout_entry_t *e = H2O_STRUCT_FROM_MEMBER(h2o_timeout_entry_t, _link, entries->next);
+        canal_pending_t *p = H2O_STRUCT_FROM_MEMBER(canal_pending_t, deadline, e);
+        canal_req_t *req = p->req;
+        detach(p); /* unlinks e */
+        if (req != NULL && !canal_res_sent(req)) {
+            canal_res_header(req, "retry-after", "1");
+            canal_res_problem(req, 503, "the server is shutting down");
+        }
+    }
+}
+
 int canal__worker_async_init(struct canal_worker *w)
 {
     if (pthread_mutex_init(&w->post_lock, NULL) != 0)
         return -1;
+    w->post_lock_ready = 1;
     w->accepting_posts = 1;
     h2o_timeout_init(w->loop, &w->pending_timeout, w->app->cfg.request_timeout_ms);
     h2o_multithread_register_receiver(w->ctx.queue, &w->post_receiver, on_post);
@@ -162,7 +182,15 @@ void canal__worker_async_dispose(struct canal_worker *w)
         h2o_evloop_run(w->loop, 0);
     h2o_multithread_unregister_receiver(w->ctx.queue, &w->post_receiver);
     h2o_timeout_dispose(w->loop, &w->pending_timeout);
-    pthread_mutex_destroy(&w->post_lock);
+    /* post_lock stays: canal_pending_post() from another thread still takes it to learn that
+     * the worker has stopped. canal__worker_async_free() destroys it with the app. */
+}
+
+void canal__worker_async_free(struct canal_worker *w)
+{
+    if (w->post_lock_ready)
+        pthread_mutex_destroy(&w->post_lock);
+    w->post_lock_ready = 0;
 }
 
 /* ---- the offload pool ---- */

@@ -24,6 +24,11 @@ void canal_config_init(canal_config_t *cfg)
     cfg->request_timeout_ms = 30000;
     cfg->offload_threads = 4;
     cfg->offload_queue = 1024;
+    cfg->header_timeout_ms = 10000;
+    cfg->body_timeout_ms = 10000;
+    cfg->keepalive_timeout_ms = 60000;
+    cfg->max_connections = 10000;
+    cfg->max_json_depth = 64;
 }
 
 static int fail(canal_error_info_t *err, const char *what, const char *value)
@@ -107,6 +112,52 @@ static int set_option(canal_config_t *cfg, const char *name, const char *value,
         if (number(value, 1u << 30, &n) != 0)
             return fail(err, "--offload-queue", value);
         cfg->offload_queue = (size_t)n;
+    } else if (strcmp(name, "shutdown-delay") == 0) {
+        if (number(value, 3600 * 1000, &n) != 0)
+            return fail(err, "--shutdown-delay", value);
+        cfg->shutdown_delay_ms = (unsigned)n;
+    } else if (strcmp(name, "request-id") == 0) {
+        if (value != NULL && strcmp(value, "on") == 0)
+            cfg->request_id = 1;
+        else if (value != NULL && strcmp(value, "off") == 0)
+            cfg->request_id = 0;
+        else
+            return fail(err, "--request-id (on|off)", value);
+    } else if (strcmp(name, "trusted-proxies") == 0) {
+        size_t count;
+        canal_error_info_t why;
+        if (value == NULL || *value == '\0')
+            return fail(err, "--trusted-proxies", value);
+        if (strcmp(value, "off") == 0) {
+            cfg->trusted_proxies = NULL;
+        } else if (canal__proxies_parse(value, NULL, &count, &why) != 0) {
+            if (err != NULL)
+                *err = why;
+            return CANAL_EINVAL;
+        } else {
+            cfg->trusted_proxies = value;
+        }
+    } else if (strcmp(name, "header-timeout") == 0) {
+        if (number(value, 3600 * 1000, &n) != 0 || n == 0)
+            return fail(err, "--header-timeout", value);
+        cfg->header_timeout_ms = (unsigned)n;
+    } else if (strcmp(name, "body-timeout") == 0) {
+        if (number(value, 3600 * 1000, &n) != 0 || n == 0)
+            return fail(err, "--body-timeout", value);
+        cfg->body_timeout_ms = (unsigned)n;
+    } else if (strcmp(name, "keepalive-timeout") == 0) {
+        if (number(value, 3600 * 1000, &n) != 0 || n == 0)
+            return fail(err, "--keepalive-timeout", value);
+        cfg->keepalive_timeout_ms = (unsigned)n;
+    } else if (strcmp(name, "max-connections") == 0) {
+        if (number(value, 1u << 24, &n) != 0 || n == 0)
+            return fail(err, "--max-connections", value);
+        cfg->max_connections = (size_t)n;
+    } else if (strcmp(name, "max-json-depth") == 0) {
+        /* jansson refuses deeper than 2048 on its own: a larger value would be a lie */
+        if (number(value, 2048, &n) != 0 || n == 0)
+            return fail(err, "--max-json-depth", value);
+        cfg->max_json_depth = (size_t)n;
     } else {
         return 1; /* not ours */
     }
@@ -121,7 +172,15 @@ int canal_config_from_env(canal_config_t *cfg, canal_error_info_t *err)
                 {"CANAL_PORT", "port"},
                 {"CANAL_THREADS", "threads"},
                 {"CANAL_ENV", "env"},
-                {"CANAL_ACCESS_LOG", "access-log"}};
+                {"CANAL_ACCESS_LOG", "access-log"},
+                {"CANAL_SHUTDOWN_DELAY", "shutdown-delay"},
+                {"CANAL_REQUEST_ID", "request-id"},
+                {"CANAL_TRUSTED_PROXIES", "trusted-proxies"},
+                {"CANAL_HEADER_TIMEOUT", "header-timeout"},
+                {"CANAL_BODY_TIMEOUT", "body-timeout"},
+                {"CANAL_KEEPALIVE_TIMEOUT", "keepalive-timeout"},
+                {"CANAL_MAX_CONNECTIONS", "max-connections"},
+                {"CANAL_MAX_JSON_DEPTH", "max-json-depth"}};
     for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
         const char *v = getenv(vars[i].var);
         if (v != NULL && set_option(cfg, vars[i].option, v, err) != 0) {
@@ -182,5 +241,19 @@ const char *canal_config_usage(void)
            "  --tls-port N --cert FILE --key FILE   also serve TLS (HTTP/2, HTTP/1.1 by ALPN)\n"
            "  --request-timeout MS     deadline of a deferred answer; then 504 (default 30000)\n"
            "  --offload-threads N      threads for blocking work (default 4)\n"
-           "  --offload-queue N        jobs waiting for them; more: 503 (default 1024)\n";
+           "  --offload-queue N        jobs waiting for them; more: 503 (default 1024)\n"
+           "  --shutdown-delay MS      on SIGTERM, readiness says 503 but the app keeps serving\n"
+           "                           this long before it closes its listeners (default 0;\n"
+           "                           env CANAL_SHUTDOWN_DELAY)\n"
+           "  --request-id on|off      X-Request-Id on answers, in the log and problem details\n"
+           "                           (default off; env CANAL_REQUEST_ID)\n"
+           "  --trusted-proxies LIST|off   addresses/CIDRs whose X-Forwarded-For, Forwarded and\n"
+           "                           X-Request-Id are believed (env CANAL_TRUSTED_PROXIES)\n"
+           "  --header-timeout MS      whole request head within; else 408 (default 10000)\n"
+           "  --body-timeout MS        longest pause inside a body; else 408 (default 10000)\n"
+           "  --keepalive-timeout MS   idle connections closed after (default 60000)\n"
+           "  --max-connections N      open connections per worker (default 10000)\n"
+           "  --max-json-depth N       deepest JSON body parsed; 1-2048 (default 64)\n"
+           "  (each also from the environment: CANAL_HEADER_TIMEOUT, CANAL_BODY_TIMEOUT,\n"
+           "   CANAL_KEEPALIVE_TIMEOUT, CANAL_MAX_CONNECTIONS, CANAL_MAX_JSON_DEPTH)\n";
 }

@@ -8,6 +8,10 @@
  * the route's handler or an answer of the router's own (400, 404, 405 with Allow, 204 for
  * OPTIONS, 308). The query string is checked for bad escapes up front (400) but split into
  * parameters only when a handler asks for one.
+ *
+ * Before routing, the request is held to the policies of docs/security.md: the framing of an
+ * HTTP/1 request (Host, Content-Length, Transfer-Encoding: see http1_head_fault()), the
+ * method token, dot-segments, then the limits.
  */
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +24,8 @@ static void req_dispose(void *p)
     struct canal_worker *w = req->worker;
     canal__pending_gone(req);
     json_decref(req->json);
+    if (req->conn != NULL)
+        canal__conn_request_done(req->conn);
     atomic_fetch_sub(&w->inflight, 1);
     canal__worker_touch(w);
 }
@@ -55,6 +61,164 @@ static int query_ok(canal_str_t q)
     return 1;
 }
 
+/*
+ * RFC 9112 wants a 400 for an HTTP/1.1 request without Host or with two, a request with both
+ * Content-Length and Transfer-Encoding handled as an error (or at least the connection closed
+ * after it), two Content-Lengths refused, and an obs-fold line refused or unfolded. libh2o
+ * 2.2.5 does none of that and keeps none of those fields in req->headers: it keeps the last
+ * Host as the authority (or the host configuration's name when there is none), uses the first
+ * Content-Length, lets Transfer-Encoding win, and turns a folded line into a header with an
+ * empty name.
+ *
+ * So: a missing Host shows as the configuration's own authority string, and a folded line as
+ * an empty name, both cheap to see. For the rest canal reads the request head itself: it is
+ * still in the connection's input buffer while the request is handled (libh2o consumes it
+ * once the answer has been sent), with the field names lower-cased in place. Without a body,
+ * libh2o's strings point into that buffer, and an earlier Host line can only sit between the
+ * request line and the Host value libh2o kept: clients send Host first, so that is a few
+ * bytes to look at. With a body (Content-Length or Transfer-Encoding: req->entity is set) the
+ * whole head is read, and used only if it starts with this request's method and target.
+ * Returns NULL, or why the request is refused (then the connection is closed: its framing is
+ * in doubt).
+ */
+static const char *http1_head_fault(h2o_req_t *h)
+{
+    if (h->version >= 0x200)
+        return NULL;
+    if (h->version == 0x101 && h->hostconf != NULL && h->authority.base == h->hostconf->authority.hostport.base)
+        return "an HTTP/1.1 request without a Host header field";
+    for (size_t i = 0; i < h->headers.size; i++)
+        if (h->headers.entries[i].name->len == 0)
+            return "a header line folded onto the next (obs-fold)";
+    h2o_socket_t *sock = h->conn->callbacks->get_socket ? h->conn->callbacks->get_socket(h->conn) : NULL;
+    if (sock == NULL || sock->input == NULL)
+        return NULL;
+    const char *p = sock->input->bytes, *end = p + sock->input->size;
+    if (h->entity.base == NULL) {
+        const char *q = h->input.method.base, *host = h->input.authority.base;
+        int n = 0;
+        if ((uintptr_t)q < (uintptr_t)p || (uintptr_t)host <= (uintptr_t)q || (uintptr_t)host > (uintptr_t)end)
+            return NULL; /* not pointers into this buffer after all */
+        /* the usual head first: " HTTP/1.1\r\nhost: " right after the target */
+        const char *v = h->input.path.base + h->input.path.len + 16;
+        if (v <= host && memcmp(v - 7, "\r\nhost:", 7) == 0) {
+            while (v < host && (*v == ' ' || *v == '\t'))
+                v++;
+            if (v == host)
+                return NULL;
+        }
+        while ((q = memchr(q, '\n', (size_t)(host - q))) != NULL)
+            n += ++q + 5 <= host && memcmp(q, "host:", 5) == 0;
+        return n > 1 ? "more than one Host header field" : NULL;
+    }
+    while (p < end && (*p == '\r' || *p == '\n')) /* empty lines before a request are allowed */
+        p++;
+    h2o_iovec_t m = h->input.method, t = h->input.path;
+    if ((size_t)(end - p) < m.len + t.len + 2 || memcmp(p, m.base, m.len) != 0 || p[m.len] != ' ' ||
+        memcmp(p + m.len + 1, t.base, t.len) != 0)
+        return NULL;
+    int host = 0, length = 0, coding = 0;
+    p += m.len + 1 + t.len; /* the rest of the request line: " HTTP/1.1" */
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    while (nl != NULL) {
+        p = nl + 1;
+        if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+            return NULL; /* not the head libh2o parsed, after all */
+        size_t n = (size_t)(nl - p) - (nl > p && nl[-1] == '\r');
+        switch (n == 0 ? 0 : *p) {
+        case 0:
+            nl = NULL; /* the empty line that ends the head */
+            break;
+        case ' ':
+        case '\t':
+            return "a header line folded onto the next (obs-fold)";
+        case 'h':
+            host += n >= 5 && memcmp(p, "host:", 5) == 0;
+            break;
+        case 'c':
+            length += n >= 15 && memcmp(p, "content-length:", 15) == 0;
+            break;
+        case 't':
+            coding += n >= 18 && memcmp(p, "transfer-encoding:", 18) == 0;
+            break;
+        }
+    }
+    if (host > 1)
+        return "more than one Host header field";
+    if (length > 1)
+        return "more than one Content-Length header field";
+    if (coding > 1) /* libh2o reads the last one only; "chunked" twice is not HTTP either */
+        return "more than one Transfer-Encoding header field";
+    if (length > 0 && coding > 0)
+        return "both Content-Length and Transfer-Encoding";
+    if (coding > 0 && h->version < 0x101)
+        return "Transfer-Encoding in an HTTP/1.0 request";
+    return NULL;
+}
+
+/* A method is a token (RFC 9110 5.6.2); libh2o 2.2.5 lets "G(T" and an empty one through. */
+static int method_ok(canal_str_t m)
+{
+    static const unsigned char tchar[256] = {
+        ['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1, ['*'] = 1, ['+'] = 1,
+        ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1, ['`'] = 1, ['|'] = 1, ['~'] = 1,
+        ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+        ['8'] = 1, ['9'] = 1, ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1,
+        ['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1,
+        ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1,
+        ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1,
+        ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1,
+        ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1,
+        ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1,
+    };
+    unsigned ok = m.len > 0;
+    for (size_t i = 0; i < m.len; i++)
+        ok &= tchar[(unsigned char)m.base[i]];
+    return ok;
+}
+
+/* The length of a '.' at p, raw or percent-encoded, or 0. */
+static size_t dot_at(const char *p, const char *end)
+{
+    if (p < end && *p == '.')
+        return 1;
+    return end - p >= 3 && p[0] == '%' && p[1] == '2' && (p[2] | 32) == 'e' ? 3 : 0;
+}
+
+/* The length of a '/' at p, raw or percent-encoded, or 0. */
+static size_t slash_at(const char *p, const char *end)
+{
+    if (p < end && *p == '/')
+        return 1;
+    return end - p >= 3 && p[0] == '%' && p[1] == '2' && (p[2] | 32) == 'f' ? 3 : 0;
+}
+
+/* canal routes on the raw path and does not resolve dot-segments (docs/security.md): a path
+ * with a "." or ".." segment is refused, whether the dots are raw, percent-encoded, or the
+ * segment is cut out of a value by an encoded slash ("..%2F..%2Fetc"), so no handler ever
+ * gets a value that climbs out of a directory. */
+static int has_dot_segment(canal_str_t path)
+{
+    const char *p = path.base, *end = p + path.len;
+    if (memchr(p, '.', path.len) == NULL && memchr(p, '%', path.len) == NULL)
+        return 0;
+    while (p < end) {
+        size_t n = slash_at(p, end);
+        if (n == 0) {
+            p++;
+            continue;
+        }
+        p += n;
+        if ((n = dot_at(p, end)) == 0)
+            continue;
+        const char *q = p + n;
+        q += dot_at(q, end);
+        if (q == end || slash_at(q, end))
+            return 1;
+    }
+    return 0;
+}
+
 static int too_many_headers(const h2o_req_t *h, const canal_config_t *cfg)
 {
     size_t bytes = 0;
@@ -79,6 +243,8 @@ static size_t count_params(canal_str_t q)
 static canal_str_t origin_form(h2o_mem_pool_t *pool, canal_str_t t)
 {
     size_t skip = 0;
+    if (t.len > 0 && t.base[0] == '/')
+        return t; /* origin-form, nearly always */
     if (t.len >= 7 && strncasecmp(t.base, "http://", 7) == 0)
         skip = 7;
     else if (t.len >= 8 && strncasecmp(t.base, "https://", 8) == 0)
@@ -150,8 +316,7 @@ static void dispatch(canal_req_t *req)
         if (status == 204)
             canal_res_status(req, 204);
         else
-            canal_res_problem(req, 405, "%.*s is not allowed here; allowed: %s", (int)req->method.len,
-                              req->method.base, allow);
+            canal_res_problem(req, 405, "the method is not allowed here; allowed: %s", allow);
         return;
     case 404:
         canal_res_problem(req, 404, NULL);
@@ -171,6 +336,10 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
     req->h2o = h;
     req->worker = w;
     req->app = w->app;
+    if ((req->conn = canal__conn_of(h)) != NULL) {
+        req->conn->inflight++;
+        req->conn->http2 = h->version >= 0x200;
+    }
     atomic_fetch_add(&w->inflight, 1);
     atomic_fetch_add(&w->requests, 1);
     canal__worker_touch(w);
@@ -182,14 +351,28 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
     req->path = (canal_str_t){target.base, q ? (size_t)(q - target.base) : target.len};
     req->query = q ? (canal_str_t){q + 1, target.len - req->path.len - 1} : (canal_str_t){"", 0};
 
+    if (w->app->log_client) {
+        /* the access log's address: the client behind the trusted proxies */
+        canal_str_t c = canal_req_client_addr(req);
+        *h2o_req_getenv(h, H2O_STRLIT(CANAL__ENV_CLIENT), 1) = h2o_iovec_init(c.base, c.len);
+    }
     const canal_config_t *cfg = &w->app->cfg;
-    if (h->path.len > cfg->max_target_length) {
+    const char *fault = http1_head_fault(h);
+    if (fault != NULL) {
+        h->http1_is_persistent = 0;
+        canal_res_problem(req, 400, "%s", fault);
+    } else if (!method_ok(req->method)) {
+        h->http1_is_persistent = 0;
+        canal_res_problem(req, 400, "the method is not a token");
+    } else if (h->path.len > cfg->max_target_length) {
         h->http1_is_persistent = 0; /* a client this far off is not worth keeping */
         canal_res_problem(req, 414, "the request target is longer than %zu bytes", cfg->max_target_length);
     } else if (too_many_headers(h, cfg)) {
         h->http1_is_persistent = 0;
         canal_res_problem(req, 431, "more than %zu header fields or %zu bytes of them", cfg->max_header_count,
                           cfg->max_header_bytes);
+    } else if (has_dot_segment(req->path)) {
+        canal_res_problem(req, 400, "a '.' or '..' path segment");
     } else if (!query_ok(req->query)) {
         canal_res_problem(req, 400, "malformed percent-encoding in the query");
     } else if (count_params(req->query) > cfg->max_query_params) {
@@ -350,6 +533,39 @@ static int is_json_type(canal_str_t ct)
            strncasecmp(ct.base + n - 5, "+json", 5) == 0;
 }
 
+/* The deepest nesting of arrays and objects in a JSON text, skipping strings, or SIZE_MAX as
+ * soon as it passes max. jansson's parser recurses up to its fixed 2048 levels; this bounds
+ * the depth an app accepts (and what it later walks recursively) at a level it chooses, in one
+ * pass with no allocation. A malformed text may be counted wrongly here: jansson rejects it
+ * next anyway. *at is where the limit was passed. */
+static size_t json_depth(const char *s, size_t len, size_t max, size_t *at)
+{
+    size_t depth = 0, deepest = 0;
+    for (size_t i = 0; i < len; i++) {
+        switch (s[i]) {
+        case '"':
+            for (i++; i < len && s[i] != '"'; i++)
+                if (s[i] == '\\')
+                    i++;
+            break;
+        case '[':
+        case '{':
+            if (++depth > deepest && (deepest = depth) > max) {
+                *at = i;
+                return SIZE_MAX;
+            }
+            break;
+        case ']':
+        case '}':
+            depth -= depth > 0;
+            break;
+        default:
+            break;
+        }
+    }
+    return deepest;
+}
+
 json_t *canal_req_json(canal_req_t *req, json_error_t *err)
 {
     if (req->json != NULL)
@@ -363,6 +579,19 @@ json_t *canal_req_json(canal_req_t *req, json_error_t *err)
         return NULL;
     }
     canal_str_t body = canal_req_body(req);
+    size_t max = req->app->cfg.max_json_depth, at = 0;
+    if (json_depth(body.base, body.len, max, &at) == SIZE_MAX) {
+        if (err != NULL) {
+            memset(err, 0, sizeof(*err));
+            err->line = -1;
+            err->column = -1;
+            err->position = (int)(at < INT32_MAX ? at : INT32_MAX);
+            snprintf(err->text, sizeof(err->text), "JSON nested deeper than %zu levels", max);
+            /* where jansson 2.14 keeps the code that json_error_code() reads */
+            err->text[JSON_ERROR_TEXT_LENGTH - 1] = (char)json_error_stack_overflow;
+        }
+        return NULL;
+    }
     req->json = json_loadb(body.base, body.len, JSON_REJECT_DUPLICATES, err);
     return req->json;
 }

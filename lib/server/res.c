@@ -76,6 +76,34 @@ const char *canal_status_reason(int status)
 }
 
 static h2o_generator_t generator = {NULL, NULL}; /* nothing to proceed or stop: one-shot answers */
+static h2o_iovec_t request_id_name = {"x-request-id", 12}; /* not one of h2o's tokens */
+
+/* Problem details quote request values back ("The value '...' is not valid for size."). In
+ * them '<', '>' and '&' are written as \u003c, \u003e and \u0026, as ASP.NET Core's default
+ * JSON encoder does: the same JSON to a JSON parser, and no markup for a browser or a log
+ * viewer that sniffs it. In JSON text these bytes can only be inside strings, so a byte-wise
+ * rewrite is exact. Every application/problem+json answer goes through it, canal's own and
+ * the controller layer's. */
+static const char *escape_markup(canal_req_t *req, const char *json, size_t *len)
+{
+    size_t extra = 0;
+    for (size_t i = 0; i < *len; i++)
+        extra += (json[i] == '<' || json[i] == '>' || json[i] == '&') * 5;
+    if (extra == 0)
+        return json;
+    char *out = canal_req_alloc(req, *len + extra), *o = out;
+    for (size_t i = 0; i < *len; i++) {
+        char c = json[i];
+        if (c == '<' || c == '>' || c == '&') {
+            memcpy(o, c == '<' ? "\\u003c" : c == '>' ? "\\u003e" : "\\u0026", 6);
+            o += 6;
+        } else {
+            *o++ = c;
+        }
+    }
+    *len += extra;
+    return out;
+}
 
 /* Sends the answer; body must live in request memory (or be static). */
 static int send_response(canal_req_t *req, int status, const char *ctype, size_t ctlen,
@@ -86,8 +114,17 @@ static int send_response(canal_req_t *req, int status, const char *ctype, size_t
         return CANAL_ESTATE;
     req->responded = 1;
     canal__pending_answered(req);
+    if (ctlen == 24 && memcmp(ctype, "application/problem+json", 24) == 0)
+        body = escape_markup(req, body, &len);
     h->res.status = status;
     h->res.reason = canal_status_reason(status);
+    if (req->app->cfg.request_id) {
+        /* appended by hand: h2o_add_header_by_str() would allocate a copy of the name */
+        canal_str_t id = canal_req_id(req);
+        h2o_vector_reserve(&h->pool, &h->res.headers, h->res.headers.size + 1);
+        h->res.headers.entries[h->res.headers.size++] =
+            (h2o_header_t){&request_id_name, NULL, h2o_iovec_init(id.base, id.len)};
+    }
     if (ctype != NULL)
         h2o_add_header(&h->pool, &h->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, ctype, ctlen);
     int bodyless = req->is_head || status == 204 || status == 304 || status < 200;
@@ -165,6 +202,38 @@ char *canal_req_json_dump(canal_req_t *req, const json_t *json, size_t *len)
     return buf;
 }
 
+/* Problem details name the request when request IDs are on, so that a client's report can be
+ * matched with the server's log. The member is written after the dump, in place of the
+ * object's closing brace: an ID never needs escaping (canal_req_id() takes only printable
+ * ASCII without quotes or backslashes), and this costs a copy instead of a jansson member. */
+static char *with_request_id(canal_req_t *req, char *json, size_t *len)
+{
+    if (!req->app->cfg.request_id || *len < 2 || json[*len - 1] != '}')
+        return json;
+    canal_str_t id = canal_req_id(req);
+    static const char member[] = ",\"requestId\":\"";
+    size_t n = *len - 1, m = sizeof(member) - 1;
+    char *out = h2o_mem_alloc_pool(&req->h2o->pool, n + m + id.len + 2);
+    memcpy(out, json, n);
+    memcpy(out + n, member, m);
+    memcpy(out + n + m, id.base, id.len);
+    memcpy(out + n + m + id.len, "\"}", 2);
+    *len = n + m + id.len + 2;
+    return out;
+}
+
+static int send_problem(canal_req_t *req, int status, const json_t *problem)
+{
+    size_t n;
+    if (req->responded)
+        return CANAL_ESTATE;
+    char *buf = canal_req_json_dump(req, problem, &n);
+    if (buf == NULL)
+        return CANAL_EINVAL;
+    buf = with_request_id(req, buf, &n);
+    return send_response(req, status, H2O_STRLIT("application/problem+json"), buf, n);
+}
+
 static int send_json(canal_req_t *req, int status, const char *ctype, size_t ctlen, const json_t *body)
 {
     size_t n;
@@ -209,7 +278,9 @@ int canal_res_problem_new(canal_req_t *req, int status, json_t *members)
                 json_object_set(p, k, v);
         }
     json_decref(members);
-    int rc = send_json(req, status, H2O_STRLIT("application/problem+json"), p);
+    if (req->app->cfg.request_id)
+        json_object_del(p, "requestId"); /* canal's own is added when sent */
+    int rc = send_problem(req, status, p);
     json_decref(p);
     return rc;
 }
@@ -236,7 +307,7 @@ int canal_res_problem(canal_req_t *req, int status, const char *detail_fmt, ...)
         va_end(ap);
     }
     json_t *p = canal_problem(status, detail_fmt ? detail : NULL);
-    int rc = send_json(req, status, H2O_STRLIT("application/problem+json"), p);
+    int rc = send_problem(req, status, p);
     json_decref(p);
     return rc;
 }
@@ -351,8 +422,10 @@ static void developer_page(canal_req_t *req)
 
 void canal__send_error_page(canal_req_t *req)
 {
-    canal__log_error("%.*s %.*s: %s", (int)req->method.len, req->method.base, (int)req->path.len,
-                     req->path.base, req->error);
+    canal_str_t id = canal_req_id(req);
+    canal__log_error("%.*s %.*s%s%.*s%s: %s", (int)req->method.len, req->method.base, (int)req->path.len,
+                     req->path.base, id.base ? " [" : "", (int)id.len, id.base ? id.base : "", id.base ? "]" : "",
+                     req->error);
     if (req->app->cfg.env == CANAL_ENV_DEVELOPMENT)
         developer_page(req);
     else

@@ -5,6 +5,8 @@
  *   app.c     the app, listeners, worker threads, graceful shutdown
  *   req.c     the h2o handler (dispatch through the router) and the request accessors
  *   res.c     responses, problem details, error pages
+ *   proxy.c   trusted proxies (X-Forwarded-For, Forwarded), the client address, request IDs
+ *   health.c  liveness and readiness endpoints
  *   ops.c     static files, compression, CORS;  metrics.c  Prometheus metrics
  */
 #ifndef CANAL_SERVER_INTERNAL_H
@@ -36,6 +38,32 @@ struct canal_listener {
     SSL_CTX *ssl_ctx;    /* TLS listeners only */
 };
 
+/* An IP address: family 4 (bytes 0-3) or 6; IPv4-mapped IPv6 addresses are folded to 4. */
+struct canal_addr {
+    uint8_t family;
+    uint8_t bytes[16];
+};
+
+/* A trusted proxy: an address and a prefix length (32 or 128 for a single address). */
+struct canal_cidr {
+    struct canal_addr addr;
+    uint8_t bits;
+};
+
+/* Every accepted connection, tracked until h2o closes its socket and no request of it is left:
+ * for shutdown (closing idle keep-alive connections, which h2o 2.2.5 offers no call for), the
+ * connection cap, and the slow-client and keep-alive timeouts (app.c, "sweep"). */
+struct canal_conn {
+    h2o_linklist_t link;
+    h2o_socket_t *sock;          /* NULL once h2o closed it */
+    struct canal_worker *worker;
+    size_t inflight;             /* requests of this connection being handled */
+    size_t seen_bytes;           /* sock->bytes_read at the last sweep */
+    uint64_t since;              /* start of the current phase, or the last progress in a body */
+    enum { CONN_IDLE, CONN_HEAD, CONN_BODY } phase;
+    int http2;                   /* h2o's own HTTP/2 timeouts apply */
+};
+
 /* A worker's listening socket for one listener. */
 struct canal_listen_sock {
     struct canal_worker *worker;
@@ -51,21 +79,29 @@ struct canal_worker {
     h2o_context_t ctx;
     struct canal_listen_sock *socks; /* this worker's listening sockets, one per listener */
     h2o_linklist_t conns;          /* its open connections (struct canal_conn) */
+    int accept_paused;             /* at max_connections: listeners not read */
+    h2o_timeout_t sweep_timeout;   /* slow and idle clients (app.c) */
+    h2o_timeout_entry_t sweep_entry;
     h2o_multithread_receiver_t stop_receiver;
     h2o_multithread_message_t stop_message;
     size_t json_hint;              /* size of the last JSON answer, to dump once */
+    uint64_t next_id;              /* the last generated request ID's counter (proxy.c) */
+    char id_prefix[32];            /* "5f3a09c1-0-": the app's prefix and this worker's index */
+    size_t id_prefix_len;          /* 0 until the first ID is made */
     /* deferred answers (async.c) */
     h2o_multithread_receiver_t post_receiver;
     h2o_timeout_t pending_timeout;
     pthread_mutex_t post_lock;     /* guards accepting_posts against the worker's end */
     int accepting_posts;
+    int post_lock_ready;           /* destroyed with the app, not with the worker */
     /* counters: written by the worker, read by anyone */
     atomic_size_t inflight, connections;
     atomic_ullong requests;
     struct canal__mslot *mslots;   /* metrics.c: this worker's counters, one slot per route */
     void (*req_dispose)(void *);   /* req.c: what runs when h2o is done with a request */
-    /* shutdown state, worker only */
+    /* shutdown state, worker only (done: written by the worker, read by canal_app_wait) */
     int stopping, exit;
+    atomic_int done;
     uint64_t deadline, last_activity;
 };
 
@@ -82,7 +118,7 @@ struct canal_offload_pool {
 
 struct canal_app {
     canal_config_t cfg;
-    char *host, *access_log, *tls_cert, *tls_key; /* owned copies of cfg's strings */
+    char *host, *access_log, *tls_cert, *tls_key, *trusted_proxies; /* owned copies of cfg's strings */
     canal_router_t *router;
     h2o_globalconf_t globalconf;
     h2o_hostconf_t *hostconf;
@@ -95,6 +131,12 @@ struct canal_app {
     int stop_pipe[2];
     struct canal_offload_pool offload;
     atomic_int state;             /* 0 created, 1 started, 2 stopping, 3 stopped */
+    atomic_int draining;          /* 1 once a stop was asked for: readiness answers 503 */
+    struct canal_cidr *proxies;   /* parsed trusted_proxies */
+    size_t nproxies;
+    int log_client;               /* the access log's address is canal's client address */
+    char id_prefix[10];           /* "5f3a09c1-": this process's request ID prefix */
+    atomic_int force;             /* a second stop: workers leave without draining */
     struct canal__ops *ops;       /* ops.c: static paths, compression, CORS; NULL if unused */
     struct canal__metrics *metrics; /* metrics.c: NULL when metrics are off */
     size_t ncors;                 /* CORS policies attached: preflights are looked for */
@@ -106,6 +148,7 @@ struct canal_req {
     canal_app_t *app;
     canal_str_t method, path, query;
     canal_match_t match;
+    char id_buf[48];              /* a generated request ID (not zeroed: written before use) */
     const struct canal_endpoint *endpoint;
     canal_param_t *query_params;  /* parsed on first use */
     size_t nquery;
@@ -113,8 +156,11 @@ struct canal_req {
     int is_head;
     int responded;
     char *error;                  /* canal_req_fail() text */
+    canal_str_t id;               /* canal_req_id(), made on first use */
+    canal_str_t client_addr;      /* canal_req_client_addr(), found on first use */
     json_t *json;                 /* parsed body, released with the request */
     struct canal_pending *pending; /* canal_req_defer() */
+    struct canal_conn *conn;      /* its connection, NULL if unknown */
     struct canal_note {
         struct canal_note *next;
         const char *key, *value;
@@ -124,14 +170,33 @@ struct canal_req {
 /* app.c: records activity while a worker drains for shutdown (a monotonic clock: h2o's loop
  * time is cached per iteration and a blocking handler can make it stale) */
 void canal__worker_touch(struct canal_worker *w);
+/* app.c: a request of c starts (req.c's handler) or ends (its pool's destructor) */
+struct canal_conn *canal__conn_of(h2o_req_t *h);
+void canal__conn_request_done(struct canal_conn *c);
 
 /* async.c */
 int canal__worker_async_init(struct canal_worker *w);
 void canal__worker_async_dispose(struct canal_worker *w);
+void canal__worker_async_free(struct canal_worker *w); /* with the app: after any late post */
 int canal__offload_start(canal_app_t *app);
 void canal__offload_stop(canal_app_t *app);
 void canal__pending_answered(canal_req_t *req);  /* an answer was sent */
 void canal__pending_gone(canal_req_t *req);      /* the request ends */
+void canal__pending_abort_all(struct canal_worker *w); /* 503 to every unanswered one */
+
+/* The request environment variable that carries the client address to the access log. */
+#define CANAL__ENV_CLIENT "canal.client"
+
+/* proxy.c: parses a list of addresses and CIDRs (out may be NULL to only check it) */
+int canal__proxies_parse(const char *list, struct canal_cidr **out, size_t *count,
+                         canal_error_info_t *err);
+int canal__proxies_trust(const canal_app_t *app, const struct canal_addr *a);
+/* the client address from Forwarded (fwd, preferred) or X-Forwarded-For field values, if peer
+ * is trusted (returns 1; 0 and client = peer otherwise) */
+int canal__client_from_headers(const canal_app_t *app, const struct canal_addr *peer,
+                               const canal_str_t *fwd, size_t nfwd, const canal_str_t *xff,
+                               size_t nxff, struct canal_addr *client);
+void canal__request_id_init(canal_app_t *app);
 
 /* ops.c: before the workers start (static paths, compression, CORS on routes), at destroy */
 int canal__ops_start(canal_app_t *app);

@@ -4,12 +4,83 @@
  * server core that the tests check (blocking work, failures, bodies, queries, headers, ...).
  * Prints "listening on http://HOST:PORT" on stderr once it accepts connections.
  */
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <canal.h>
 
 static canal_app_t *app;
+
+/* /hang?ms=N: a deferred request answered by a helper thread after N ms, or as soon as the app
+ * has stopped (then with nothing left to answer), so that a shutdown test can have a request
+ * in flight that no handler is blocking on. */
+static pthread_mutex_t hang_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hang_cond = PTHREAD_COND_INITIALIZER;
+static int stopped;
+static pthread_t hang_threads[64];
+static size_t nhang;
+
+struct hang {
+    canal_pending_t *p;
+    int64_t ms;
+};
+
+static void hang_done(canal_req_t *req, void *data)
+{
+    struct hang *h = data;
+    if (req != NULL)
+        canal_res_text(req, 200, canal_req_printf(req, "hung %lld", (long long)h->ms));
+    free(h);
+}
+
+static void *hang_main(void *arg)
+{
+    struct hang *h = arg;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += h->ms / 1000;
+    until.tv_nsec += (h->ms % 1000) * 1000000;
+    if (until.tv_nsec >= 1000000000) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&hang_lock);
+    while (!stopped && pthread_cond_timedwait(&hang_cond, &hang_lock, &until) == 0)
+        ;
+    pthread_mutex_unlock(&hang_lock);
+    canal_pending_post(h->p, hang_done, h);
+    return NULL;
+}
+
+static int hang(canal_req_t *req, void *data)
+{
+    struct hang *h = malloc(sizeof(*h));
+    canal_req_query_int(req, "ms", 1000, &h->ms);
+    pthread_mutex_lock(&hang_lock);
+    if (nhang == sizeof(hang_threads) / sizeof(hang_threads[0])) {
+        pthread_mutex_unlock(&hang_lock);
+        free(h);
+        return canal_res_problem(req, 503, "too many hanging requests");
+    }
+    h->p = canal_req_defer(req);
+    pthread_create(&hang_threads[nhang++], NULL, hang_main, h);
+    pthread_mutex_unlock(&hang_lock);
+    return CANAL_PENDING;
+}
+
+/* Ways for a handler to fail: an error code, an answer refused after a failure. */
+static int fail_code(canal_req_t *req, void *data)
+{
+    return -42;
+}
+
+static int res_fail(canal_req_t *req, void *data)
+{
+    canal_res_fail(req, "answered as failed");
+    return 0;
+}
 
 static int sleep_ms(canal_req_t *req, void *data)
 {
@@ -117,11 +188,13 @@ int main(int argc, char **argv)
         canal_handler_fn fn;
     } routes[] = {
         {"GET", "sleep", sleep_ms},      {"GET", "fail", fail},
+        {"GET", "fail/{*rest}", fail},   /* any path, for the error page's escaping */
         {"GET", "noanswer", no_answer},  {"POST", "echo", echo},
         {"POST", "json", json_echo},     {"GET", "query", query},
         {"GET", "param/{a}/{b:int}", params}, {"GET", "header", header},
         {"GET", "redirect", redirect},   {"GET", "stats", stats},
-        {"GET", "twice", twice},
+        {"GET", "twice", twice},         {"GET", "hang", hang},
+        {"GET", "failcode", fail_code},  {"GET", "resfail", res_fail},
     };
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
         if (canal_app_route(app, routes[i].method, routes[i].tmpl, NULL, routes[i].fn, NULL, NULL, &err) != 0) {
@@ -132,6 +205,16 @@ int main(int argc, char **argv)
         return 1;
     fprintf(stderr, "listening on http://%s:%u\n", canal_app_config(app)->host, canal_app_port(app, 0));
     int rc = canal_app_wait(app);
+    uint64_t served = 0;
+    for (size_t i = 0; i < canal_app_worker_count(app); i++)
+        served += canal_app_worker_requests(app, i);
+    fprintf(stderr, "served %llu requests\n", (unsigned long long)served);
+    pthread_mutex_lock(&hang_lock);
+    stopped = 1;
+    pthread_cond_broadcast(&hang_cond);
+    pthread_mutex_unlock(&hang_lock);
+    for (size_t i = 0; i < nhang; i++)
+        pthread_join(hang_threads[i], NULL);
     canal_app_destroy(app);
     return rc == 0 ? 0 : 1;
 }

@@ -16,6 +16,7 @@
 #   link      link generation and its round trip        json     canal__json_write vs jansson
 #   binding   whole requests through the in-process server: binding, validation, statuses
 #   query     the query string through the in-process server, against a reference parser
+#   proxy     trusted proxy lists and the X-Forwarded-For / Forwarded walk (lib/server/proxy.c)
 # binding and query start the app on 127.0.0.1 and an ephemeral port. They run with
 # LSAN_OPTIONS=suppressions=test/lsan.supp: libh2o's per-thread free lists look leaked once
 # the worker thread has ended.
@@ -29,7 +30,7 @@ set -eu
 cd "$(dirname "$0")/../.."
 CLANG=${CLANG:-clang}
 OUT=build/fuzz
-ALL="template match link json binding query"
+ALL="template match link json binding query proxy"
 TARGETS=${FUZZ_TARGETS:-$ALL}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -Ilib"
@@ -53,7 +54,7 @@ ROUTER_OBJ=
 LIB_OBJ=
 need_lib=0
 for t in $TARGETS; do
-    case $t in binding | query) need_lib=1 ;; esac
+    case $t in binding | query | proxy) need_lib=1 ;; esac
 done
 for src in lib/common/*.c lib/router/*.c; do
     ROUTER_OBJ="$ROUTER_OBJ $(compile "$src")"
@@ -75,7 +76,7 @@ for t in $TARGETS; do
         # shellcheck disable=SC2086
         "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_json.c lib/server/json.c \
             -Wl,--wrap=h2o_mem_alloc_pool $DEP_LIBS -o "$OUT/fuzz_json" ;;
-    binding | query)
+    binding | query | proxy)
         # shellcheck disable=SC2086
         "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer "test/fuzz/fuzz_$t.c" $LIB_OBJ $DEP_LIBS \
             -o "$OUT/fuzz_$t" ;;
@@ -98,6 +99,7 @@ flags_of() {
     json) echo "-dict=test/fuzz/json.dict" ;;
     binding) echo "-dict=test/fuzz/binding.dict -max_len=8192 -timeout=30" ;;
     query) echo "-dict=test/fuzz/query.dict -max_len=4096 -timeout=30" ;;
+    proxy) echo "-dict=test/fuzz/proxy.dict -max_len=2048" ;;
     esac
 }
 

@@ -273,6 +273,15 @@ static void binding(void **state)
         {"/q/1?need=&p=abc12", 400, "must match"},
         {"/q/1?need=&c=blue", 400, "\"c\":[\"The field c must be one of: red, green.\"]"},
         {"/q/1?need=&c=red&c=red", 400, "\"c\":[\"The c field must be given once.\"]"},
+        /* strings are well-formed UTF-8, or a 400 that does not quote them */
+        {"/q/1?need=%C0%AF", 400, "\"need\":[\"The field need must be valid UTF-8.\"]"},
+        {"/q/1?need=%ED%A0%80", 400, "\"need\":[\"The field need must be valid UTF-8.\"]"},
+        {"/q/1?need=%F4%90%80%80", 400, "must be valid UTF-8"},
+        {"/q/1?need=ab%E2%82", 400, "must be valid UTF-8"},
+        {"/q/1?need=%E2%82%AC", 200, NULL},
+        {"/q/1?need=&s=%80%80%80", 400, "\"s\":[\"The field s must be valid UTF-8.\"]"},
+        /* a quoted value is JSON without markup: < > & as \u escapes */
+        {"/q/1?need=&i=%3Cb%3E%26", 400, "\"i\":[\"The value '\\u003cb\\u003e\\u0026' is not valid for i.\"]"},
         {"/q/1?need=&i=9&b=x", 400, "\"errors\":{\"i\":[\"The field i must be between -5 and 5.\"],\"b\":[\"The value 'x' is not valid for b.\"]}"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

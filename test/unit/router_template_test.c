@@ -257,7 +257,9 @@ static const struct err_case err_cases[] = {
     {IGNORE, "/{x:int:min(1}", CANAL_ESYNTAX, 11},
     {IGNORE, "/{x:regex(a}", CANAL_ESYNTAX, 9},
     {IGNORE, "/{x:int)}", CANAL_ESYNTAX, 7},
-    {IGNORE, "/{x:int5}", CANAL_ESYNTAX, 7},
+    {IGNORE, "/{x:int5}", CANAL_EINVAL, 4}, /* names may hold digits after a letter (utf8) */
+    {IGNORE, "/{x:utf8(1)}", CANAL_EINVAL, 4},
+    {IGNORE, "/{x:8utf}", CANAL_ESYNTAX, 4},
     {IGNORE, "/{x:int x}", CANAL_ESYNTAX, 7},
     {IGNORE, "/{x:min(1)x}", CANAL_ESYNTAX, 7},
     /* '?' and '=' */
@@ -713,9 +715,78 @@ static const struct cons_case cons_cases[] = {
     {"regex(^[a-z]+$):maxlength(3)", "abc", 1},
     {"regex(^[a-z]+$):maxlength(3)", "abcd", 0},
     {"int:int:int", "5", 1},
+    /* utf8: well-formed UTF-8 only (RFC 3629) */
+    {"utf8", "abc", 1},
+    {"utf8", "caf%C3%A9", 1},
+    {"utf8", "%E2%82%AC", 1},
+    {"utf8", "%F0%9F%98%80", 1},
+    {"utf8", "%F4%8F%BF%BF", 1},
+    {"utf8", "%ED%9F%BF", 1},
+    {"utf8", "%EE%80%80", 1},
+    {"utf8", "%C0%AF", 0},
+    {"utf8", "%C1%BF", 0},
+    {"utf8", "%E0%80%AF", 0},
+    {"utf8", "%E0%9F%BF", 0},
+    {"utf8", "%F0%80%80%AF", 0},
+    {"utf8", "%F0%8F%BF%BF", 0},
+    {"utf8", "%ED%A0%80", 0},
+    {"utf8", "%ED%BF%BF", 0},
+    {"utf8", "%F4%90%80%80", 0},
+    {"utf8", "%F5%80%80%80", 0},
+    {"utf8", "%FF", 0},
+    {"utf8", "%FE", 0},
+    {"utf8", "%80", 0},
+    {"utf8", "a%BF", 0},
+    {"utf8", "%C3", 0},
+    {"utf8", "%E2%82", 0},
+    {"utf8", "%F0%9F%98", 0},
+    {"utf8", "%C3%28", 0},
+    {"utf8", "%E2%28%A1", 0},
+    {"utf8", "%E2%82%28", 0},
+    {"utf8:maxlength(1)", "%C3%A9", 1},
+    {"utf8:maxlength(1)", "%C3%A9%C3%A9", 0},
     {"min(1):max(0)", "0", 0},
     {"min(1):max(0)", "1", 0},
 };
+
+/* canal_utf8_valid() on raw bytes, at every boundary of RFC 3629's table */
+static const struct {
+    const char *bytes;
+    size_t len;
+    int valid;
+} utf8_cases[] = {
+    {"", 0, 1},
+    {"a\0b", 3, 1},              /* U+0000 is UTF-8; %00 is refused by the decoder, not here */
+    {"\x7f", 1, 1},
+    {"\xc2\x80", 2, 1},          /* U+0080 */
+    {"\xdf\xbf", 2, 1},          /* U+07FF */
+    {"\xe0\xa0\x80", 3, 1},      /* U+0800 */
+    {"\xef\xbf\xbf", 3, 1},      /* U+FFFF */
+    {"\xf0\x90\x80\x80", 4, 1},  /* U+10000 */
+    {"\xf4\x8f\xbf\xbf", 4, 1},  /* U+10FFFF */
+    {"\x80", 1, 0},
+    {"\xc0\x80", 2, 0},          /* overlong U+0000 */
+    {"\xc1\xbf", 2, 0},          /* overlong U+007F */
+    {"\xe0\x9f\xbf", 3, 0},      /* overlong U+07FF */
+    {"\xf0\x8f\xbf\xbf", 4, 0},  /* overlong U+FFFF */
+    {"\xed\xa0\x80", 3, 0},      /* U+D800 */
+    {"\xed\xbf\xbf", 3, 0},      /* U+DFFF */
+    {"\xf4\x90\x80\x80", 4, 0},  /* U+110000 */
+    {"\xf8\x88\x80\x80\x80", 5, 0},
+    {"\xc2", 1, 0},
+    {"\xe2\x82", 2, 0},
+    {"\xf0\x9f\x98", 3, 0},
+    {"\xc2\x41", 2, 0},
+    {"\xe2\x82\xc3\xa9", 4, 0},
+    {"ok\xff", 3, 0},
+};
+
+static void test_utf8(void **state)
+{
+    for (size_t i = 0; i < sizeof(utf8_cases) / sizeof(utf8_cases[0]); i++)
+        if (canal_utf8_valid((canal_str_t){utf8_cases[i].bytes, utf8_cases[i].len}) != utf8_cases[i].valid)
+            fail_msg("utf8 case %zu: expected %d", i, utf8_cases[i].valid);
+}
 
 static void test_constraints(void **state)
 {
@@ -1183,6 +1254,7 @@ int main(void)
         cmocka_unit_test(test_rejected),
         cmocka_unit_test(test_methods),
         cmocka_unit_test(test_constraints),
+        cmocka_unit_test(test_utf8),
         cmocka_unit_test(test_parsers),
         cmocka_unit_test(test_percent_decode),
         cmocka_unit_test(test_duplicates),

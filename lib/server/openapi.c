@@ -1,0 +1,576 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * OpenAPI 3.1 from the router's routes, the route that serves the document and the Swagger UI
+ * page (canal/openapi.h).
+ *
+ * The document is made from the router's public description of each route (segments,
+ * parameters, constraints): a route becomes one operation per path it can match, from all its
+ * segments down to its required ones, so "files/{*rest}" is described as "/files/{rest}" and
+ * "/files". Constraints map to JSON Schema keywords; those that have none (an integer "min"
+ * on a value that is also "alpha") are simply what they are, and the template is kept in
+ * "x-canal-template" for the reader.
+ *
+ * The docs page serves a few files of swagger-ui-dist from memory under literal routes: no
+ * request ever reaches the file system, so there is no path to traverse. (A general static
+ * file mount can replace this later.)
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "canal/openapi.h"
+#include "server_internal.h"
+
+/* ---- the document ---- */
+
+static json_t *problem_components(void)
+{
+    json_t *problem = json_pack(
+        "{s:s, s:s, s:{s:{s:s, s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:s}, s:{s:s, s:s}}}",
+        "type", "object", "description", "RFC 9457 problem details.", "properties",
+        "type", "type", "string", "format", "uri-reference", "description",
+        "A URI reference that identifies the problem type.",
+        "title", "type", "string", "description", "A short summary of the problem type.",
+        "status", "type", "integer", "description", "The HTTP status code.",
+        "detail", "type", "string", "description", "What happened, for this occurrence.",
+        "instance", "type", "string", "description", "A URI reference for this occurrence.");
+    json_t *validation = json_pack(
+        "{s:s, s:[{s:s}, {s:{s:{s:s, s:s, s:{s:s, s:{s:s}}}}, s:[s]}]}", "description",
+        "A 400 answer listing every parameter that failed binding or validation.", "allOf",
+        "$ref", "#/components/schemas/ProblemDetails", "properties", "errors", "type", "object",
+        "description", "Messages by parameter name.", "additionalProperties", "type", "array",
+        "items", "type", "string", "required", "errors");
+    return json_pack(
+        "{s:{s:o, s:o}, s:{s:{s:s, s:{s:{s:{s:s}}}}, s:{s:s, s:{s:{s:{s:s}}}}}}", "schemas",
+        "ProblemDetails", problem, "ValidationProblemDetails", validation, "responses",
+        "NotFound", "description", "No such resource, or a route value failed its constraints.",
+        "content", "application/problem+json", "schema", "$ref",
+        "#/components/schemas/ProblemDetails", "ValidationProblem", "description",
+        "One or more parameters are missing or not valid.", "content",
+        "application/problem+json", "schema", "$ref",
+        "#/components/schemas/ValidationProblemDetails");
+}
+
+/* Sets key in schema, or when it is there already (two regexes), adds {key: value} to allOf:
+ * every one of them must hold. Steals value. */
+static void schema_add(json_t *schema, const char *key, json_t *value)
+{
+    if (json_object_get(schema, key) == NULL) {
+        json_object_set_new(schema, key, value);
+        return;
+    }
+    json_t *all = json_object_get(schema, "allOf");
+    if (all == NULL)
+        json_object_set_new(schema, "allOf", all = json_array());
+    json_t *one = json_object();
+    json_object_set_new(one, key, value);
+    json_array_append_new(all, one);
+}
+
+static void schema_type(json_t *schema, const char *type, const char *format)
+{
+    if (json_object_get(schema, "type") == NULL)
+        json_object_set_new(schema, "type", json_string(type));
+    if (format != NULL && json_object_get(schema, "format") == NULL)
+        json_object_set_new(schema, "format", json_string(format));
+}
+
+/* A default value in the schema's type: "5" is 5 for an integer. */
+static json_t *typed_value(const json_t *schema, const char *text)
+{
+    const char *type = json_string_value(json_object_get(schema, "type"));
+    canal_str_t s = {text, strlen(text)};
+    int64_t i;
+    double d;
+    int b;
+    if (type != NULL && strcmp(type, "integer") == 0 && canal_parse_int64(s, &i) == 0)
+        return json_integer(i);
+    if (type != NULL && strcmp(type, "number") == 0 && canal_parse_double(s, &d) == 0)
+        return json_real(d);
+    if (type != NULL && strcmp(type, "boolean") == 0 && canal_parse_bool(s, &b) == 0)
+        return json_boolean(b);
+    return json_string(text);
+}
+
+/* The JSON Schema of a route parameter, from its constraints. */
+static json_t *param_schema(const canal_route_t *route, size_t i, const canal_route_param_info_t *p)
+{
+    json_t *s = json_object();
+    for (size_t j = 0; j < p->nconstraints; j++) {
+        canal_constraint_info_t c;
+        canal_route_param_constraint(route, i, j, &c);
+        switch (c.kind) {
+        case CANAL_CONSTRAINT_INT:
+            schema_type(s, "integer", "int32");
+            break;
+        case CANAL_CONSTRAINT_LONG:
+            schema_type(s, "integer", "int64");
+            break;
+        case CANAL_CONSTRAINT_BOOL:
+            schema_type(s, "boolean", NULL);
+            break;
+        case CANAL_CONSTRAINT_DOUBLE:
+            schema_type(s, "number", "double");
+            break;
+        case CANAL_CONSTRAINT_GUID:
+            schema_type(s, "string", "uuid");
+            break;
+        case CANAL_CONSTRAINT_ALPHA:
+            schema_type(s, "string", NULL);
+            schema_add(s, "pattern", json_string("^[A-Za-z]+$"));
+            break;
+        case CANAL_CONSTRAINT_MIN:
+            schema_type(s, "integer", "int64");
+            schema_add(s, "minimum", json_integer(c.a));
+            break;
+        case CANAL_CONSTRAINT_MAX:
+            schema_type(s, "integer", "int64");
+            schema_add(s, "maximum", json_integer(c.a));
+            break;
+        case CANAL_CONSTRAINT_RANGE:
+            schema_type(s, "integer", "int64");
+            schema_add(s, "minimum", json_integer(c.a));
+            schema_add(s, "maximum", json_integer(c.b));
+            break;
+        case CANAL_CONSTRAINT_LENGTH:
+            schema_type(s, "string", NULL);
+            schema_add(s, "minLength", json_integer(c.a));
+            schema_add(s, "maxLength", json_integer(c.b));
+            break;
+        case CANAL_CONSTRAINT_MINLENGTH:
+            schema_type(s, "string", NULL);
+            schema_add(s, "minLength", json_integer(c.a));
+            break;
+        case CANAL_CONSTRAINT_MAXLENGTH:
+            schema_type(s, "string", NULL);
+            schema_add(s, "maxLength", json_integer(c.a));
+            break;
+        case CANAL_CONSTRAINT_REGEX:
+            schema_type(s, "string", NULL);
+            schema_add(s, "pattern", json_string(c.regex ? c.regex : ""));
+            break;
+        }
+    }
+    schema_type(s, "string", NULL);
+    /* A path segment is never empty, except a catch-all's, which may hold '/'. */
+    if (!p->catch_all && strcmp(json_string_value(json_object_get(s, "type")), "string") == 0 &&
+        json_object_get(s, "minLength") == NULL)
+        json_object_set_new(s, "minLength", json_integer(1));
+    if (p->def != NULL)
+        json_object_set_new(s, "default", typed_value(s, p->def));
+    return s;
+}
+
+static json_t *path_param(const canal_route_t *route, size_t i)
+{
+    canal_route_param_info_t p;
+    canal_route_param_info(route, i, &p);
+    json_t *o = json_pack("{s:s, s:s, s:b}", "name", p.name, "in", "path", "required", 1);
+    json_t *schema = param_schema(route, i, &p);
+    char desc[200];
+    if (p.catch_all) {
+        snprintf(desc, sizeof(desc),
+                 "Catch-all: the rest of the path, '/' included%s; may be left out.",
+                 p.catch_all == 2 ? "" : " (sent as %2F)");
+        json_object_set_new(o, "description", json_string(desc));
+        json_object_set_new(o, "allowReserved", json_true());
+        json_object_set_new(o, "x-canal-catch-all", json_true());
+    } else if (p.optional) {
+        json_object_set_new(o, "description", json_string("Optional: may be left out."));
+    } else if (p.def != NULL) {
+        snprintf(desc, sizeof(desc), "May be left out: it is then %.160s.", p.def);
+        json_object_set_new(o, "description", json_string(desc));
+    }
+    json_object_set_new(o, "schema", schema);
+    return o;
+}
+
+/* Writes the OpenAPI form of the route's first nsegs segments: "/home/employee/{id}". */
+static void format_path(const canal_route_t *route, size_t nsegs, char *buf, size_t size)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < nsegs && o < size; k++) {
+        canal_segment_info_t seg;
+        canal_route_segment(route, k, &seg);
+        if (seg.kind != CANAL_SEGMENT_LITERAL) {
+            int n = snprintf(buf + o, size - o, "/{%s}", seg.text);
+            o += n > 0 ? (size_t)n : 0;
+            continue;
+        }
+        /* A brace in a literal ("{{" in the template) would read as a path parameter: OpenAPI
+         * has no escape for it but percent-encoding, which the router decodes anyway. */
+        if (o + 1 < size)
+            buf[o++] = '/';
+        for (const char *c = seg.text; *c && o + 4 < size; c++) {
+            if (*c == '{' || *c == '}')
+                o += (size_t)snprintf(buf + o, size - o, "%%%02X", (unsigned char)*c);
+            else
+                buf[o++] = *c;
+        }
+        buf[o < size ? o : size - 1] = '\0';
+    }
+    if (nsegs == 0)
+        snprintf(buf, size, "/");
+}
+
+static const char *const openapi_methods[] = {"get",     "put",  "post",  "delete",
+                                              "options", "head", "patch", "trace"};
+
+/* The OpenAPI field for an HTTP method (lower case), or NULL if it has none. */
+static const char *method_field(const char *method, char *buf, size_t size)
+{
+    size_t n = strlen(method);
+    if (n + 1 > size)
+        return NULL;
+    for (size_t i = 0; i <= n; i++)
+        buf[i] = (char)((method[i] >= 'A' && method[i] <= 'Z') ? method[i] + 32 : method[i]);
+    if (strcmp(method, buf) == 0)
+        return NULL; /* methods are case-sensitive: "get" is not GET */
+    for (size_t i = 0; i < sizeof(openapi_methods) / sizeof(openapi_methods[0]); i++)
+        if (strcmp(buf, openapi_methods[i]) == 0)
+            return buf;
+    return NULL;
+}
+
+/* An operationId made unique in the document (ids holds those taken). */
+static void set_operation_id(json_t *op, json_t *ids, const char *method, const char *path)
+{
+    char id[300];
+    const char *given = json_string_value(json_object_get(op, "operationId"));
+    if (given != NULL) {
+        snprintf(id, sizeof(id), "%s", given);
+    } else {
+        size_t o = (size_t)snprintf(id, sizeof(id), "%s", method);
+        for (const char *p = path; *p && o + 2 < sizeof(id); p++) {
+            char c = *p;
+            int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+            if (alnum)
+                id[o++] = c;
+            else if (id[o - 1] != '_')
+                id[o++] = '_';
+        }
+        while (o > 1 && id[o - 1] == '_')
+            o--;
+        id[o] = '\0';
+    }
+    char unique[320];
+    snprintf(unique, sizeof(unique), "%s", id);
+    for (int n = 2; json_object_get(ids, unique) != NULL; n++)
+        snprintf(unique, sizeof(unique), "%s_%d", id, n);
+    json_object_set_new(ids, unique, json_true());
+    json_object_set_new(op, "operationId", json_string(unique));
+}
+
+static int is_docs_route(const canal_route_t *route);
+
+json_t *canal_openapi_build(canal_app_t *app, const canal_openapi_info_t *info, canal_openapi_fn fn,
+                            void *data)
+{
+    const canal_router_t *r = canal_app_router(app);
+    canal_openapi_info_t none = {0};
+    if (info == NULL)
+        info = &none;
+    json_t *doc = json_pack("{s:s, s:{s:s, s:s}}", "openapi", "3.1.0", "info", "title",
+                            info->title ? info->title : "canal app", "version",
+                            info->version ? info->version : "0.1.0");
+    json_t *paths = json_object(), *ids = json_object(), *components = problem_components();
+    if (doc == NULL || paths == NULL || ids == NULL || components == NULL)
+        goto fail;
+    if (info->description != NULL)
+        json_object_set_new(json_object_get(doc, "info"), "description",
+                            json_string(info->description));
+    if (info->server_url != NULL)
+        json_object_set_new(doc, "servers", json_pack("[{s:s}]", "url", info->server_url));
+
+    for (size_t i = 0; i < canal_router_route_count(r); i++) {
+        const canal_route_t *route = canal_router_route_at(r, i);
+        char mbuf[16];
+        const char *method = method_field(canal_route_method(route), mbuf, sizeof(mbuf));
+        if (method == NULL || is_docs_route(route))
+            continue;
+        size_t nsegs = canal_route_segment_count(route);
+        for (size_t k = nsegs + 1; k-- > canal_route_required_segments(route);) {
+            char path[2048];
+            format_path(route, k, path, sizeof(path));
+            json_t *item = json_object_get(paths, path);
+            if (item != NULL && json_object_get(item, method) != NULL)
+                continue; /* an earlier route describes this path and method */
+            json_t *op = json_object(), *params = json_array();
+            for (size_t s = 0; s < k; s++) {
+                canal_segment_info_t seg;
+                canal_route_segment(route, s, &seg);
+                if (seg.kind != CANAL_SEGMENT_LITERAL)
+                    json_array_append_new(params, path_param(route, seg.param));
+            }
+            if (json_array_size(params) > 0)
+                json_object_set_new(op, "parameters", params);
+            else
+                json_decref(params);
+            if (canal_route_name(route) != NULL)
+                json_object_set_new(op, "operationId", json_string(canal_route_name(route)));
+            json_object_set_new(op, "x-canal-template", json_string(canal_route_template(route)));
+            json_t *responses = json_pack("{s:{s:s}}", "default", "description",
+                                          "The handler's answer.");
+            if (canal_route_param_count(route) > 0)
+                json_object_set_new(responses, "404",
+                                    json_pack("{s:s}", "$ref", "#/components/responses/NotFound"));
+            json_object_set_new(op, "responses", responses);
+            int rc = fn ? fn(op, route, path, data) : 0;
+            if (rc < 0) {
+                json_decref(op);
+                goto fail;
+            }
+            if (rc == 1) {
+                json_decref(op);
+                continue;
+            }
+            set_operation_id(op, ids, method, path);
+            if (item == NULL)
+                json_object_set_new(paths, path, item = json_object());
+            json_object_set_new(item, method, op);
+        }
+    }
+    json_object_set_new(doc, "paths", paths);
+    json_object_set_new(doc, "components", components);
+    json_decref(ids);
+    return doc;
+fail:
+    json_decref(doc);
+    json_decref(paths);
+    json_decref(ids);
+    json_decref(components);
+    return NULL;
+}
+
+/* ---- serving bytes kept for the app's lifetime ---- */
+
+struct blob {
+    char *body;
+    size_t len;
+    const char *type;
+    const char *csp; /* Content-Security-Policy, or NULL */
+    int status;
+};
+
+static void blob_dispose(void *p)
+{
+    struct blob *b = p;
+    if (b != NULL)
+        free(b->body);
+    free(b);
+}
+
+static int serve_openapi(canal_req_t *req, void *data)
+{
+    const struct blob *b = data;
+    return canal_res_send_static(req, b->status, b->type, b->body, b->len);
+}
+
+static int serve_docs(canal_req_t *req, void *data)
+{
+    const struct blob *b = data;
+    if (b->csp != NULL)
+        canal_res_header(req, "content-security-policy", b->csp);
+    if (b->status == 200)
+        canal_res_header(req, "cache-control", "no-cache");
+    return canal_res_send_static(req, b->status, b->type, b->body, b->len);
+}
+
+static int is_docs_route(const canal_route_t *route)
+{
+    const struct canal_endpoint *ep = canal_route_data(route);
+    return ep != NULL && (ep->fn == serve_openapi || ep->fn == serve_docs);
+}
+
+/* Registers GET tmpl answering with b (which the route then owns). */
+static int add_blob(canal_app_t *app, const char *tmpl, canal_handler_fn fn, struct blob *b,
+                    canal_error_info_t *err)
+{
+    int rc = canal_app_route(app, "GET", tmpl, NULL, fn, b, blob_dispose, err);
+    if (rc != 0)
+        blob_dispose(b);
+    return rc;
+}
+
+int canal_app_openapi(canal_app_t *app, const char *path, json_t *doc, canal_error_info_t *err)
+{
+    char *text = doc ? json_dumps(doc, JSON_INDENT(2)) : NULL;
+    json_decref(doc);
+    struct blob *b = text ? calloc(1, sizeof(*b)) : NULL;
+    if (b == NULL) {
+        free(text);
+        if (err != NULL)
+            *err = (canal_error_info_t){CANAL_EINVAL, 0, "no OpenAPI document to serve"};
+        return CANAL_EINVAL;
+    }
+    *b = (struct blob){text, strlen(text), "application/json", NULL, 200};
+    return add_blob(app, path, serve_openapi, b, err);
+}
+
+/* ---- the docs page ---- */
+
+static char *read_file(const char *dir, const char *name, size_t *len, canal_error_info_t *err)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    if (f != NULL && fseek(f, 0, SEEK_END) == 0) {
+        long n = ftell(f);
+        if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) != NULL) {
+            if (fread(buf, 1, (size_t)n, f) == (size_t)n) {
+                *len = (size_t)n;
+            } else {
+                free(buf);
+                buf = NULL;
+            }
+        }
+    }
+    if (buf == NULL && err != NULL) {
+        err->code = CANAL_ENOTFOUND;
+        err->position = 0;
+        snprintf(err->message, sizeof(err->message), "Swagger UI: cannot read %.100s: %s", path,
+                 strerror(errno ? errno : EIO));
+    }
+    if (f != NULL)
+        fclose(f);
+    return buf;
+}
+
+/* URL characters only: they go into a JavaScript string and an HTML attribute unescaped. */
+static int url_ok(const char *s)
+{
+    if (s == NULL || *s == '\0')
+        return 0;
+    for (; *s; s++)
+        if (*s <= ' ' || *s >= 0x7f || strchr("\"'<>\\`", *s) != NULL)
+            return 0;
+    return 1;
+}
+
+static const char missing_page[] =
+    "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>API docs unavailable</title>"
+    "</head>\n<body>\n<h1>503: the API page's files are not installed</h1>\n"
+    "<p>This page renders the OpenAPI document with Swagger UI, from npm's "
+    "<code>swagger-ui-dist</code>, which was not found in <code>%s</code>.</p>\n"
+    "<p>To get it: <code>make npm</code> in canal's source tree (needs <code>npm</code>), or "
+    "<code>npm install swagger-ui-dist</code> and point the app at "
+    "<code>node_modules/swagger-ui-dist</code>.</p>\n"
+    "<p>The document itself is at <a href=\"%s\">%s</a>.</p>\n</body></html>\n";
+
+static const char page[] =
+    "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+    "<title>API documentation</title>\n"
+    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+    "<link rel=\"icon\" href=\"data:,\">\n"
+    "<link rel=\"stylesheet\" href=\"%s/swagger-ui.css\">\n"
+    "</head>\n<body>\n<div id=\"swagger-ui\"></div>\n"
+    "<script src=\"%s/swagger-ui-bundle.js\"></script>\n"
+    "<script src=\"%s/canal-docs.js\"></script>\n</body></html>\n";
+
+/* The page starts Swagger UI from a script file of its own, not an inline one, so the page's
+ * Content-Security-Policy can forbid inline scripts. */
+static const char init_js[] =
+    "window.addEventListener('load', function () {\n"
+    "  window.ui = SwaggerUIBundle({url: '%s', dom_id: '#swagger-ui', deepLinking: true});\n"
+    "});\n";
+
+static struct blob *blob_printf(int status, const char *type, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static struct blob *blob_printf(int status, const char *type, const char *fmt, ...)
+{
+    struct blob *b = calloc(1, sizeof(*b));
+    va_list ap;
+    va_start(ap, fmt);
+    int n = b ? vasprintf(&b->body, fmt, ap) : -1;
+    va_end(ap);
+    if (n < 0) {
+        free(b);
+        return NULL;
+    }
+    b->len = (size_t)n;
+    b->type = type;
+    b->status = status;
+    return b;
+}
+
+int canal_app_docs(canal_app_t *app, const char *path, const char *openapi_url,
+                   const char *assets_dir, canal_error_info_t *err)
+{
+    if (!url_ok(openapi_url) || !url_ok(path)) {
+        if (err != NULL)
+            *err = (canal_error_info_t){CANAL_EINVAL, 0, "the docs path and the document's URL "
+                                                         "must be plain URL characters"};
+        return CANAL_EINVAL;
+    }
+    /* The page links its files by absolute path, so "/docs/" works as "/docs" does. */
+    char base[512], tmpl[600];
+    snprintf(base, sizeof(base), "%s%s", path[0] == '/' ? "" : "/", path);
+    size_t bl = strlen(base);
+    while (bl > 1 && base[bl - 1] == '/')
+        base[--bl] = '\0';
+
+    static const struct {
+        const char *name, *type;
+    } assets[] = {{"swagger-ui-bundle.js", "text/javascript; charset=utf-8"},
+                  {"swagger-ui.css", "text/css; charset=utf-8"}};
+    struct blob *files[2] = {NULL, NULL};
+    canal_error_info_t missing = {0};
+    int found = 1;
+    for (size_t i = 0; i < 2; i++) {
+        files[i] = calloc(1, sizeof(*files[i]));
+        if (files[i] == NULL ||
+            (files[i]->body = read_file(assets_dir ? assets_dir : ".", assets[i].name,
+                                        &files[i]->len, &missing)) == NULL) {
+            found = 0;
+            break;
+        }
+        files[i]->type = assets[i].type;
+        files[i]->status = 200;
+    }
+    if (!found) {
+        blob_dispose(files[0]);
+        blob_dispose(files[1]);
+        struct blob *b = blob_printf(503, "text/html; charset=utf-8", missing_page,
+                                     assets_dir ? assets_dir : "(no directory given)", openapi_url,
+                                     openapi_url);
+        if (b == NULL)
+            return CANAL_ENOMEM;
+        b->csp = "default-src 'none'";
+        int rc = add_blob(app, base, serve_docs, b, err);
+        if (rc != 0)
+            return rc;
+        if (err != NULL)
+            *err = missing;
+        return CANAL_ENOTFOUND;
+    }
+    struct blob *html = blob_printf(200, "text/html; charset=utf-8", page, base, base, base);
+    struct blob *js = blob_printf(200, "text/javascript; charset=utf-8", init_js, openapi_url);
+    if (html == NULL || js == NULL) {
+        blob_dispose(html);
+        blob_dispose(js);
+        blob_dispose(files[0]);
+        blob_dispose(files[1]);
+        return CANAL_ENOMEM;
+    }
+    /* Swagger UI sets inline styles; scripts come from this app only. */
+    html->csp = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+                "script-src 'self'; object-src 'none'; base-uri 'none'";
+    int rc = add_blob(app, base, serve_docs, html, err);
+    snprintf(tmpl, sizeof(tmpl), "%s/canal-docs.js", base);
+    if (rc == 0)
+        rc = add_blob(app, tmpl, serve_docs, js, err);
+    else
+        blob_dispose(js);
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(tmpl, sizeof(tmpl), "%s/%s", base, assets[i].name);
+        if (rc == 0)
+            rc = add_blob(app, tmpl, serve_docs, files[i], err);
+        else
+            blob_dispose(files[i]);
+    }
+    return rc;
+}

@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the test client (canal/testing.h). The first part drives a real app through
+ * the public API: bodies, headers, HEAD, 204, JSON, keep-alive and Connection: close, bad
+ * arguments, raw bytes. The second part feeds the answer parser canned answers over a
+ * socketpair (testing.c is included for its statics), for the framings canal itself never
+ * sends: chunked bodies, 1xx interim answers, bodies up to the close, and broken answers.
+ */
+#include "test.h"
+#include <pthread.h>
+#include <sys/socket.h>
+#include <canal.h>
+#include <canal/testing.h>
+#include "server/testing.c"
+
+static int h_woo(canal_req_t *req, void *data)
+{
+    canal_res_header(req, "X-Woo", "yes");
+    return canal_res_json_new(req, 200, json_pack("{s:i, s:s}", "id", 1, "name", "Woo"));
+}
+
+/* Echoes the method, the body and the header X-In, as JSON. */
+static int h_echo(canal_req_t *req, void *data)
+{
+    canal_str_t m = canal_req_method(req), b = canal_req_body(req), x = canal_req_header(req, "x-in");
+    return canal_res_json_new(req, 200, json_pack("{s:s#, s:s#, s:s#}", "method", m.base, (int)m.len,
+                                                  "body", b.base ? b.base : "", (int)b.len, "x",
+                                                  x.base ? x.base : "", (int)x.len));
+}
+
+/* Adds one to the "n" member of a JSON body. */
+static int h_inc(canal_req_t *req, void *data)
+{
+    json_error_t e;
+    json_t *in = canal_req_json(req, &e);
+    if (in == NULL)
+        return canal_res_problem(req, 400, "%s", e.text);
+    return canal_res_json_new(req, 201, json_pack("{s:I}", "n", json_integer_value(json_object_get(in, "n")) + 1));
+}
+
+static int h_empty(canal_req_t *req, void *data)
+{
+    return canal_res_status(req, 204);
+}
+
+static int h_big(canal_req_t *req, void *data)
+{
+    size_t n = 3 * 1024 * 1024 + 7;
+    char *b = canal_req_alloc(req, n);
+    for (size_t i = 0; i < n; i++)
+        b[i] = (char)('a' + i % 26);
+    b[100] = '\0'; /* a NUL inside the body */
+    return canal_res_send_static(req, 200, "application/octet-stream", b, n);
+}
+
+static canal_app_t *new_app(void)
+{
+    canal_config_t cfg;
+    canal_config_init(&cfg);
+    cfg.threads = 2;
+    cfg.port = 1; /* never bound: the test listener replaces the configured one */
+    canal_app_t *app = canal_app_create(&cfg);
+    assert_non_null(app);
+    assert_int_equal(canal_app_get(app, "api/woo", h_woo, NULL), 0);
+    assert_int_equal(canal_app_get(app, "echo", h_echo, NULL), 0);
+    assert_int_equal(canal_app_post(app, "echo", h_echo, NULL), 0);
+    assert_int_equal(canal_app_put(app, "echo", h_echo, NULL), 0);
+    assert_int_equal(canal_app_post(app, "inc", h_inc, NULL), 0);
+    assert_int_equal(canal_app_get(app, "empty", h_empty, NULL), 0);
+    assert_int_equal(canal_app_get(app, "big", h_big, NULL), 0);
+    return app;
+}
+
+static void requests(void **state)
+{
+    canal_app_t *app = new_app();
+    canal_error_info_t err;
+    canal_test_t *t = canal_test_start(app, &err);
+    assert_non_null(t);
+    assert_true(canal_test_port(t) > 1);
+    assert_int_equal(canal_app_port(app, 0), canal_test_port(t));
+    assert_int_equal(canal_app_port(app, 1), 0); /* the configured port 1 was not bound */
+
+    canal_test_response_t *r = canal_test_get(t, "/api/woo");
+    assert_non_null(r);
+    assert_int_equal(r->status, 200);
+    assert_string_equal(r->reason, "OK");
+    assert_string_equal(r->body, "{\"id\":1,\"name\":\"Woo\"}");
+    assert_int_equal(r->body_len, strlen(r->body));
+    assert_string_equal(canal_test_header(r, "x-woo"), "yes");
+    assert_string_equal(canal_test_header(r, "CONTENT-TYPE"), "application/json");
+    assert_string_equal(canal_test_header(r, "Content-Length"), "21");
+    assert_null(canal_test_header(r, "x-none"));
+    assert_true(r->nheaders >= 4);
+    json_t *j = canal_test_response_json(r, NULL);
+    assert_non_null(j);
+    assert_int_equal(json_integer_value(json_object_get(j, "id")), 1);
+    json_decref(j);
+    canal_test_response_free(r);
+    assert_string_equal(canal_test_error(t), "");
+
+    /* headers and a body go out; the answer's body may not be JSON */
+    canal_kv_t h[] = {{"X-In", "in value"}, {"Accept", "*/*"}};
+    r = canal_test_request(t, "POST", "/echo", h, 2, "a\0b", 3);
+    assert_non_null(r);
+    assert_string_equal(r->body, "{\"method\":\"POST\",\"body\":\"a\\u0000b\",\"x\":\"in value\"}");
+    canal_test_response_free(r);
+    r = canal_test_request(t, "PUT", "/echo", NULL, 0, NULL, 0); /* Content-Length: 0 is added */
+    assert_int_equal(r->status, 200);
+    canal_test_response_free(r);
+
+    /* JSON both ways */
+    json_t *in = json_pack("{s:i}", "n", 41);
+    r = canal_test_json(t, "POST", "/inc", in);
+    json_decref(in);
+    assert_int_equal(r->status, 201);
+    assert_string_equal(r->body, "{\"n\":42}");
+    canal_test_response_free(r);
+    r = canal_test_request(t, "POST", "/inc", NULL, 0, "{", 1);
+    assert_int_equal(r->status, 400);
+    json_error_t jerr;
+    assert_null(canal_test_response_json(&(canal_test_response_t){.body = "{", .body_len = 1}, &jerr));
+    assert_true(strlen(jerr.text) > 0);
+    canal_test_response_free(r);
+
+    /* HEAD keeps Content-Length without a body; 204 has neither; 404 and 405 */
+    r = canal_test_request(t, "HEAD", "/api/woo", NULL, 0, NULL, 0);
+    assert_int_equal(r->status, 200);
+    assert_string_equal(canal_test_header(r, "content-length"), "21");
+    assert_int_equal(r->body_len, 0);
+    assert_string_equal(r->body, "");
+    canal_test_response_free(r);
+    r = canal_test_get(t, "/empty");
+    assert_int_equal(r->status, 204);
+    assert_int_equal(r->body_len, 0);
+    canal_test_response_free(r);
+    r = canal_test_get(t, "/nowhere");
+    assert_int_equal(r->status, 404);
+    canal_test_response_free(r);
+    r = canal_test_request(t, "DELETE", "/echo", NULL, 0, NULL, 0);
+    assert_int_equal(r->status, 405);
+    assert_non_null(strstr(canal_test_header(r, "allow"), "POST"));
+    canal_test_response_free(r);
+
+    /* a body of several MiB, NUL included, comes back whole */
+    r = canal_test_get(t, "/big");
+    assert_int_equal(r->body_len, 3 * 1024 * 1024 + 7);
+    assert_int_equal(r->body[100], '\0');
+    assert_int_equal(r->body[101], 'a' + 101 % 26);
+    assert_int_equal(r->body[r->body_len - 1], 'a' + (r->body_len - 1) % 26);
+    assert_int_equal(r->body[r->body_len], '\0');
+    canal_test_response_free(r);
+
+    /* all of that on one kept-alive connection */
+    assert_int_equal(canal_test_connection_count(t), 1);
+    /* Connection: close is honoured, and the next request opens a new connection */
+    r = canal_test_request(t, "GET", "/api/woo", (canal_kv_t[]){{"Connection", "close"}}, 1, NULL, 0);
+    assert_int_equal(r->status, 200);
+    canal_test_response_free(r);
+    r = canal_test_get(t, "/api/woo");
+    assert_int_equal(r->status, 200);
+    canal_test_response_free(r);
+    assert_int_equal(canal_test_connection_count(t), 2);
+
+    /* each of the 12 requests reached the app exactly once */
+    assert_int_equal(canal_app_worker_requests(app, 0) + canal_app_worker_requests(app, 1), 12);
+    assert_int_equal(canal_test_stop(t), 0);
+    canal_app_destroy(app);
+}
+
+static void bad_arguments(void **state)
+{
+    canal_error_info_t err;
+    assert_null(canal_test_start(NULL, &err));
+    assert_int_equal(err.code, CANAL_EINVAL);
+    assert_int_equal(canal_test_stop(NULL), 0);
+
+    canal_app_t *app = new_app();
+    canal_test_t *t = canal_test_start(app, NULL);
+    assert_non_null(t);
+    assert_null(canal_test_start(app, &err)); /* started already */
+    assert_int_equal(err.code, CANAL_ESTATE);
+
+    assert_null(canal_test_request(t, "G ET", "/", NULL, 0, NULL, 0));
+    assert_non_null(strstr(canal_test_error(t), "token"));
+    assert_null(canal_test_request(t, "", "/", NULL, 0, NULL, 0));
+    assert_null(canal_test_request(t, "GET", "/a b", NULL, 0, NULL, 0));
+    assert_non_null(strstr(canal_test_error(t), "target"));
+    assert_null(canal_test_request(t, "GET", "/a\r\nX: 1", NULL, 0, NULL, 0));
+    assert_null(canal_test_request(t, "GET", "", NULL, 0, NULL, 0));
+    assert_null(canal_test_request(t, "GET", "/", (canal_kv_t[]){{"X", "1\r\nY: 2"}}, 1, NULL, 0));
+    assert_non_null(strstr(canal_test_error(t), "CR or LF"));
+    assert_null(canal_test_request(t, "GET", "/", (canal_kv_t[]){{"X Y", "1"}}, 1, NULL, 0));
+    assert_null(canal_test_request(t, "GET", "/", (canal_kv_t[]){{NULL, "1"}}, 1, NULL, 0));
+    assert_null(canal_test_request(t, "GET", "/", NULL, 1, NULL, 0));
+    assert_null(canal_test_get(NULL, "/"));
+    /* none of it broke the client */
+    canal_test_response_t *r = canal_test_get(t, "/api/woo");
+    assert_int_equal(r->status, 200);
+    assert_string_equal(canal_test_error(t), "");
+    canal_test_response_free(r);
+    canal_test_response_free(NULL);
+    assert_null(canal_test_header(NULL, "x"));
+
+    /* raw bytes: a malformed request line gets h2o's 400; HEAD is read without a body */
+    static const char bad[] = "GET /api/woo HTTP/1.1\r\nHost t\r\n\r\n";
+    r = canal_test_raw(t, bad, sizeof(bad) - 1);
+    assert_non_null(r);
+    assert_int_equal(r->status, 400);
+    canal_test_response_free(r);
+    static const char head[] = "HEAD /api/woo HTTP/1.1\r\nHost: t\r\n\r\n";
+    r = canal_test_raw(t, head, sizeof(head) - 1);
+    assert_int_equal(r->status, 200);
+    assert_int_equal(r->body_len, 0);
+    canal_test_response_free(r);
+    /* a request cut short: the server waits, then gives up; the client times out first */
+    canal_test_set_timeout(t, 300);
+    static const char cut[] = "GET /api/woo HTTP/1.1\r\nHo";
+    assert_null(canal_test_raw(t, cut, sizeof(cut) - 1));
+    assert_non_null(strstr(canal_test_error(t), "timed out"));
+    canal_test_set_timeout(t, 0); /* back to the default */
+    assert_int_equal(t->timeout_ms, 30000);
+    assert_null(canal_test_raw(t, "", 0));
+    assert_non_null(strstr(canal_test_error(t), "no bytes"));
+    /* the kept-alive connection was left alone by the raw ones */
+    r = canal_test_get(t, "/api/woo");
+    assert_int_equal(r->status, 200);
+    canal_test_response_free(r);
+    assert_int_equal(canal_test_connection_count(t), 4);
+
+    assert_int_equal(canal_test_stop(t), 0);
+    canal_app_destroy(app);
+}
+
+/* ---- a controller-mode app: the same client ---- */
+
+static int c_get(canal_ctx_t *ctx)
+{
+    return canal_result_json_new(ctx, 200, json_pack("{s:i}", "id", canal_ctx_int32(ctx, 0)));
+}
+
+static const canal_action_def_t c_actions[] = {
+    {.name = "Get", .routes = {"{id}"}, .handler = c_get,
+     .params = {{.name = "id", .source = CANAL_FROM_ROUTE, .type = CANAL_TYPE_INT32, .min = "1"}}},
+    {.name = NULL},
+};
+
+static void controller_app(void **state)
+{
+    canal_app_t *app = canal_app_create(NULL);
+    canal_mvc_t *mvc = canal_mvc_create(app);
+    canal_controller_def_t c = {.name = "Items", .prefix = "api/[controller]", .actions = c_actions};
+    assert_int_equal(canal_mvc_add_controller(mvc, &c, NULL, NULL), 0);
+    canal_test_t *t = canal_test_start(app, NULL);
+    assert_non_null(t);
+
+    canal_test_response_t *r = canal_test_get(t, "/api/items/7");
+    assert_int_equal(r->status, 200);
+    assert_string_equal(r->body, "{\"id\":7}");
+    canal_test_response_free(r);
+    /* a value that fails validation: 400 problem details before the action runs */
+    r = canal_test_get(t, "/api/items/0");
+    assert_int_equal(r->status, 400);
+    assert_string_equal(canal_test_header(r, "content-type"), "application/problem+json");
+    json_t *problem = canal_test_response_json(r, NULL);
+    assert_non_null(json_object_get(json_object_get(problem, "errors"), "id"));
+    json_decref(problem);
+    canal_test_response_free(r);
+
+    assert_int_equal(canal_test_stop(t), 0);
+    canal_app_destroy(app); /* the app first, then its controller layer */
+    canal_mvc_destroy(mvc);
+}
+
+/* ---- a server that closes a kept-alive connection: the request is sent again ---- */
+
+struct closer {
+    int listener;
+    int requests; /* requests read, over both connections */
+};
+
+/* Reads one request head (the client sends no body here). */
+static int read_request(int fd)
+{
+    char buf[4096];
+    size_t len = 0;
+    while (len < sizeof(buf) - 1) {
+        ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
+        if (n <= 0)
+            return -1;
+        len += (size_t)n;
+        buf[len] = '\0';
+        if (strstr(buf, "\r\n\r\n") != NULL)
+            return 0;
+    }
+    return -1;
+}
+
+/* Connection 1: answers "a" with keep-alive, then closes without reading further, as a server
+ * does when a kept-alive connection has been idle too long. Connection 2: answers "b". */
+static void *closer_main(void *arg)
+{
+    struct closer *c = arg;
+    int fd = accept(c->listener, NULL, NULL);
+    if (fd >= 0 && read_request(fd) == 0) {
+        c->requests++;
+        static const char a[] = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\na";
+        if (write(fd, a, sizeof(a) - 1) < 0)
+            return NULL;
+    }
+    close(fd);
+    fd = accept(c->listener, NULL, NULL);
+    if (fd >= 0 && read_request(fd) == 0) {
+        c->requests++;
+        static const char b[] = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nConnection: close\r\n\r\nb";
+        if (write(fd, b, sizeof(b) - 1) < 0)
+            return NULL;
+    }
+    close(fd);
+    /* connection 3 closes at once, before any answer */
+    fd = accept(c->listener, NULL, NULL);
+    if (fd >= 0 && read_request(fd) == 0)
+        c->requests++;
+    close(fd);
+    return NULL;
+}
+
+static void stale_connection(void **state)
+{
+    struct closer c = {.listener = socket(AF_INET, SOCK_STREAM, 0)};
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t salen = sizeof(sa);
+    assert_int_equal(bind(c.listener, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(c.listener, 4), 0);
+    assert_int_equal(getsockname(c.listener, (struct sockaddr *)&sa, &salen), 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, closer_main, &c), 0);
+
+    canal_test_t t = {.port = ntohs(sa.sin_port), .fd = -1, .timeout_ms = 30000};
+    canal_test_response_t *r = canal_test_get(&t, "/1");
+    assert_non_null(r);
+    assert_string_equal(r->body, "a");
+    canal_test_response_free(r);
+    /* the server has closed connection 1 (or is about to): the request goes out again */
+    r = canal_test_get(&t, "/2");
+    if (r == NULL)
+        fail_msg("%s", canal_test_error(&t));
+    assert_string_equal(r->body, "b");
+    canal_test_response_free(r);
+    assert_int_equal(t.connections, 2);
+    /* a new connection closed without an answer is not retried: the request failed */
+    assert_null(canal_test_get(&t, "/3"));
+    assert_non_null(strstr(canal_test_error(&t), "without answering"));
+    assert_int_equal(t.connections, 3);
+
+    pthread_join(th, NULL);
+    assert_int_equal(c.requests, 3); /* request 2 reached the server once it could answer */
+    close(c.listener);
+    free(t.buf);
+}
+
+/* ---- the parser, on canned answers ---- */
+
+struct canned {
+    const char *name;
+    const char *bytes;
+    int head;         /* parse as the answer to HEAD */
+    int rc;           /* read_answer(): 0, -1 or 1 */
+    int status;
+    const char *body;
+    int close;
+    const char *error; /* part of the message when rc is -1 */
+};
+
+static const struct canned canned[] = {
+    {"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n"
+                "A;ext=1\r\n0123456789\r\n0\r\nX-Trailer: t\r\n\r\n", 0, 0, 200, "abc0123456789", 0, NULL},
+    {"interim 100 then 201", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok",
+     0, 0, 201, "ok", 0, NULL},
+    {"body to the close", "HTTP/1.1 200 OK\r\nX: y\r\n\r\nuntil the end", 0, 0, 200, "until the end", 1, NULL},
+    {"HTTP/1.0 closes", "HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\nz", 0, 0, 200, "z", 1, NULL},
+    {"keep-alive 1.0", "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n", 0, 0, 200, "", 0,
+     NULL},
+    {"Connection: close", "HTTP/1.1 500 Oops\r\nconnection: Close\r\ncontent-length: 0\r\n\r\n", 0, 0, 500, "", 1,
+     NULL},
+    {"HEAD ignores the length", "HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n", 1, 0, 200, "", 0, NULL},
+    {"no reason phrase", "HTTP/1.1 204\r\n\r\n", 0, 0, 204, "", 0, NULL},
+    {"nothing at all", "", 0, 1, 0, NULL, 0, NULL},
+    {"not HTTP", "SSH-2.0-OpenSSH\r\n\r\n", 0, -1, 0, NULL, 0, "status line"},
+    {"bad status", "HTTP/1.1 2000 OK\r\n\r\n", 0, -1, 0, NULL, 0, "status line"},
+    {"cut in the head", "HTTP/1.1 200 OK\r\nContent-Le", 0, -1, 0, NULL, 0, "closed"},
+    {"header without colon", "HTTP/1.1 200 OK\r\nbroken\r\n\r\n", 0, -1, 0, NULL, 0, "malformed header"},
+    {"bad length", "HTTP/1.1 200 OK\r\nContent-Length: 1x\r\n\r\n", 0, -1, 0, NULL, 0, "Content-Length"},
+    {"negative length", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", 0, -1, 0, NULL, 0, "Content-Length"},
+    {"short body", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", 0, -1, 0, NULL, 0, "3 of 10"},
+    {"bad chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 0, -1, 0, NULL, 0, "chunk size"},
+    {"huge chunk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\n", 0, -1, 0, NULL, 0,
+     "chunk size"},
+    {"chunk without CRLF", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nab\r\n", 0, -1, 0, NULL, 0,
+     "CRLF"},
+    {"cut chunk", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab", 0, -1, 0, NULL, 0, "chunk"},
+};
+
+static void parser(void **state)
+{
+    for (size_t i = 0; i < sizeof(canned) / sizeof(canned[0]); i++) {
+        const struct canned *c = &canned[i];
+        int sv[2];
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+        assert_int_equal(write(sv[1], c->bytes, strlen(c->bytes)), (ssize_t)strlen(c->bytes));
+        close(sv[1]); /* the end of the stream follows the canned bytes */
+        canal_test_t t = {.fd = sv[0], .timeout_ms = 10000};
+        struct parsed p;
+        int rc = read_answer(&t, sv[0], c->head, &p);
+        print_message("%s: rc %d, error \"%s\"\n", c->name, rc, t.error);
+        assert_int_equal(rc, c->rc);
+        if (rc == 0) {
+            canal_test_response_t *r = pack(&t, &p);
+            assert_int_equal(r->status, c->status);
+            assert_int_equal(r->body_len, strlen(c->body));
+            assert_memory_equal(r->body, c->body, r->body_len + 1);
+            assert_int_equal(p.close, c->close);
+            canal_test_response_free(r);
+        } else if (rc < 0) {
+            assert_non_null(strstr(t.error, c->error));
+        }
+        parsed_free(&p);
+        free(t.buf);
+        close(sv[0]);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(requests),
+        cmocka_unit_test(bad_arguments),
+        cmocka_unit_test(controller_app),
+        cmocka_unit_test(stale_connection),
+        cmocka_unit_test(parser),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
