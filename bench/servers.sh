@@ -15,7 +15,10 @@ server_cmd() { # name port threads
     case $name in
     canal-router | canal-controller)
         printf '%s\n' "$TOP/build/bin/canal-demo" --mode "${name#canal-}" --host 127.0.0.1 --port "$port" \
-            --threads "$threads" --access-log off --env production --request-id off ;; # the peers send no request ID
+            --threads "$threads" --access-log off --env production --request-id off \
+            --metrics off --compress off --cors off --static-dir off ;;
+        # the peers and the baseline have no request IDs, metrics, gzip, CORS or static folder:
+        # canal is measured without them too (docs/operations.md has what each costs)
     baseline)
         printf '%s\n' "$OUT/h2o-baseline" --host 127.0.0.1 --port "$port" --threads "$threads" \
             --data "$TOP/examples/demo/data/northwind.json" ;;
