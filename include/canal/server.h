@@ -97,8 +97,9 @@ CANAL_API void canal_config_init(canal_config_t *cfg);
 /**
  * Reads CANAL_HOST, CANAL_PORT, CANAL_THREADS, CANAL_ENV, CANAL_ACCESS_LOG,
  * CANAL_SHUTDOWN_DELAY, CANAL_REQUEST_ID (on|off), CANAL_TRUSTED_PROXIES and the limits
- * CANAL_HEADER_TIMEOUT, CANAL_BODY_TIMEOUT, CANAL_KEEPALIVE_TIMEOUT (milliseconds),
- * CANAL_MAX_CONNECTIONS and CANAL_MAX_JSON_DEPTH into cfg.
+ * CANAL_MAX_BODY, CANAL_MAX_TARGET, CANAL_MAX_HEADERS, CANAL_MAX_HEADER_BYTES,
+ * CANAL_MAX_QUERY_PARAMS, CANAL_HEADER_TIMEOUT, CANAL_BODY_TIMEOUT, CANAL_KEEPALIVE_TIMEOUT
+ * (milliseconds), CANAL_MAX_CONNECTIONS and CANAL_MAX_JSON_DEPTH into cfg.
  * The strings stay owned by the environment. Returns 0, or CANAL_EINVAL for a bad value
  * (err, if given, names it); cfg may then be partly updated.
  */
@@ -108,6 +109,7 @@ CANAL_API int canal_config_from_env(canal_config_t *cfg, canal_error_info_t *err
  * Reads canal's flags from a command line into cfg and removes them from argv, leaving the
  * program name and any other arguments (in order) for the app: --host H, --port N,
  * --threads N, --env development|production, --access-log PATH|-|off, --max-body BYTES,
+ * --max-target BYTES, --max-headers N, --max-header-bytes BYTES, --max-query-params N,
  * --shutdown-timeout MS, --shutdown-delay MS, --request-id on|off, --trusted-proxies LIST|off,
  * --header-timeout MS, --body-timeout MS, --keepalive-timeout MS, --max-connections N,
  * --max-json-depth N (also written --flag=value; the others are in canal_config_usage()).

@@ -84,6 +84,22 @@ static int set_option(canal_config_t *cfg, const char *name, const char *value,
         if (number(value, SIZE_MAX / 2, &n) != 0)
             return fail(err, "--max-body", value);
         cfg->max_body_size = (size_t)n;
+    } else if (strcmp(name, "max-target") == 0) {
+        if (number(value, 1u << 20, &n) != 0 || n < 16)
+            return fail(err, "--max-target (16 to 1048576)", value);
+        cfg->max_target_length = (size_t)n;
+    } else if (strcmp(name, "max-headers") == 0) {
+        if (number(value, 100, &n) != 0 || n == 0) /* libh2o's parser stops at 100 itself */
+            return fail(err, "--max-headers (1 to 100)", value);
+        cfg->max_header_count = (size_t)n;
+    } else if (strcmp(name, "max-header-bytes") == 0) {
+        if (number(value, 1u << 20, &n) != 0 || n < 64)
+            return fail(err, "--max-header-bytes (64 to 1048576)", value);
+        cfg->max_header_bytes = (size_t)n;
+    } else if (strcmp(name, "max-query-params") == 0) {
+        if (number(value, 1u << 16, &n) != 0 || n == 0)
+            return fail(err, "--max-query-params (1 to 65536)", value);
+        cfg->max_query_params = (size_t)n;
     } else if (strcmp(name, "shutdown-timeout") == 0) {
         if (number(value, 3600 * 1000, &n) != 0)
             return fail(err, "--shutdown-timeout", value);
@@ -180,7 +196,12 @@ int canal_config_from_env(canal_config_t *cfg, canal_error_info_t *err)
                 {"CANAL_BODY_TIMEOUT", "body-timeout"},
                 {"CANAL_KEEPALIVE_TIMEOUT", "keepalive-timeout"},
                 {"CANAL_MAX_CONNECTIONS", "max-connections"},
-                {"CANAL_MAX_JSON_DEPTH", "max-json-depth"}};
+                {"CANAL_MAX_JSON_DEPTH", "max-json-depth"},
+                {"CANAL_MAX_BODY", "max-body"},
+                {"CANAL_MAX_TARGET", "max-target"},
+                {"CANAL_MAX_HEADERS", "max-headers"},
+                {"CANAL_MAX_HEADER_BYTES", "max-header-bytes"},
+                {"CANAL_MAX_QUERY_PARAMS", "max-query-params"}};
     for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
         const char *v = getenv(vars[i].var);
         if (v != NULL && set_option(cfg, vars[i].option, v, err) != 0) {
@@ -237,6 +258,10 @@ const char *canal_config_usage(void)
            "  --access-log PATH|-|off  Combined Log Format to a file, stdout or nowhere\n"
            "                           (env CANAL_ACCESS_LOG)\n"
            "  --max-body BYTES         largest request body (default 1048576; over it: 413)\n"
+           "  --max-target BYTES       longest request target (default 8192; over it: 414)\n"
+           "  --max-headers N          most header fields, 1-100 (default 64; over it: 431)\n"
+           "  --max-header-bytes BYTES most bytes of header fields (default 16384; over: 431)\n"
+           "  --max-query-params N     most query parameters (default 256; over it: 414)\n"
            "  --shutdown-timeout MS    graceful shutdown deadline (default 10000)\n"
            "  --tls-port N --cert FILE --key FILE   also serve TLS (HTTP/2, HTTP/1.1 by ALPN)\n"
            "  --request-timeout MS     deadline of a deferred answer; then 504 (default 30000)\n"
@@ -254,6 +279,8 @@ const char *canal_config_usage(void)
            "  --keepalive-timeout MS   idle connections closed after (default 60000)\n"
            "  --max-connections N      open connections per worker (default 10000)\n"
            "  --max-json-depth N       deepest JSON body parsed; 1-2048 (default 64)\n"
-           "  (each also from the environment: CANAL_HEADER_TIMEOUT, CANAL_BODY_TIMEOUT,\n"
-           "   CANAL_KEEPALIVE_TIMEOUT, CANAL_MAX_CONNECTIONS, CANAL_MAX_JSON_DEPTH)\n";
+           "  (the limits also from the environment: CANAL_MAX_BODY, CANAL_MAX_TARGET,\n"
+           "   CANAL_MAX_HEADERS, CANAL_MAX_HEADER_BYTES, CANAL_MAX_QUERY_PARAMS,\n"
+           "   CANAL_HEADER_TIMEOUT, CANAL_BODY_TIMEOUT, CANAL_KEEPALIVE_TIMEOUT,\n"
+           "   CANAL_MAX_CONNECTIONS, CANAL_MAX_JSON_DEPTH)\n";
 }

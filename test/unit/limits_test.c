@@ -443,6 +443,43 @@ static void limits_config(void **state)
     setenv("CANAL_MAX_CONNECTIONS", "many", 1);
     assert_int_equal(canal_config_from_env(&cfg, &err), CANAL_EINVAL);
     assert_non_null(strstr(err.message, "CANAL_MAX_CONNECTIONS"));
+    /* the request-size limits: flags, environment, refusals */
+    char *sizes[] = {"p", "--max-target", "4096", "--max-headers=32", "--max-header-bytes", "8192",
+                     "--max-query-params", "10", NULL};
+    argc = 8;
+    assert_int_equal(canal_config_from_args(&cfg, &argc, sizes, &err), 0);
+    assert_int_equal(argc, 1);
+    assert_int_equal(cfg.max_target_length, 4096);
+    assert_int_equal(cfg.max_header_count, 32);
+    assert_int_equal(cfg.max_header_bytes, 8192);
+    assert_int_equal(cfg.max_query_params, 10);
+    static const char *const bad_sizes[][2] = {
+        {"--max-target", "15"}, {"--max-headers", "101"}, {"--max-headers", "0"},
+        {"--max-header-bytes", "63"}, {"--max-query-params", "0"}, {"--max-target", "1k"},
+    };
+    for (size_t i = 0; i < sizeof(bad_sizes) / sizeof(bad_sizes[0]); i++) {
+        char *av[] = {"p", (char *)bad_sizes[i][0], (char *)bad_sizes[i][1], NULL};
+        int ac = 3;
+        assert_int_equal(canal_config_from_args(&cfg, &ac, av, &err), CANAL_EINVAL);
+        assert_non_null(strstr(err.message, bad_sizes[i][0]));
+    }
+    unsetenv("CANAL_MAX_CONNECTIONS"); /* "many" above */
+    setenv("CANAL_MAX_TARGET", "2048", 1);
+    setenv("CANAL_MAX_HEADERS", "20", 1);
+    setenv("CANAL_MAX_HEADER_BYTES", "4096", 1);
+    setenv("CANAL_MAX_QUERY_PARAMS", "5", 1);
+    setenv("CANAL_MAX_BODY", "1000", 1);
+    assert_int_equal(canal_config_from_env(&cfg, &err), 0);
+    assert_int_equal(cfg.max_target_length, 2048);
+    assert_int_equal(cfg.max_header_count, 20);
+    assert_int_equal(cfg.max_header_bytes, 4096);
+    assert_int_equal(cfg.max_query_params, 5);
+    assert_int_equal(cfg.max_body_size, 1000);
+    unsetenv("CANAL_MAX_TARGET");
+    unsetenv("CANAL_MAX_HEADERS");
+    unsetenv("CANAL_MAX_HEADER_BYTES");
+    unsetenv("CANAL_MAX_QUERY_PARAMS");
+    unsetenv("CANAL_MAX_BODY");
     unsetenv("CANAL_KEEPALIVE_TIMEOUT");
     unsetenv("CANAL_MAX_CONNECTIONS");
     unsetenv("CANAL_MAX_JSON_DEPTH");
