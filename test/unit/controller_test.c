@@ -15,30 +15,10 @@ static canal_mvc_t *mvc;
 static void start_app(void)
 {
     canal_config_t cfg;
-    canal_config_init(&cfg);
-    cfg.port = 0;
-    cfg.threads = 1;
+    app_config(&cfg, 1);
     cfg.env = CANAL_ENV_DEVELOPMENT;
     app = canal_app_create(&cfg);
     mvc = canal_mvc_create(app);
-}
-
-static void run_app(void)
-{
-    assert_int_equal(canal_app_start(app), 0);
-    client_port = canal_app_port(app, 0);
-}
-
-static void stop_app(void)
-{
-    if (canal_app_port(app, 0) != 0) {
-        canal_app_stop(app);
-        assert_int_equal(canal_app_wait(app), 0);
-    }
-    canal_app_destroy(app);
-    canal_mvc_destroy(mvc);
-    app = NULL;
-    mvc = NULL;
 }
 
 static int ok_text(canal_ctx_t *ctx)
@@ -102,7 +82,7 @@ static void registration_errors(void **state)
     for (int i = 0; i < CANAL_MAX_FILTERS; i++)
         assert_int_equal(canal_mvc_filter(mvc, &f), 0);
     assert_int_equal(canal_mvc_filter(mvc, &f), CANAL_ELIMIT);
-    stop_app();
+    app_finish(&app, &mvc);
 }
 
 static void tokens_and_conventional(void **state)
@@ -152,7 +132,7 @@ static void tokens_and_conventional(void **state)
     assert_int_equal(canal_mvc_link(mvc, "Nope", "Get", NULL, 0, url, sizeof(url)), CANAL_ENOTFOUND);
     canal_mvc_link(mvc, "Home", "Index", NULL, 0, url, sizeof(url));
     assert_string_equal(url, "/Home/Index");
-    run_app();
+    app_run(app);
 
     static const struct {
         const char *path;
@@ -175,7 +155,7 @@ static void tokens_and_conventional(void **state)
     request("PUT /api/items/%5Bx%5D HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", &r);
     assert_int_equal(r.status, 200);
     assert_string_equal(r.body, "Make");
-    stop_app();
+    app_finish(&app, &mvc);
 }
 
 /* ---- binding ---- */
@@ -248,7 +228,7 @@ static void binding(void **state)
     start_app();
     canal_controller_def_t c = {.name = "Bind", .actions = bind_actions};
     assert_int_equal(canal_mvc_add_controller(mvc, &c, NULL, &err), 0);
-    run_app();
+    app_run(app);
     static const struct {
         const char *path;
         int status;
@@ -328,7 +308,7 @@ static void binding(void **state)
         if (!good)
             fail_msg("body %zu: %d %s", i, r.status, r.body);
     }
-    stop_app();
+    app_finish(&app, &mvc);
 }
 
 /* ---- filters and results ---- */
@@ -418,7 +398,7 @@ static void filters_and_results(void **state)
     };
     canal_controller_def_t c = {.name = "F", .filters = {{trace_before, trace_after, "ctrl"}}, .actions = actions};
     assert_int_equal(canal_mvc_add_controller(mvc, &c, NULL, &err), 0);
-    run_app();
+    app_run(app);
 
     trace_reset();
     request("GET /act HTTP/1.1\r\nHost: t\r\nX-User: me\r\nConnection: close\r\n\r\n", &r);
@@ -463,7 +443,7 @@ static void filters_and_results(void **state)
     assert_non_null(strstr(r.body, "it &lt;broke&gt;"));
     assert_non_null(strstr(r.body, "<th>controller</th><td>F</td>"));
     assert_non_null(strstr(r.body, "<th>action</th><td>Res</td>"));
-    stop_app();
+    app_finish(&app, &mvc);
 }
 
 int main(void)

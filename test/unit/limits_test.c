@@ -11,18 +11,13 @@
  * hanging it.
  */
 #include "test.h"
-#include <arpa/inet.h>
-#include <errno.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 #include <canal.h>
+#include "client.h"
 
 static canal_app_t *app;
 static canal_mvc_t *mvc;
-static uint16_t port;
 
 static int h_n(canal_req_t *req, void *data)
 {
@@ -55,10 +50,7 @@ static const canal_action_def_t body_actions[] = {
 static void start(unsigned header_ms, unsigned body_ms, unsigned keepalive_ms, size_t max_conns)
 {
     canal_config_t cfg;
-    canal_config_init(&cfg);
-    cfg.port = 0;
-    cfg.threads = 1;
-    cfg.no_signals = 1;
+    app_config(&cfg, 1);
     cfg.header_timeout_ms = header_ms;
     cfg.body_timeout_ms = body_ms;
     cfg.keepalive_timeout_ms = keepalive_ms;
@@ -71,47 +63,7 @@ static void start(unsigned header_ms, unsigned body_ms, unsigned keepalive_ms, s
     mvc = canal_mvc_create(app);
     canal_controller_def_t c = {.name = "Body", .actions = body_actions};
     assert_int_equal(canal_mvc_add_controller(mvc, &c, NULL, NULL), 0);
-    assert_int_equal(canal_app_start(app), 0);
-    port = canal_app_port(app, 0);
-}
-
-static void stop(void)
-{
-    canal_app_stop(app);
-    assert_int_equal(canal_app_wait(app), 0);
-    canal_app_destroy(app);
-    canal_mvc_destroy(mvc);
-    app = NULL;
-    mvc = NULL;
-}
-
-static int dial(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
-    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-    struct timeval tv = {10, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    return fd;
-}
-
-static void send_str(int fd, const char *s)
-{
-    assert_int_equal(send(fd, s, strlen(s), MSG_NOSIGNAL), (ssize_t)strlen(s));
-}
-
-/* Reads until the server closes (or 10 s pass: then fails). Returns the length. */
-static size_t read_all(int fd, char *buf, size_t size)
-{
-    size_t len = 0;
-    ssize_t n;
-    while (len < size - 1 && (n = read(fd, buf + len, size - 1 - len)) > 0)
-        len += (size_t)n;
-    if (len < size - 1 && n < 0)
-        fail_msg("read: %s (the server neither answered nor closed)", strerror(errno));
-    buf[len] = '\0';
-    return len;
+    app_run(app);
 }
 
 /* Reads one response framed by Content-Length; copies its body into body. Returns the status.
@@ -176,7 +128,7 @@ static void header_timeout(void **state)
     assert_int_equal(read_response(fd, buf, sizeof(buf)), 200);
     assert_string_equal(buf, "7");
     close(fd);
-    stop();
+    app_finish(&app, &mvc);
 }
 
 static void body_timeout(void **state)
@@ -197,7 +149,7 @@ static void body_timeout(void **state)
     assert_int_equal(read_response(fd, buf, sizeof(buf)), 200);
     assert_string_equal(buf, "[1,2,3]");
     close(fd);
-    stop();
+    app_finish(&app, &mvc);
 }
 
 static void keepalive_timeout(void **state)
@@ -217,7 +169,7 @@ static void keepalive_timeout(void **state)
     fd = dial();
     assert_int_equal(read_all(fd, buf, sizeof(buf)), 0);
     close(fd);
-    stop();
+    app_finish(&app, &mvc);
 }
 
 /* ---- the connection cap ---- */
@@ -248,7 +200,7 @@ static void max_connections(void **state)
     close(extra);
     for (int i = 1; i < 4; i++)
         close(fds[i]);
-    stop();
+    app_finish(&app, &mvc);
 }
 
 /* ---- JSON depth ---- */
@@ -306,7 +258,7 @@ static void json_depth(void **state)
     assert_int_equal(post_json("/ctl/echo", nested(8, json), body, sizeof(body)), 200);
     assert_int_equal(post_json("/ctl/echo", nested(12, json), body, sizeof(body)), 400);
     assert_non_null(strstr(body, "too deep"));
-    stop();
+    app_finish(&app, &mvc);
 }
 
 /* ---- route parameters past the router's fixed slots ---- */
@@ -358,7 +310,7 @@ static void pipelining(void **state)
     assert_int_equal(read_response(fd, body, sizeof(body)), 200);
     assert_string_equal(body, "x");
     close(fd);
-    stop();
+    app_finish(&app, &mvc);
 }
 
 static void http10(void **state)
@@ -394,7 +346,7 @@ static void http10(void **state)
     read_all(fd, buf, sizeof(buf));
     close(fd);
     assert_non_null(strstr(buf, "\r\n\r\nc"));
-    stop();
+    app_finish(&app, &mvc);
 }
 
 /* ---- configuration ---- */
@@ -411,9 +363,7 @@ static void limits_config(void **state)
     assert_int_equal(cfg.max_json_depth, 64);
     char *argv[] = {"p", "--header-timeout", "1500", "--body-timeout=2500", "--keepalive-timeout",
                     "3500", "--max-connections", "7", "--max-json-depth", "9", NULL};
-    int argc = 10;
-    assert_int_equal(canal_config_from_args(&cfg, &argc, argv, &err), 0);
-    assert_int_equal(argc, 1);
+    took_args(&cfg, argv);
     assert_int_equal(cfg.header_timeout_ms, 1500);
     assert_int_equal(cfg.body_timeout_ms, 2500);
     assert_int_equal(cfg.keepalive_timeout_ms, 3500);
@@ -423,17 +373,12 @@ static void limits_config(void **state)
         {"--header-timeout", "0"}, {"--body-timeout", "x"}, {"--keepalive-timeout", "-1"},
         {"--max-connections", "0"}, {"--max-json-depth", "2049"}, {"--max-json-depth", "0"},
     };
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        char *av[] = {"p", (char *)bad[i][0], (char *)bad[i][1], NULL};
-        int ac = 3;
-        assert_int_equal(canal_config_from_args(&cfg, &ac, av, &err), CANAL_EINVAL);
-        assert_non_null(strstr(err.message, bad[i][0]));
-    }
-    setenv("CANAL_KEEPALIVE_TIMEOUT", "4500", 1);
-    setenv("CANAL_MAX_CONNECTIONS", "11", 1);
-    setenv("CANAL_MAX_JSON_DEPTH", "12", 1);
-    setenv("CANAL_HEADER_TIMEOUT", "13", 1);
-    setenv("CANAL_BODY_TIMEOUT", "14", 1);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_non_null(strstr(refused_arg(&cfg, bad[i][0], bad[i][1]), bad[i][0]));
+    static const char *const env[] = {"CANAL_KEEPALIVE_TIMEOUT", "4500", "CANAL_MAX_CONNECTIONS", "11",
+                                      "CANAL_MAX_JSON_DEPTH", "12", "CANAL_HEADER_TIMEOUT", "13",
+                                      "CANAL_BODY_TIMEOUT", "14", NULL};
+    set_env(env);
     assert_int_equal(canal_config_from_env(&cfg, &err), 0);
     assert_int_equal(cfg.keepalive_timeout_ms, 4500);
     assert_int_equal(cfg.max_connections, 11);
@@ -446,9 +391,7 @@ static void limits_config(void **state)
     /* the request-size limits: flags, environment, refusals */
     char *sizes[] = {"p", "--max-target", "4096", "--max-headers=32", "--max-header-bytes", "8192",
                      "--max-query-params", "10", NULL};
-    argc = 8;
-    assert_int_equal(canal_config_from_args(&cfg, &argc, sizes, &err), 0);
-    assert_int_equal(argc, 1);
+    took_args(&cfg, sizes);
     assert_int_equal(cfg.max_target_length, 4096);
     assert_int_equal(cfg.max_header_count, 32);
     assert_int_equal(cfg.max_header_bytes, 8192);
@@ -457,34 +400,21 @@ static void limits_config(void **state)
         {"--max-target", "15"}, {"--max-headers", "101"}, {"--max-headers", "0"},
         {"--max-header-bytes", "63"}, {"--max-query-params", "0"}, {"--max-target", "1k"},
     };
-    for (size_t i = 0; i < sizeof(bad_sizes) / sizeof(bad_sizes[0]); i++) {
-        char *av[] = {"p", (char *)bad_sizes[i][0], (char *)bad_sizes[i][1], NULL};
-        int ac = 3;
-        assert_int_equal(canal_config_from_args(&cfg, &ac, av, &err), CANAL_EINVAL);
-        assert_non_null(strstr(err.message, bad_sizes[i][0]));
-    }
+    for (size_t i = 0; i < sizeof(bad_sizes) / sizeof(bad_sizes[0]); i++)
+        assert_non_null(strstr(refused_arg(&cfg, bad_sizes[i][0], bad_sizes[i][1]), bad_sizes[i][0]));
     unsetenv("CANAL_MAX_CONNECTIONS"); /* "many" above */
-    setenv("CANAL_MAX_TARGET", "2048", 1);
-    setenv("CANAL_MAX_HEADERS", "20", 1);
-    setenv("CANAL_MAX_HEADER_BYTES", "4096", 1);
-    setenv("CANAL_MAX_QUERY_PARAMS", "5", 1);
-    setenv("CANAL_MAX_BODY", "1000", 1);
+    static const char *const size_env[] = {"CANAL_MAX_TARGET", "2048", "CANAL_MAX_HEADERS", "20",
+                                           "CANAL_MAX_HEADER_BYTES", "4096", "CANAL_MAX_QUERY_PARAMS", "5",
+                                           "CANAL_MAX_BODY", "1000", NULL};
+    set_env(size_env);
     assert_int_equal(canal_config_from_env(&cfg, &err), 0);
     assert_int_equal(cfg.max_target_length, 2048);
     assert_int_equal(cfg.max_header_count, 20);
     assert_int_equal(cfg.max_header_bytes, 4096);
     assert_int_equal(cfg.max_query_params, 5);
     assert_int_equal(cfg.max_body_size, 1000);
-    unsetenv("CANAL_MAX_TARGET");
-    unsetenv("CANAL_MAX_HEADERS");
-    unsetenv("CANAL_MAX_HEADER_BYTES");
-    unsetenv("CANAL_MAX_QUERY_PARAMS");
-    unsetenv("CANAL_MAX_BODY");
-    unsetenv("CANAL_KEEPALIVE_TIMEOUT");
-    unsetenv("CANAL_MAX_CONNECTIONS");
-    unsetenv("CANAL_MAX_JSON_DEPTH");
-    unsetenv("CANAL_HEADER_TIMEOUT");
-    unsetenv("CANAL_BODY_TIMEOUT");
+    unset_env(size_env);
+    unset_env(env);
     /* a configuration of zeros (not from canal_config_init) gets the defaults */
     canal_config_t zero = {.host = "127.0.0.1"};
     canal_app_t *a = canal_app_create(&zero);

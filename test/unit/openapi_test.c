@@ -94,9 +94,7 @@ static void introspection(void **state)
 static canal_app_t *new_app(void)
 {
     canal_config_t cfg;
-    canal_config_init(&cfg);
-    cfg.port = 0;
-    cfg.threads = 1;
+    app_config(&cfg, 1);
     return canal_app_create(&cfg);
 }
 
@@ -223,8 +221,7 @@ static void from_routes(void **state)
     assert_int_equal(canal_app_docs(app, "/d3", "/x<y>", "/nonexistent", &err), CANAL_EINVAL);
 
     /* served: the document, and /docs's 503 page naming the way out */
-    assert_int_equal(canal_app_start(app), 0);
-    client_port = canal_app_port(app, 0);
+    app_run(app);
     struct reply res; /* HEAD: the document is larger than the test client's buffer */
     request("HEAD /openapi.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", &res);
     assert_int_equal(res.status, 200);

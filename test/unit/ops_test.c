@@ -48,35 +48,10 @@ static int h_fail(canal_req_t *req, void *data)
 static canal_app_t *new_app(unsigned threads)
 {
     canal_config_t cfg;
-    canal_config_init(&cfg);
-    cfg.port = 0;
-    cfg.threads = threads;
-    cfg.no_signals = 1;
+    app_config(&cfg, threads);
     canal_app_t *app = canal_app_create(&cfg);
     assert_non_null(app);
     return app;
-}
-
-static void start(canal_app_t *app)
-{
-    assert_int_equal(canal_app_start(app), 0);
-    client_port = canal_app_port(app, 0);
-}
-
-/* A header's value in a reply head ("" if absent), lower-case name. */
-static const char *header(const struct reply *r, const char *name)
-{
-    static char value[512];
-    char needle[128];
-    snprintf(needle, sizeof(needle), "\r\n%s: ", name);
-    const char *at = strcasestr(r->head, needle);
-    value[0] = '\0';
-    if (at != NULL) {
-        at += strlen(needle);
-        size_t n = strcspn(at, "\r");
-        snprintf(value, sizeof(value), "%.*s", (int)n, at);
-    }
-    return value;
 }
 
 static void api_errors(void **state)
@@ -114,7 +89,7 @@ static void api_errors(void **state)
     assert_int_equal(canal_app_metrics(app, "metrics", &err), 0);
     assert_int_equal(canal_app_metrics(app, "metrics2", &err), CANAL_EEXIST);
 
-    start(app);
+    app_run(app);
     assert_int_equal(canal_app_static(app, "/t", "/tmp", 0, &err), CANAL_ESTATE);
     assert_int_equal(canal_app_compress(app, NULL), CANAL_ESTATE);
     assert_int_equal(canal_app_compress_route(app, "GET", "a", 1), CANAL_ESTATE);
@@ -151,7 +126,7 @@ static void static_root(void **state)
     assert_int_equal(canal_app_get(app, "{*rest}", h_small, NULL), 0); /* canal answers the rest */
     snprintf(path, sizeof(path), "%s/pub", root);
     assert_int_equal(canal_app_static(app, "/pub", path, 0, NULL), 0);
-    start(app);
+    app_run(app);
 
     struct reply r;
     get("/pub/a.txt", &r);
@@ -196,18 +171,11 @@ static double sample(const char *text, const char *series)
 static void get_big(const char *path, char *out, size_t size)
 {
     char raw[256];
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(client_port)};
-    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    int fd = dial();
     snprintf(raw, sizeof(raw), "GET %s HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", path);
-    assert_int_equal(write(fd, raw, strlen(raw)), (ssize_t)strlen(raw));
-    size_t len = 0;
-    ssize_t n;
-    while (len < size - 1 && (n = read(fd, out + len, size - 1 - len)) > 0)
-        len += (size_t)n;
+    send_str(fd, raw);
+    size_t len = read_all(fd, out, size);
     close(fd);
-    out[len] = '\0';
     assert_true(len < size - 1);
     assert_non_null(strstr(out, "\r\n\r\n"));
 }
@@ -215,12 +183,11 @@ static void get_big(const char *path, char *out, size_t size)
 static void metrics_counts(void **state)
 {
     canal_app_t *app = new_app(2);
-    assert_int_equal(canal_app_get(app, "a", h_small, NULL), 0);
-    assert_int_equal(canal_app_route(app, "POST", "items/{id:int}", NULL, h_item, NULL, NULL, NULL), 0);
-    assert_int_equal(canal_app_get(app, "re/{x:regex(^a\\.b$)}", h_small, NULL), 0);
-    assert_int_equal(canal_app_get(app, "fail", h_fail, NULL), 0);
+    add_routes(app, (const struct test_route[]){{"GET", "a", h_small}, {"POST", "items/{id:int}", h_item},
+                                                {"GET", "re/{x:regex(^a\\.b$)}", h_small}, {"GET", "fail", h_fail},
+                                                {NULL}});
     assert_int_equal(canal_app_metrics(app, "/metrics", NULL), 0);
-    start(app);
+    app_run(app);
 
     struct reply r;
     for (int i = 0; i < 7; i++)
@@ -268,18 +235,15 @@ static void metrics_counts(void **state)
 static void compression(void **state)
 {
     canal_app_t *app = new_app(1);
-    assert_int_equal(canal_app_get(app, "text", h_text, NULL), 0);
-    assert_int_equal(canal_app_get(app, "off", h_text, NULL), 0);
-    assert_int_equal(canal_app_get(app, "octets", h_octets, NULL), 0);
-    assert_int_equal(canal_app_get(app, "forced", h_octets, NULL), 0);
-    assert_int_equal(canal_app_get(app, "answer-off", h_no_compress, NULL), 0);
-    assert_int_equal(canal_app_get(app, "small", h_small, NULL), 0);
-    assert_int_equal(canal_app_get(app, "forced-small", h_small, NULL), 0);
+    add_routes(app, (const struct test_route[]){{"GET", "text", h_text}, {"GET", "off", h_text},
+                                                {"GET", "octets", h_octets}, {"GET", "forced", h_octets},
+                                                {"GET", "answer-off", h_no_compress}, {"GET", "small", h_small},
+                                                {"GET", "forced-small", h_small}, {NULL}});
     assert_int_equal(canal_app_compress(app, &(canal_compress_options_t){.min_size = 100, .gzip_level = 6}), 0);
     assert_int_equal(canal_app_compress_route(app, "GET", "forced-small", 1), 0);
     assert_int_equal(canal_app_compress_route(app, "GET", "off", 0), 0);
     assert_int_equal(canal_app_compress_route(app, "GET", "forced", 1), 0);
-    start(app);
+    app_run(app);
 
     static const struct {
         const char *path;
@@ -340,17 +304,15 @@ static void with_origin(const char *method, const char *path, const char *origin
 static void cors_router(void **state)
 {
     canal_app_t *app = new_app(1);
-    assert_int_equal(canal_app_get(app, "api/a", h_small, NULL), 0);
-    assert_int_equal(canal_app_route(app, "POST", "api/items/{id:int}", NULL, h_item, NULL, NULL, NULL), 0);
-    assert_int_equal(canal_app_get(app, "apix", h_small, NULL), 0);
-    assert_int_equal(canal_app_get(app, "open", h_small, NULL), 0);
-    assert_int_equal(canal_app_route(app, "OPTIONS", "api/opt", NULL, h_small, NULL, NULL, NULL), 0);
-    assert_int_equal(canal_app_get(app, "api/opt", h_small, NULL), 0);
+    add_routes(app, (const struct test_route[]){{"GET", "api/a", h_small}, {"POST", "api/items/{id:int}", h_item},
+                                                {"GET", "apix", h_small}, {"GET", "open", h_small},
+                                                {"OPTIONS", "api/opt", h_small}, {"GET", "api/opt", h_small},
+                                                {NULL}});
     assert_int_equal(canal_app_cors(app, "/api/", &strict), 0);
     assert_int_equal(canal_app_get(app, "api/late", h_small, NULL), 0); /* covered too */
     canal_router_t *rt = canal_app_router(app);
     assert_int_equal(canal_app_cors_route(app, canal_router_route_at(rt, 3), &(canal_cors_t){.origins = "*"}), 0);
-    start(app);
+    app_run(app);
 
     struct reply r;
     preflight("/api/items/5", "https://b.example", "POST", "content-type, x-token", &r);
@@ -425,7 +387,7 @@ static void cors_controller(void **state)
     assert_int_equal(canal_mvc_add_controller(mvc, &without, NULL, &err), 0);
     canal_filter_t f = canal_cors_filter(&strict);
     assert_int_equal(canal_controller_filter(c, &f), 0);
-    start(app);
+    app_run(app);
 
     struct reply r;
     preflight("/with/hello", "https://a.example", "POST", "Content-Type", &r);

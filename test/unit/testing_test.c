@@ -12,6 +12,7 @@
 #include <canal.h>
 #include <canal/testing.h>
 #include "server/testing.c"
+#include "client.h"
 
 static int h_woo(canal_req_t *req, void *data)
 {
@@ -61,13 +62,10 @@ static canal_app_t *new_app(void)
     cfg.port = 1; /* never bound: the test listener replaces the configured one */
     canal_app_t *app = canal_app_create(&cfg);
     assert_non_null(app);
-    assert_int_equal(canal_app_get(app, "api/woo", h_woo, NULL), 0);
-    assert_int_equal(canal_app_get(app, "echo", h_echo, NULL), 0);
-    assert_int_equal(canal_app_post(app, "echo", h_echo, NULL), 0);
-    assert_int_equal(canal_app_put(app, "echo", h_echo, NULL), 0);
-    assert_int_equal(canal_app_post(app, "inc", h_inc, NULL), 0);
-    assert_int_equal(canal_app_get(app, "empty", h_empty, NULL), 0);
-    assert_int_equal(canal_app_get(app, "big", h_big, NULL), 0);
+    add_routes(app, (const struct test_route[]){{"GET", "api/woo", h_woo}, {"GET", "echo", h_echo},
+                                                {"POST", "echo", h_echo}, {"PUT", "echo", h_echo},
+                                                {"POST", "inc", h_inc}, {"GET", "empty", h_empty},
+                                                {"GET", "big", h_big}, {NULL}});
     return app;
 }
 
