@@ -20,6 +20,21 @@ wrk_field() {
     echo "${errs:-0 0 0 0} ${non2xx:-0} ${reqs:-0}"
 }
 
+# reap CLIENT: waits for the server to exit (its status in rc), then for the client's PID
+reap() {
+    wait "$PID"
+    rc=$?
+    SERVER_PIDS=""
+    wait "$1"
+}
+
+# term_after SECONDS CLIENT: after SECONDS, SIGTERM to the server, then reap CLIENT
+term_after() {
+    sleep "$1"
+    kill -TERM "$PID"
+    reap "$2"
+}
+
 # 1. failing handlers under load: each way of failing, then the server still answers
 start faults "$TBIN/canal-testapp" --threads 2 || exit 0
 for path in fail failcode resfail noanswer; do
@@ -39,13 +54,7 @@ stop faults
 # 2. SIGTERM in the middle of a wrk run: nothing that was taken is lost
 start load "$TBIN/canal-testapp" --threads 2 --shutdown-timeout 5000 || exit 0
 wrk -t 2 -c 64 -d 4s "$URL/query?a=1" >"$TMP/wrk.load" 2>&1 &
-WRK=$!
-sleep 1.5
-kill -TERM "$PID"
-wait "$PID"
-rc=$?
-SERVER_PIDS=""
-wait "$WRK"
+term_after 1.5 $!
 set -- $(wrk_field "$TMP/wrk.load")
 served=$(sed -n 's/^served \([0-9]*\) requests$/\1/p' "$TMP/load.err")
 check "SIGTERM under load: exit 0" 0 "$rc"
@@ -62,13 +71,7 @@ echo "# SIGTERM after 1.5 s of wrk -c 64: served $served, wrk complete $6, read/
 # the same with a client that accounts for every request it writes
 start load2 "$TBIN/canal-testapp" --threads 2 --shutdown-timeout 5000 || exit 0
 "$TBIN/canal-loadclient" "$PORT" "/query?a=1" 32 5 >"$TMP/lc.out" 2>&1 &
-LC=$!
-sleep 1.5
-kill -TERM "$PID"
-wait "$PID"
-rc=$?
-SERVER_PIDS=""
-wait "$LC"
+term_after 1.5 $!
 served=$(sed -n 's/^served \([0-9]*\) requests$/\1/p' "$TMP/load2.err")
 set -- $(cat "$TMP/lc.out")
 check "SIGTERM under a counting client: exit 0" 0 "$rc"
@@ -81,13 +84,7 @@ echo "# counting client, 32 connections, SIGTERM at 1.5 s: $(cat "$TMP/lc.out");
 # 3. a deferred request in flight is answered during the drain
 start drain "$TBIN/canal-testapp" --threads 1 --shutdown-timeout 60000 || exit 0
 curl -s "$URL/hang?ms=400" >"$TMP/hang.ok" &
-CURL=$!
-sleep 0.2
-kill -TERM "$PID"
-wait "$PID"
-rc=$?
-SERVER_PIDS=""
-wait "$CURL"
+term_after 0.2 $!
 check "drain: the deferred answer arrives" "hung 400" "$(cat "$TMP/hang.ok")"
 check "drain: exit 0" 0 "$rc"
 
@@ -101,10 +98,7 @@ sleep 0.5
 kill -0 "$PID" 2>/dev/null
 check "second SIGTERM: still draining after the first" 0 "$?"
 kill -TERM "$PID"
-wait "$PID"
-rc=$?
-SERVER_PIDS=""
-wait "$CURL"
+reap "$CURL"
 check "second SIGTERM: exit 0" 0 "$rc"
 check_match "second SIGTERM: said so" 'stopped again: leaving without waiting' "$(cat "$TMP/twice.err")"
 check "second SIGTERM: the held request is answered 503" 503 "$(cat "$TMP/hang.twice.status")"
@@ -113,13 +107,7 @@ check_match "second SIGTERM: ... saying why" 'shutting down' "$(cat "$TMP/hang.t
 # 5. the deadline ends a drain held up by a request in flight
 start deadline "$TBIN/canal-testapp" --threads 1 --shutdown-timeout 300 || exit 0
 curl -s -o /dev/null -w '%{http_code}' "$URL/hang?ms=600000" >"$TMP/hang.deadline" &
-CURL=$!
-sleep 0.2
-kill -TERM "$PID"
-wait "$PID"
-rc=$?
-SERVER_PIDS=""
-wait "$CURL"
+term_after 0.2 $!
 check "deadline: exit 0" 0 "$rc"
 check_match "deadline: said so" 'shutdown deadline passed with 1 request\(s\) in flight' "$(cat "$TMP/deadline.err")"
 check "deadline: the held request is answered 503" 503 "$(cat "$TMP/hang.deadline")"
