@@ -25,6 +25,24 @@ check_match() {
     if printf '%s' "$3" | grep -Eq -- "$2"; then ok "$1"; else not_ok "$1: [$3] does not match /$2/"; fi
 }
 
+# await_port NAME SERVER_PID: waits (10 s at most, while the server runs) for the port it logs
+# in $TMP/NAME.err or .out ("listening on http://...:PORT"); sets PORT, or says "not ok" and
+# returns 1
+await_port() {
+    PORT=""
+    i=0
+    while [ $i -lt 200 ]; do
+        PORT=$(sed -n 's|.*listening on http://[^ ]*:\([0-9][0-9]*\).*|\1|p' "$TMP/$1.err" "$TMP/$1.out" 2>/dev/null | head -n 1)
+        [ -n "$PORT" ] && return 0
+        if ! kill -0 "$2" 2>/dev/null; then break; fi
+        sleep 0.05
+        i=$((i + 1))
+    done
+    not_ok "$1 started"
+    cat "$TMP/$1.err" >&2
+    return 1
+}
+
 # start NAME CMD ARGS...: runs a server on a free port; sets PID and PORT, logs in $TMP/NAME.*
 start() {
     name=$1
@@ -36,20 +54,7 @@ start() {
     "$@" --port 0 >"$TMP/$name.out" 2>"$TMP/$name.err" &
     PID=$!
     SERVER_PIDS="$SERVER_PIDS $PID"
-    PORT=""
-    i=0
-    while [ $i -lt 200 ]; do
-        PORT=$(sed -n 's|.*listening on http://[^ ]*:\([0-9][0-9]*\).*|\1|p' "$TMP/$name.err" "$TMP/$name.out" 2>/dev/null | head -n 1)
-        [ -n "$PORT" ] && break
-        if ! kill -0 "$PID" 2>/dev/null; then break; fi
-        sleep 0.05
-        i=$((i + 1))
-    done
-    if [ -z "$PORT" ]; then
-        not_ok "$name started"
-        cat "$TMP/$name.err" >&2
-        return 1
-    fi
+    await_port "$name" "$PID" || return 1
     URL="http://127.0.0.1:$PORT"
 }
 

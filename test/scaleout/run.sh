@@ -38,18 +38,8 @@ instance() {
         --shutdown-delay "$DELAY" >"$TMP/$1.out" 2>"$TMP/$1.err" &
     IPID=$!
     SERVER_PIDS="$SERVER_PIDS $IPID"
-    IPORT=""
-    i=0
-    while [ -z "$IPORT" ] && [ $i -lt 200 ]; do
-        sleep 0.05
-        IPORT=$(sed -n 's|.*listening on http://[^ ]*:\([0-9][0-9]*\).*|\1|p' "$TMP/$1.err" | head -n 1)
-        i=$((i + 1))
-    done
-    if [ -z "$IPORT" ]; then
-        echo "not ok - instance $1 started"
-        cat "$TMP/$1.err" >&2
-        exit 1
-    fi
+    await_port "$1" "$IPID" || exit 1
+    IPORT=$PORT
 }
 
 # a port nobody listens on (curl exit 7: connection refused)
