@@ -232,7 +232,7 @@ static canal_app_t *start_app(unsigned delay_ms, int request_id, const char *pro
 static void request_ids(void **state)
 {
     struct reply r;
-    char id1[200], id2[200], buf[400];
+    char id1[512], id2[512], buf[600];
     canal_app_t *a = start_app(0, 1, "127.0.0.1");
 
     get("/who", &r);
