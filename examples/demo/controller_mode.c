@@ -13,9 +13,15 @@ static int plaintext(canal_ctx_t *ctx)
     return canal_result_static(ctx, 200, DEMO_TEXT_TYPE, "Hello, World!", 13);
 }
 
+/* As in router mode, the small answers use the streaming JSON writer (no json_t). */
 static int json(canal_ctx_t *ctx)
 {
-    return canal_result_json_new(ctx, 200, json_pack("{s:s}", "message", "Hello, World!"));
+    canal_jw_t *w = canal_ctx_jw(ctx);
+    canal_jw_object_begin(w);
+    canal_jw_key(w, "message");
+    canal_jw_string(w, "Hello, World!");
+    canal_jw_object_end(w);
+    return canal_result_jw(ctx, 200, w);
 }
 
 enum { EMPLOYEE_ID };
@@ -40,7 +46,14 @@ static int orders(canal_ctx_t *ctx)
 
 static int woo(canal_ctx_t *ctx)
 {
-    return canal_result_json_new(ctx, 200, json_pack("{s:i, s:s}", "id", 1, "name", "Woo"));
+    canal_jw_t *w = canal_ctx_jw(ctx);
+    canal_jw_object_begin(w);
+    canal_jw_key(w, "id");
+    canal_jw_int(w, 1);
+    canal_jw_key(w, "name");
+    canal_jw_string(w, "Woo");
+    canal_jw_object_end(w);
+    return canal_result_jw(ctx, 200, w);
 }
 
 static const canal_action_def_t home_actions[] = {

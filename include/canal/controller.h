@@ -284,6 +284,18 @@ CANAL_API int canal_result_static(canal_ctx_t *ctx, int status, const char *cont
 CANAL_API int canal_result_json(canal_ctx_t *ctx, int status, const json_t *body);
 /** As canal_result_json(), stealing body (even on failure). */
 CANAL_API int canal_result_json_new(canal_ctx_t *ctx, int status, json_t *body);
+/**
+ * A streaming JSON writer in the request's memory (canal_res_jw(canal_ctx_req(ctx)); see
+ * canal_jw_t in canal/server.h). Never NULL; needs no freeing.
+ */
+CANAL_API canal_jw_t *canal_ctx_jw(canal_ctx_t *ctx);
+/**
+ * application/json with the bytes of the writer w (no copy: they are in request memory).
+ * If the writer failed, or its document is not complete, no result is set: the failure is
+ * recorded as by canal_ctx_fail() ("JSON writer: ...") and its error returned, which the
+ * action returns, so that the client gets a 500 (or the development error page).
+ */
+CANAL_API int canal_result_jw(canal_ctx_t *ctx, int status, canal_jw_t *w);
 /** A status with no body. */
 CANAL_API int canal_result_status(canal_ctx_t *ctx, int status);
 /** 404 problem details. */

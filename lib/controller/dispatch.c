@@ -16,6 +16,7 @@ struct canal_ctx {
     canal_req_t *req;
     const canal_action_t *action;
     int bound;
+    int fail_recorded; /* canal_ctx_fail() was called: its reason is the one to report */
     /* the result */
     int status;
     const char *ctype;
@@ -375,8 +376,12 @@ int canal__mvc_dispatch(canal_req_t *req, void *data)
                 return CANAL_PENDING; /* it answers later, with canal_res_*: no after-filters */
             if (hrc < 0)
                 return failed(ctx);
-            if (ctx->status == 0)
-                return canal_ctx_fail(ctx, "the action set no result"), failed(ctx);
+            if (ctx->status == 0) {
+                /* an action may ignore a failed result (canal_result_jw()) and return 0 */
+                if (!ctx->fail_recorded)
+                    canal_ctx_fail(ctx, "the action set no result");
+                return failed(ctx);
+            }
         }
     }
     while (ran-- > 0) {
@@ -473,6 +478,7 @@ int canal_ctx_fail(canal_ctx_t *ctx, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    ctx->fail_recorded = 1;
     return canal_req_fail(ctx->req, "%s", msg);
 }
 
@@ -505,6 +511,23 @@ int canal_result_json_new(canal_ctx_t *ctx, int status, json_t *body)
     int rc = set_json(ctx, status, "application/json", body);
     json_decref(body);
     return rc;
+}
+
+canal_jw_t *canal_ctx_jw(canal_ctx_t *ctx)
+{
+    return canal_res_jw(ctx->req);
+}
+
+int canal_result_jw(canal_ctx_t *ctx, int status, canal_jw_t *w)
+{
+    const char *body;
+    size_t len;
+    int rc = canal_jw_finish(w, &body, &len);
+    if (rc != 0) {
+        canal_ctx_fail(ctx, "JSON writer: %s", canal_jw_error_text(w));
+        return rc;
+    }
+    return canal_result_static(ctx, status, "application/json", body, len);
 }
 
 int canal_result_status(canal_ctx_t *ctx, int status)

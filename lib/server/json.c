@@ -9,39 +9,79 @@
  * copied in runs between the bytes that need escaping, integers are converted by hand, and
  * only reals go through snprintf ("%.17g", then jansson's own touch-ups). Invalid UTF-8 in a
  * string fails, as it does in jansson.
+ *
+ * The same code is also the streaming writer of the public API (canal_jw_t, the second half
+ * of this file): a handler writes values one by one, the writer adds the commas, colons and
+ * brackets and checks their order with a small stack of levels, and its first error sticks.
+ * Both start in request memory; a buffer that must grow moves to heap memory (realloc), freed
+ * with the pool, so that a failed allocation is an error and not h2o's abort.
  */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "server_internal.h"
 
-struct jw {
-    h2o_mem_pool_t *pool;
-    char *buf;
-    size_t len, cap;
-};
-
-/* Makes room for n more bytes, moving the buffer to a larger block of request memory. */
-static inline char *room(struct jw *w, size_t n)
+/* Records the writer's first error and returns it. */
+static int fail(struct canal_jw *w, int err, const char *why)
 {
-    if (w->len + n > w->cap) {
-        size_t cap = w->cap * 2;
-        while (cap < w->len + n)
-            cap *= 2;
-        char *grown = h2o_mem_alloc_pool(w->pool, cap);
-        memcpy(grown, w->buf, w->len);
-        w->buf = grown;
-        w->cap = cap;
+    if (w->err == 0) {
+        w->err = err;
+        w->why = why;
     }
-    return w->buf + w->len;
+    return w->err;
 }
 
-static inline void put(struct jw *w, const char *s, size_t n)
+static void free_heap(void *holder)
 {
-    memcpy(room(w, n), s, n);
-    w->len += n;
+    free(*(char **)holder);
 }
 
-static void put_int(struct jw *w, json_int_t v)
+/* Grows the buffer for n more bytes: 0, or the sticky error (CANAL_ENOMEM). */
+static int grow(struct canal_jw *w, size_t n)
+{
+    if (n > SIZE_MAX / 4 - w->len)
+        return fail(w, CANAL_ENOMEM, "the document is too large");
+    size_t cap = w->cap < 64 ? 64 : w->cap * 2;
+    while (cap < w->len + n)
+        cap *= 2;
+    char *grown;
+    if (w->heap == NULL) {
+        if ((grown = malloc(cap)) == NULL)
+            return fail(w, CANAL_ENOMEM, "out of memory");
+        memcpy(grown, w->buf, w->len);
+        /* the holder is tiny and allocated once; h2o aborts if even that fails */
+        w->heap = h2o_mem_alloc_shared(w->pool, sizeof(*w->heap), free_heap);
+    } else if ((grown = realloc(*w->heap, cap)) == NULL) {
+        return fail(w, CANAL_ENOMEM, "out of memory");
+    }
+    *w->heap = grown;
+    w->buf = grown;
+    w->cap = cap;
+    return 0;
+}
+
+/* Makes room for n more bytes: 0, or the sticky error (nothing may be written then). */
+static inline int room(struct canal_jw *w, size_t n)
+{
+    return n <= w->cap - w->len ? 0 : grow(w, n);
+}
+
+static inline void put(struct canal_jw *w, const char *s, size_t n)
+{
+    if (room(w, n) == 0) {
+        memcpy(w->buf + w->len, s, n);
+        w->len += n;
+    }
+}
+
+static inline void put1(struct canal_jw *w, char c)
+{
+    if (room(w, 1) == 0)
+        w->buf[w->len++] = c;
+}
+
+static void put_int(struct canal_jw *w, json_int_t v)
 {
     char tmp[24], *p = tmp + sizeof(tmp);
     unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
@@ -56,7 +96,7 @@ static void put_int(struct jw *w, json_int_t v)
 
 /* jansson's jsonp_dtostr(): "%.17g", a ".0" when it would read back as an integer, and the
  * exponent without '+' or leading zeros. */
-static void put_real(struct jw *w, double v)
+static void put_real(struct canal_jw *w, double v)
 {
     char buf[40];
     int n = snprintf(buf, sizeof(buf), "%.17g", v);
@@ -109,12 +149,15 @@ static size_t utf8_len(const unsigned char *s, size_t avail)
     return need + 1;
 }
 
-static int put_string(struct jw *w, const char *str, size_t len)
+static int put_string(struct canal_jw *w, const char *str, size_t len)
 {
     static const char hex[] = "0123456789ABCDEF";
     const unsigned char *s = (const unsigned char *)str;
     size_t i = 0, run = 0;
-    room(w, len + 2);
+    if (len > SIZE_MAX / 8)
+        fail(w, CANAL_ENOMEM, "the document is too large");
+    if (w->err != 0 || room(w, len + 2) != 0)
+        return 0; /* not a UTF-8 error: the memory error sticks */
     w->buf[w->len++] = '"';
     while (i < len) {
         unsigned char c = s[i];
@@ -154,7 +197,7 @@ static int put_string(struct jw *w, const char *str, size_t len)
     return 0;
 }
 
-static int put_value(struct jw *w, const json_t *j, int depth)
+static int put_value(struct canal_jw *w, const json_t *j, int depth)
 {
     if (depth > 2048) /* a bound on recursion: documents built in code can nest without end */
         return -1;
@@ -213,12 +256,247 @@ static int put_value(struct jw *w, const json_t *j, int depth)
     return -1;
 }
 
+
 char *canal__json_write(h2o_mem_pool_t *pool, const json_t *json, size_t hint, size_t *len)
 {
-    struct jw w = {pool, NULL, 0, hint < 64 ? 64 : hint};
-    w.buf = h2o_mem_alloc_pool(pool, w.cap);
-    if (json == NULL || put_value(&w, json, 0) != 0)
+    struct canal_jw w;
+    canal__jw_init(&w, pool, hint);
+    if (json == NULL || put_value(&w, json, 0) != 0 || w.err != 0)
         return NULL;
     *len = w.len;
     return w.buf;
+}
+
+/* ---- the streaming writer ---- */
+
+void canal__jw_init(struct canal_jw *w, h2o_mem_pool_t *pool, size_t hint)
+{
+    w->pool = pool;
+    w->cap = hint < 64 ? 64 : hint;
+    w->buf = h2o_mem_alloc_pool(pool, w->cap);
+    w->len = 0;
+    w->heap = NULL;
+    w->worker = NULL;
+    w->err = 0;
+    w->why = "";
+    w->depth = 0;
+    w->st[0] = 0; /* the other levels are set when opened */
+}
+
+canal_jw_t *canal_res_jw(canal_req_t *req)
+{
+    /* the writer and its first buffer in one piece of request memory */
+    size_t hint = req->worker->json_hint;
+    struct canal_jw *w = h2o_mem_alloc_pool(&req->h2o->pool, sizeof(*w) + hint);
+    w->pool = &req->h2o->pool;
+    w->buf = (char *)(w + 1);
+    w->cap = hint;
+    w->len = 0;
+    w->heap = NULL;
+    w->worker = req->worker;
+    w->err = 0;
+    w->why = "";
+    w->depth = 0;
+    w->st[0] = 0;
+    return w;
+}
+
+/* Before a value: checks that one may come here and writes the comma before it. */
+static int value_slot(struct canal_jw *w)
+{
+    uint8_t *s = &w->st[w->depth];
+    if (w->err != 0)
+        return w->err;
+    if (*s & JW_OBJ) {
+        if (!(*s & JW_KEY))
+            return fail(w, CANAL_ESTATE, "a value where an object key is expected");
+        *s &= (uint8_t)~JW_KEY;
+        return 0;
+    }
+    if (*s & JW_ITEMS) {
+        if (w->depth == 0)
+            return fail(w, CANAL_ESTATE, "a second value at the top level");
+        put1(w, ',');
+    }
+    *s |= JW_ITEMS;
+    return w->err;
+}
+
+static int begin(struct canal_jw *w, char c, uint8_t kind)
+{
+    if (w == NULL)
+        return CANAL_EINVAL;
+    if (value_slot(w) != 0)
+        return w->err;
+    if (w->depth == CANAL_JW_MAX_DEPTH)
+        return fail(w, CANAL_ELIMIT, "more than CANAL_JW_MAX_DEPTH objects and arrays open");
+    put1(w, c);
+    w->st[++w->depth] = kind;
+    return w->err;
+}
+
+static int end(struct canal_jw *w, char c, uint8_t kind)
+{
+    if (w == NULL)
+        return CANAL_EINVAL;
+    if (w->err != 0)
+        return w->err;
+    uint8_t s = w->st[w->depth];
+    if (w->depth == 0 || (s & JW_OBJ) != kind)
+        return fail(w, CANAL_ESTATE, kind ? "an object end without an open object" : "an array end without an open array");
+    if (s & JW_KEY)
+        return fail(w, CANAL_ESTATE, "an object end after a key, before its value");
+    put1(w, c);
+    w->depth--;
+    return w->err;
+}
+
+int canal_jw_object_begin(canal_jw_t *w)
+{
+    return begin(w, '{', JW_OBJ);
+}
+
+int canal_jw_object_end(canal_jw_t *w)
+{
+    return end(w, '}', JW_OBJ);
+}
+
+int canal_jw_array_begin(canal_jw_t *w)
+{
+    return begin(w, '[', 0);
+}
+
+int canal_jw_array_end(canal_jw_t *w)
+{
+    return end(w, ']', 0);
+}
+
+int canal_jw_keyn(canal_jw_t *w, const char *key, size_t len)
+{
+    if (w == NULL)
+        return CANAL_EINVAL;
+    if (w->err != 0)
+        return w->err;
+    uint8_t *s = &w->st[w->depth];
+    if (!(*s & JW_OBJ))
+        return fail(w, CANAL_ESTATE, "a key outside an object");
+    if (*s & JW_KEY)
+        return fail(w, CANAL_ESTATE, "a key where a value is expected");
+    if (key == NULL)
+        return fail(w, CANAL_EINVAL, "a NULL key");
+    if (*s & JW_ITEMS)
+        put1(w, ',');
+    *s |= JW_ITEMS | JW_KEY;
+    if (put_string(w, key, len) != 0)
+        return fail(w, CANAL_EINVAL, "a key that is not valid UTF-8");
+    put1(w, ':');
+    return w->err;
+}
+
+int canal_jw_key(canal_jw_t *w, const char *key)
+{
+    return canal_jw_keyn(w, key, key ? strlen(key) : 0);
+}
+
+int canal_jw_stringn(canal_jw_t *w, const char *str, size_t len)
+{
+    if (w == NULL)
+        return CANAL_EINVAL;
+    if (value_slot(w) != 0)
+        return w->err;
+    if (str == NULL)
+        return fail(w, CANAL_EINVAL, "a NULL string");
+    if (put_string(w, str, len) != 0)
+        return fail(w, CANAL_EINVAL, "a string that is not valid UTF-8");
+    return w->err;
+}
+
+int canal_jw_string(canal_jw_t *w, const char *str)
+{
+    return canal_jw_stringn(w, str, str ? strlen(str) : 0);
+}
+
+int canal_jw_int(canal_jw_t *w, int64_t v)
+{
+    if (w == NULL)
+        return CANAL_EINVAL;
+    if (value_slot(w) != 0)
+        return w->err;
+    put_int(w, (json_int_t)v);
+    return w->err;
+}
+
+int canal_jw_real(canal_jw_t *w, double v)
+{
+    if (w == NULL)
+        return CANAL_EINVAL;
+    if (value_slot(w) != 0)
+        return w->err;
+    if (!isfinite(v)) /* json_real() refuses them too: JSON has no such numbers */
+        return fail(w, CANAL_EINVAL, "a NaN or infinite real");
+    put_real(w, v);
+    return w->err;
+}
+
+int canal_jw_bool(canal_jw_t *w, int v)
+{
+    if (w == NULL)
+        return CANAL_EINVAL;
+    if (value_slot(w) != 0)
+        return w->err;
+    if (v)
+        put(w, "true", 4);
+    else
+        put(w, "false", 5);
+    return w->err;
+}
+
+int canal_jw_null(canal_jw_t *w)
+{
+    if (w == NULL)
+        return CANAL_EINVAL;
+    if (value_slot(w) != 0)
+        return w->err;
+    put(w, "null", 4);
+    return w->err;
+}
+
+int canal_jw_json(canal_jw_t *w, const json_t *v)
+{
+    if (w == NULL)
+        return CANAL_EINVAL;
+    if (value_slot(w) != 0)
+        return w->err;
+    if (v == NULL)
+        return fail(w, CANAL_EINVAL, "a NULL json_t");
+    if (put_value(w, v, (int)w->depth) != 0)
+        return fail(w, CANAL_EINVAL, "a json_t that cannot be written (invalid UTF-8, or nested too deep)");
+    return w->err;
+}
+
+int canal_jw_error(const canal_jw_t *w)
+{
+    return w == NULL ? CANAL_EINVAL : w->err;
+}
+
+const char *canal_jw_error_text(const canal_jw_t *w)
+{
+    return w == NULL ? "no writer" : w->why;
+}
+
+int canal_jw_finish(canal_jw_t *w, const char **body, size_t *len)
+{
+    if (w == NULL)
+        return CANAL_EINVAL;
+    if (w->err != 0)
+        return w->err;
+    if (w->depth != 0)
+        return fail(w, CANAL_ESTATE, "the document ends with an object or array still open");
+    if (!(w->st[0] & JW_ITEMS))
+        return fail(w, CANAL_ESTATE, "the document is empty");
+    if (w->worker != NULL) /* as canal_req_json_dump(): the next writer starts this big */
+        w->worker->json_hint = w->len + w->len / 8 < 512 ? 512 : w->len + w->len / 8;
+    *body = w->buf;
+    *len = w->len;
+    return 0;
 }

@@ -287,7 +287,7 @@ static void dispatch(canal_req_t *req)
             if (req->error == NULL)
                 req->error = canal_req_printf(req, "the handler failed (returned %d)", rc);
             canal__send_error_page(req);
-        } else if (rc != 0) {
+        } else if (rc != 0 && !req->error_answered) { /* else logged when answered */
             canal__log_error("%.*s %.*s: handler failed after answering: %s", (int)req->method.len,
                              req->method.base, (int)req->path.len, req->path.base,
                              req->error ? req->error : "(no message)");

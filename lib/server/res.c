@@ -257,6 +257,23 @@ int canal_res_json_new(canal_req_t *req, int status, json_t *body)
     return rc;
 }
 
+int canal_res_jw_send(canal_req_t *req, int status, canal_jw_t *w)
+{
+    const char *body;
+    size_t n;
+    if (req->responded)
+        return CANAL_ESTATE;
+    int rc = canal_jw_finish(w, &body, &n);
+    if (rc != 0) {
+        /* answered here, not left to the handler: a deferred answer has no handler to
+         * return the error from, and a body written half-way is never sent */
+        canal_req_fail(req, "JSON writer: %s", canal_jw_error_text(w));
+        canal__send_error_page(req);
+        return rc;
+    }
+    return send_response(req, status, H2O_STRLIT("application/json"), body, n);
+}
+
 int canal_res_problem_new(canal_req_t *req, int status, json_t *members)
 {
     json_t *p = json_object();
@@ -422,6 +439,7 @@ static void developer_page(canal_req_t *req)
 
 void canal__send_error_page(canal_req_t *req)
 {
+    req->error_answered = 1;
     canal_str_t id = canal_req_id(req);
     canal__log_error("%.*s %.*s%s%.*s%s: %s", (int)req->method.len, req->method.base, (int)req->path.len,
                      req->path.base, id.base ? " [" : "", (int)id.len, id.base ? id.base : "", id.base ? "]" : "",

@@ -156,6 +156,7 @@ struct canal_req {
     int is_head;
     int responded;
     char *error;                  /* canal_req_fail() text */
+    int error_answered;           /* the error page was sent (and error logged) */
     canal_str_t id;               /* canal_req_id(), made on first use */
     canal_str_t client_addr;      /* canal_req_client_addr(), found on first use */
     json_t *json;                 /* parsed body, released with the request */
@@ -221,6 +222,26 @@ void (*canal__req_dispose_fn(const canal_app_t *app))(void *);
 /* json.c: writes json as json_dumpb(JSON_COMPACT | JSON_ENCODE_ANY) would, into pool memory
  * (starting with hint bytes); NULL if it cannot be written (invalid UTF-8, too deep) */
 char *canal__json_write(h2o_mem_pool_t *pool, const json_t *json, size_t hint, size_t *len);
+
+/* json.c: the streaming writer (canal_jw_t). Its buffer starts in pool memory and, when it
+ * must grow, moves to heap memory freed when the pool is (so that running out of memory is
+ * an error, not h2o's abort). st[d] says what level d is: JW_OBJ an object (else an array,
+ * or the top level at 0), JW_ITEMS something was written in it, JW_KEY a key waits for its
+ * value. */
+enum { JW_OBJ = 1, JW_ITEMS = 2, JW_KEY = 4 };
+struct canal_jw {
+    h2o_mem_pool_t *pool;
+    char *buf;
+    size_t len, cap;
+    char **heap;                   /* the holder that frees a heap buffer, or NULL */
+    struct canal_worker *worker;   /* whose size hint finish() updates, or NULL */
+    int err;                       /* sticky: 0 or a negative canal error */
+    const char *why;
+    unsigned depth;
+    uint8_t st[CANAL_JW_MAX_DEPTH + 1];
+};
+/* a writer on a bare pool (tests, canal__json_write); hint: the first buffer's size */
+void canal__jw_init(struct canal_jw *w, h2o_mem_pool_t *pool, size_t hint);
 
 /* res.c */
 void canal__send_error_page(canal_req_t *req);

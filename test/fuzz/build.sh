@@ -13,7 +13,7 @@
 #
 # The targets:
 #   template  route templates (router only)             match    matching (router only)
-#   link      link generation and its round trip        json     canal__json_write vs jansson
+#   link      link generation and its round trip        json     canal__json_write and canal_jw_t vs jansson
 #   binding   whole requests through the in-process server: binding, validation, statuses
 #   query     the query string through the in-process server, against a reference parser
 #   proxy     trusted proxy lists and the X-Forwarded-For / Forwarded walk (lib/server/proxy.c)

@@ -17,6 +17,14 @@
  * the time a malloc of exactly the size asked, so that AddressSanitizer sees a write past the
  * end of the writer's buffer (inside an h2o pool chunk it would not).
  *
+ * Third, the streaming writer (canal_jw_t): the input is read as a program of calls (begin,
+ * end, keys and strings of raw bytes, integers and reals from raw words, booleans, null,
+ * embedded json_t values, deliberate misuse, an early finish) that builds the same document
+ * with jansson on the side. While every call is valid, the writer's bytes must equal
+ * json_dumpb's of that document; the first invalid call (invalid UTF-8, a NaN or an
+ * infinity, a 65th open container, a key or an end out of place, an incomplete finish) must
+ * fail with its own error, which then sticks, and no body is handed out.
+ *
  * Known divergences (reported, not fixed here) are skipped when CANAL_FUZZ_SKIP_KNOWN=1 so
  * that a run can look for new ones; the reproducers are in test/fuzz/crashes/json-*.
  *
@@ -315,6 +323,237 @@ static void built_documents(const uint8_t *data, size_t size)
     json_decref(s);
 }
 
+/* ---- the streaming writer, driven by the input ---- */
+
+struct prog {
+    const uint8_t *p;
+    size_t n;
+};
+
+static unsigned next_byte(struct prog *g)
+{
+    if (g->n == 0)
+        return 0;
+    g->n--;
+    return *g->p++;
+}
+
+/* up to max raw bytes of the input */
+static size_t next_bytes(struct prog *g, size_t max, const char **out)
+{
+    size_t len = next_byte(g) % (max + 1);
+    if (len > g->n)
+        len = g->n;
+    *out = (const char *)g->p;
+    g->p += len;
+    g->n -= len;
+    return len;
+}
+
+static uint64_t next_word(struct prog *g)
+{
+    uint64_t w = 0;
+    for (int i = 0; i < 8; i++)
+        w = w << 8 | next_byte(g);
+    return w;
+}
+
+/* jansson's own check of a string (valid UTF-8; NUL bytes allowed) */
+static int valid_utf8(const char *s, size_t len)
+{
+    json_t *t = json_stringn(s, len);
+    json_decref(t);
+    return t != NULL;
+}
+
+/* The writer failed as expected: the error is err, it sticks, and no body comes out. */
+static void expect_failed(canal_jw_t *w, int err)
+{
+    const char *body = NULL;
+    size_t len = 0;
+    check(canal_jw_error(w) == err, "the writer's first error is the expected one");
+    check(canal_jw_error_text(w)[0] != '\0', "a failed writer says why");
+    check(canal_jw_null(w) == err && canal_jw_object_end(w) == err, "the error sticks");
+    check(canal_jw_finish(w, &body, &len) == err && body == NULL, "no body from a failed writer");
+}
+
+static void writer_program(const uint8_t *data, size_t size)
+{
+    struct prog g = {data, size};
+    struct canal_jw w;
+    json_t *stack[CANAL_JW_MAX_DEPTH + 1]; /* the open containers, jansson's side */
+    int is_obj[CANAL_JW_MAX_DEPTH + 1];
+    unsigned depth = 0, nkeys = 0;
+    json_t *root = NULL;
+    int expected = 0; /* the error the writer must have failed with, once a call is invalid */
+
+    exact_alloc = next_byte(&g) & 1;
+    canal__jw_init(&w, &pool, next_byte(&g) & 127);
+    while (g.n > 0 && expected == 0) {
+        unsigned op = next_byte(&g) % 12;
+        if (root != NULL && depth == 0)
+            break; /* the document is complete */
+        /* misuse first: these need no key */
+        if (op == 9) { /* the wrong end, or an end with nothing open */
+            int rc = depth == 0 ? canal_jw_object_end(&w)
+                     : is_obj[depth] ? canal_jw_array_end(&w) : canal_jw_object_end(&w);
+            check(rc == CANAL_ESTATE, "a wrong end is CANAL_ESTATE");
+            expected = CANAL_ESTATE;
+            break;
+        }
+        if (op == 10) { /* a key out of place: outside an object, or twice */
+            if (depth > 0 && is_obj[depth])
+                check(canal_jw_key(&w, "k") == 0, "a key in an object");
+            check(canal_jw_key(&w, "k") == CANAL_ESTATE, "a key out of place is CANAL_ESTATE");
+            expected = CANAL_ESTATE;
+            break;
+        }
+        if (op == 11) { /* an early finish */
+            const char *body;
+            size_t len;
+            check(canal_jw_finish(&w, &body, &len) == CANAL_ESTATE, "an incomplete document is CANAL_ESTATE");
+            expected = CANAL_ESTATE;
+            break;
+        }
+        if (op == 2) { /* the right end */
+            if (depth == 0)
+                continue;
+            check((is_obj[depth] ? canal_jw_object_end(&w) : canal_jw_array_end(&w)) == 0, "an end");
+            depth--;
+            continue;
+        }
+        /* a value: in an object it needs a key, made unique (jansson keeps one per name)
+         * and without NUL bytes (canal and jansson differ there: see has_nul_key()) */
+        char key[64];
+        size_t klen = 0;
+        if (depth > 0 && is_obj[depth]) {
+            const char *k;
+            size_t n = next_bytes(&g, 16, &k);
+            memcpy(key, k, n);
+            for (size_t i = 0; i < n; i++)
+                key[i] = key[i] ? key[i] : 'z';
+            klen = n + (size_t)snprintf(key + n, sizeof(key) - n, "#%u", nkeys++);
+            int rc = canal_jw_keyn(&w, key, klen);
+            if (!valid_utf8(key, klen)) {
+                check(rc == CANAL_EINVAL, "a key that is not UTF-8 is CANAL_EINVAL");
+                expected = CANAL_EINVAL;
+                break;
+            }
+            check(rc == 0, "a key");
+        }
+        json_t *v = NULL;
+        int rc = 0, push = 0;
+        switch (op) {
+        case 0:
+        case 1:
+            rc = op == 0 ? canal_jw_object_begin(&w) : canal_jw_array_begin(&w);
+            if (depth == CANAL_JW_MAX_DEPTH) {
+                check(rc == CANAL_ELIMIT, "the 65th container is CANAL_ELIMIT");
+                expected = CANAL_ELIMIT;
+                break;
+            }
+            v = op == 0 ? json_object() : json_array();
+            push = 1;
+            break;
+        case 3: {
+            const char *str;
+            size_t n = next_bytes(&g, 40, &str);
+            rc = canal_jw_stringn(&w, str, n);
+            if (!valid_utf8(str, n)) {
+                check(rc == CANAL_EINVAL, "a string that is not UTF-8 is CANAL_EINVAL");
+                expected = CANAL_EINVAL;
+                break;
+            }
+            v = json_stringn(str, n);
+            break;
+        }
+        case 4: {
+            int64_t x = (int64_t)next_word(&g);
+            rc = canal_jw_int(&w, x);
+            v = json_integer((json_int_t)x);
+            break;
+        }
+        case 5: {
+            uint64_t bits = next_word(&g);
+            double d;
+            memcpy(&d, &bits, sizeof(d));
+            rc = canal_jw_real(&w, d);
+            if (d != d || d - d != 0) { /* NaN or an infinity */
+                check(rc == CANAL_EINVAL, "a NaN or an infinity is CANAL_EINVAL");
+                expected = CANAL_EINVAL;
+                break;
+            }
+            v = json_real(d);
+            break;
+        }
+        case 6: {
+            int b = next_byte(&g) & 1;
+            rc = canal_jw_bool(&w, b);
+            v = json_boolean(b);
+            break;
+        }
+        case 8: { /* an embedded json_t: a raw string and an integer in an array */
+            const char *str;
+            size_t n = next_bytes(&g, 12, &str);
+            v = json_pack("[o,I]", json_stringn_nocheck(str, n), (json_int_t)n);
+            rc = canal_jw_json(&w, v);
+            if (!valid_utf8(str, n)) {
+                check(rc == CANAL_EINVAL, "an embedded json_t that is not UTF-8 is CANAL_EINVAL");
+                expected = CANAL_EINVAL;
+                json_decref(v);
+                v = NULL;
+            }
+            break;
+        }
+        default:
+            rc = canal_jw_null(&w);
+            v = json_null();
+        }
+        if (expected != 0)
+            break;
+        check(rc == 0, "a valid call succeeds");
+        check(v != NULL, "jansson's side");
+        if (depth == 0)
+            root = json_incref(v);
+        else if (is_obj[depth])
+            json_object_setn_nocheck(stack[depth], key, klen, v);
+        else
+            json_array_append(stack[depth], v);
+        if (push) {
+            stack[++depth] = v;
+            is_obj[depth] = op == 0;
+        }
+        json_decref(v);
+    }
+    if (expected != 0) {
+        expect_failed(&w, expected);
+    } else if (root != NULL) {
+        /* close what is open, then both must give the same bytes */
+        while (depth > 0) {
+            check((is_obj[depth] ? canal_jw_object_end(&w) : canal_jw_array_end(&w)) == 0, "an end");
+            depth--;
+        }
+        const char *body;
+        size_t clen, jlen;
+        check(canal_jw_finish(&w, &body, &clen) == 0, "a complete document finishes");
+        char *theirs = jansson_dump(root, &jlen);
+        check(theirs != NULL, "jansson writes what the writer accepted");
+        if (clen != jlen || memcmp(body, theirs, jlen) != 0) {
+            fprintf(stderr, "different bytes\njansson (%zu): %.*s\ncanal_jw (%zu): %.*s\n", jlen,
+                    (int)(jlen > 2000 ? 2000 : jlen), theirs, clen, (int)(clen > 2000 ? 2000 : clen), body);
+            abort();
+        }
+        free(theirs);
+    } else {
+        const char *body;
+        size_t len;
+        check(canal_jw_finish(&w, &body, &len) == CANAL_ESTATE, "an empty document is CANAL_ESTATE");
+    }
+    json_decref(root);
+    exact_alloc = 0;
+    release_memory();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 65536)
@@ -336,5 +575,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         json_decref(j);
     }
     built_documents(data, size);
+    writer_program(data, size);
     return 0;
 }
