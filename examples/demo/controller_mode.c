@@ -17,10 +17,7 @@ static int plaintext(canal_ctx_t *ctx)
 static int json(canal_ctx_t *ctx)
 {
     canal_jw_t *w = canal_ctx_jw(ctx);
-    canal_jw_object_begin(w);
-    canal_jw_key(w, "message");
-    canal_jw_string(w, "Hello, World!");
-    canal_jw_object_end(w);
+    demo_write_message(w);
     return canal_result_jw(ctx, 200, w);
 }
 
@@ -47,12 +44,7 @@ static int orders(canal_ctx_t *ctx)
 static int woo(canal_ctx_t *ctx)
 {
     canal_jw_t *w = canal_ctx_jw(ctx);
-    canal_jw_object_begin(w);
-    canal_jw_key(w, "id");
-    canal_jw_int(w, 1);
-    canal_jw_key(w, "name");
-    canal_jw_string(w, "Woo");
-    canal_jw_object_end(w);
+    demo_write_woo(w);
     return canal_result_jw(ctx, 200, w);
 }
 

@@ -12,6 +12,26 @@
 /* Both modes say "Hello, World!" with this content type. */
 #define DEMO_TEXT_TYPE "text/plain; charset=utf-8"
 
+/* The two small JSON answers, written with the streaming JSON writer (no json_t); both modes
+ * send them. The writer's errors stick, so the send checks them once. */
+static inline void demo_write_message(canal_jw_t *w)
+{
+    canal_jw_object_begin(w);
+    canal_jw_key(w, "message");
+    canal_jw_string(w, "Hello, World!");
+    canal_jw_object_end(w);
+}
+
+static inline void demo_write_woo(canal_jw_t *w)
+{
+    canal_jw_object_begin(w);
+    canal_jw_key(w, "id");
+    canal_jw_int(w, 1);
+    canal_jw_key(w, "name");
+    canal_jw_string(w, "Woo");
+    canal_jw_object_end(w);
+}
+
 int demo_router_mode(canal_app_t *app, canal_error_info_t *err);
 int demo_controller_mode(canal_app_t *app, canal_mvc_t *mvc, canal_error_info_t *err);
 

@@ -14,27 +14,18 @@ static int plaintext(canal_req_t *req, void *data)
     return canal_res_send_static(req, 200, DEMO_TEXT_TYPE, "Hello, World!", 13);
 }
 
-/* The small answers are written with the streaming JSON writer: no json_t is built. Its
- * errors stick, so the return values are checked once, by the send. */
+/* The small answers are written with the streaming JSON writer: no json_t is built. */
 static int json(canal_req_t *req, void *data)
 {
     canal_jw_t *w = canal_res_jw(req);
-    canal_jw_object_begin(w);
-    canal_jw_key(w, "message");
-    canal_jw_string(w, "Hello, World!");
-    canal_jw_object_end(w);
+    demo_write_message(w);
     return canal_res_jw_send(req, 200, w);
 }
 
 static int woo(canal_req_t *req, void *data)
 {
     canal_jw_t *w = canal_res_jw(req);
-    canal_jw_object_begin(w);
-    canal_jw_key(w, "id");
-    canal_jw_int(w, 1);
-    canal_jw_key(w, "name");
-    canal_jw_string(w, "Woo");
-    canal_jw_object_end(w);
+    demo_write_woo(w);
     return canal_res_jw_send(req, 200, w);
 }
 
