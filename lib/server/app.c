@@ -4,8 +4,9 @@
  *
  * Start-up binds every listener once per worker (SO_REUSEPORT: the kernel spreads new
  * connections over the workers' sockets), in the calling thread so a bind error is reported
- * before anything runs. Each worker then owns an h2o event loop and context and never shares a
- * connection with another thread.
+ * before anything runs. Each worker thread then makes its own h2o event loop and context (see
+ * worker_init: libh2o's socket buffers belong to the thread that creates the socket) and never
+ * shares a connection with another thread.
  *
  * Shutdown: canal_app_stop() writes to a pipe (safe in a signal handler); canal_app_wait()
  * wakes up, marks the app draining (readiness answers 503 from now on) and, if a shutdown
@@ -147,6 +148,10 @@ void canal_app_destroy(canal_app_t *app)
     for (size_t k = 0; app->workers != NULL && k < app->nworkers; k++)
         canal__worker_async_free(&app->workers[k]);
     free(app->workers);
+    if (app->start_sync) {
+        pthread_cond_destroy(&app->start_cond);
+        pthread_mutex_destroy(&app->start_lock);
+    }
     for (int i = 0; i < 2; i++)
         if (app->stop_pipe[i] >= 0)
             close(app->stop_pipe[i]);
@@ -592,9 +597,70 @@ static void dispose_context(struct canal_worker *w)
     w->loop = NULL;
 }
 
+/*
+ * A worker's event loop, h2o context and listening sockets are made by the worker thread itself
+ * (worker_init), never by the thread that starts the app. libh2o 2.2.5 keeps its free socket
+ * buffers in a list per thread (h2o_socket_buffer_prototype is __thread, and h2o_mem_alloc_recycle
+ * and h2o_mem_free_recycle take no lock), and a socket draws its input buffers from, and gives
+ * them back to, the list of the thread that created the socket, whichever thread reads it.
+ * h2o_context_init() creates the socket of the context's message queue (the pipe that brings
+ * stops and canal_pending_post() answers): made in canal_app_start(), every worker's pipe socket
+ * used the starting thread's list, all workers at once, unsynchronized. Two workers woken by
+ * the same stop could take the same buffer; one gave it back (the list's link written over the
+ * buffer's capacity), the other then saw a foreign capacity and free()d the buffer while it was
+ * still listed, and the next read into it wrote freed memory (seen as a rare ASan
+ * heap-use-after-free in read() from h2o_evloop_run, with a garbled free stack).
+ */
+static int worker_init(struct canal_worker *w)
+{
+    canal_app_t *app = w->app;
+    size_t k = w->index;
+    if ((w->loop = h2o_evloop_create()) == NULL)
+        return -1;
+    h2o_context_init(&w->ctx, w->loop, &app->globalconf);
+    h2o_multithread_register_receiver(w->ctx.queue, &w->stop_receiver, on_stop_message);
+    h2o_timeout_init(w->loop, &w->sweep_timeout, sweep_period(&app->cfg));
+    w->sweep_entry.cb = on_sweep;
+    h2o_timeout_link(w->loop, &w->sweep_timeout, &w->sweep_entry);
+    if (canal__worker_async_init(w) != 0) {
+        h2o_multithread_unregister_receiver(w->ctx.queue, &w->stop_receiver);
+        dispose_context(w);
+        return -1;
+    }
+    for (size_t i = 0; i < app->nlisteners; i++) {
+        struct canal_listen_sock *ls = &w->socks[i];
+        ls->worker = w;
+        ls->accept_ctx.ctx = &w->ctx;
+        ls->accept_ctx.hosts = app->globalconf.hosts;
+        ls->accept_ctx.ssl_ctx = app->listeners[i].ssl_ctx;
+        ls->sock = h2o_evloop_socket_create(w->loop, app->listeners[i].fds[k], H2O_SOCKET_FLAG_DONT_READ);
+        app->listeners[i].fds[k] = -1; /* the socket owns the fd now */
+        ls->sock->data = ls;
+        h2o_socket_read_start(ls->sock, on_accept);
+    }
+    return 0;
+}
+
+/* The worker tells canal_app_start() how its start went: 1 running, -1 failed. */
+static void worker_started(struct canal_worker *w, int state)
+{
+    canal_app_t *app = w->app;
+    pthread_mutex_lock(&app->start_lock);
+    w->started = state;
+    app->nstarted++;
+    pthread_cond_signal(&app->start_cond);
+    pthread_mutex_unlock(&app->start_lock);
+}
+
 static void *worker_main(void *arg)
 {
     struct canal_worker *w = arg;
+    if (worker_init(w) != 0) {
+        worker_started(w, -1);
+        atomic_store(&w->done, 1);
+        return NULL;
+    }
+    worker_started(w, 1);
     while (!w->exit) {
         h2o_evloop_run(w->loop, w->stopping ? 50 : INT32_MAX);
         if (!w->stopping)
@@ -626,8 +692,8 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* Prepares worker k in the calling thread, so a stop can reach it as soon as it exists. */
-static int init_worker(canal_app_t *app, size_t k)
+/* What worker k needs before its thread runs (its loop is the thread's own: worker_init). */
+static int prepare_worker(canal_app_t *app, size_t k)
 {
     struct canal_worker *w = &app->workers[k];
     w->app = app;
@@ -635,28 +701,7 @@ static int init_worker(canal_app_t *app, size_t k)
     w->json_hint = 512;
     w->req_dispose = canal__req_dispose_fn(app);
     h2o_linklist_init_anchor(&w->conns);
-    if ((w->socks = calloc(app->nlisteners, sizeof(*w->socks))) == NULL ||
-        (w->loop = h2o_evloop_create()) == NULL)
-        return -1;
-    h2o_context_init(&w->ctx, w->loop, &app->globalconf);
-    h2o_multithread_register_receiver(w->ctx.queue, &w->stop_receiver, on_stop_message);
-    h2o_timeout_init(w->loop, &w->sweep_timeout, sweep_period(&app->cfg));
-    w->sweep_entry.cb = on_sweep;
-    h2o_timeout_link(w->loop, &w->sweep_timeout, &w->sweep_entry);
-    if (canal__worker_async_init(w) != 0)
-        return -1;
-    for (size_t i = 0; i < app->nlisteners; i++) {
-        struct canal_listen_sock *ls = &w->socks[i];
-        ls->worker = w;
-        ls->accept_ctx.ctx = &w->ctx;
-        ls->accept_ctx.hosts = app->globalconf.hosts;
-        ls->accept_ctx.ssl_ctx = app->listeners[i].ssl_ctx;
-        ls->sock = h2o_evloop_socket_create(w->loop, app->listeners[i].fds[k], H2O_SOCKET_FLAG_DONT_READ);
-        app->listeners[i].fds[k] = -1; /* the socket owns the fd now */
-        ls->sock->data = ls;
-        h2o_socket_read_start(ls->sock, on_accept);
-    }
-    return 0;
+    return (w->socks = calloc(app->nlisteners, sizeof(*w->socks))) == NULL ? -1 : 0;
 }
 
 static void close_listeners(canal_app_t *app)
@@ -737,34 +782,45 @@ int canal_app_start(canal_app_t *app)
         goto fail;
     }
     for (size_t k = 0; k < app->nworkers; k++)
-        if (init_worker(app, k) != 0) {
-            canal__log_error("cannot create the event loop of worker %zu", k);
+        if (prepare_worker(app, k) != 0)
             goto fail;
-        }
-    for (size_t k = 0; k < app->nworkers; k++) {
-        if (pthread_create(&app->workers[k].thread, NULL, worker_main, &app->workers[k]) != 0) {
-            canal__log_error("cannot start worker thread %zu: %s", k, strerror(errno));
-            /* the loops of the workers not started are leaked: this is the end anyway */
-            app->nworkers = k;
-            canal_app_stop(app);
-            canal_app_wait(app);
-            return CANAL_ESYS;
-        }
+    if (pthread_mutex_init(&app->start_lock, NULL) != 0)
+        goto fail;
+    if (pthread_cond_init(&app->start_cond, NULL) != 0) {
+        pthread_mutex_destroy(&app->start_lock);
+        goto fail;
     }
-    return 0;
+    app->start_sync = 1;
+    size_t created = 0;
+    for (; created < app->nworkers; created++)
+        if (pthread_create(&app->workers[created].thread, NULL, worker_main, &app->workers[created]) != 0) {
+            canal__log_error("cannot start worker thread %zu: %s", created, strerror(errno));
+            break;
+        }
+    /* each worker makes its loop and context, then says so: a stop can reach it from now on */
+    pthread_mutex_lock(&app->start_lock);
+    while (app->nstarted < created)
+        pthread_cond_wait(&app->start_cond, &app->start_lock);
+    pthread_mutex_unlock(&app->start_lock);
+    int failed = created < app->nworkers;
+    for (size_t k = 0; k < created; k++)
+        if (app->workers[k].started < 0) {
+            canal__log_error("cannot create the event loop of worker %zu", k);
+            failed = 1;
+        }
+    if (!failed)
+        return 0;
+    /* the workers that run leave at once (no connection is theirs yet to drain) */
+    atomic_store(&app->force, 1);
+    for (size_t k = 0; k < created; k++)
+        if (app->workers[k].started > 0)
+            h2o_multithread_send_message(&app->workers[k].stop_receiver, &app->workers[k].stop_message);
+    for (size_t k = 0; k < created; k++)
+        pthread_join(app->workers[k].thread, NULL);
 
 fail:
     for (size_t k = 0; app->workers != NULL && k < app->nworkers; k++) {
         struct canal_worker *w = &app->workers[k];
-        if (w->loop != NULL) {
-            for (size_t i = 0; i < app->nlisteners; i++)
-                if (w->socks[i].sock != NULL)
-                    h2o_socket_close(w->socks[i].sock);
-            h2o_multithread_unregister_receiver(w->ctx.queue, &w->stop_receiver);
-            if (w->accepting_posts)
-                canal__worker_async_dispose(w);
-            dispose_context(w);
-        }
         canal__worker_async_free(w);
         free(w->socks);
         free(w->mslots);

@@ -102,6 +102,7 @@ struct canal_worker {
     /* shutdown state, worker only (done: written by the worker, read by canal_app_wait) */
     int stopping, exit;
     atomic_int done;
+    int started;                   /* worker_init() done: 1 running, -1 failed (under start_lock) */
     uint64_t deadline, last_activity;
 };
 
@@ -140,6 +141,11 @@ struct canal_app {
     struct canal__ops *ops;       /* ops.c: static paths, compression, CORS; NULL if unused */
     struct canal__metrics *metrics; /* metrics.c: NULL when metrics are off */
     size_t ncors;                 /* CORS policies attached: preflights are looked for */
+    /* canal_app_start() waits for each worker thread to have made its own loop and context */
+    pthread_mutex_t start_lock;
+    pthread_cond_t start_cond;
+    size_t nstarted;              /* workers that said how their start went */
+    int start_sync;               /* start_lock and start_cond exist */
 };
 
 struct canal_req {

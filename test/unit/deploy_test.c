@@ -355,11 +355,57 @@ static void drain_delay(void **state)
     canal_app_destroy(a);
 }
 
+/* The thread that starts an app lends nothing of its own to the workers. libh2o 2.2.5 keeps free
+ * socket buffers in a list per thread, without a lock, and a socket's buffers come from and go
+ * back to the list of the thread that created it: the workers' sockets (their message pipes
+ * included) must be made on the workers' threads, or two workers share the starting thread's
+ * list and, rarely, free a buffer that is still listed (lib/server/app.c, worker_init). Started
+ * in a thread of its own, the app must leave that thread's list as it found it: empty. */
+struct lender {
+    size_t count;
+    void *link;
+    int start_rc, wait_rc;
+};
+
+static void *start_and_stop(void *arg)
+{
+    struct lender *l = arg;
+    canal_config_t cfg;
+    app_config(&cfg, 2);
+    canal_app_t *a = canal_app_create(&cfg);
+    if (a == NULL)
+        return NULL;
+    canal_app_get(a, "who", h_who, NULL);
+    if ((l->start_rc = canal_app_start(a)) == 0) {
+        canal_app_stop(a); /* a message read by each worker from its queue's pipe */
+        l->wait_rc = canal_app_wait(a);
+    }
+    canal_app_destroy(a);
+    l->count = h2o_socket_buffer_prototype.allocator.cnt;
+    l->link = h2o_socket_buffer_prototype.allocator._link;
+    return NULL;
+}
+
+static void worker_buffers(void **state)
+{
+    for (int round = 0; round < 3; round++) {
+        struct lender l = {.count = 99, .start_rc = -1, .wait_rc = -1};
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, start_and_stop, &l), 0);
+        assert_int_equal(pthread_join(t, NULL), 0);
+        assert_int_equal(l.start_rc, 0);
+        assert_int_equal(l.wait_rc, 0);
+        assert_int_equal(l.count, 0);
+        assert_null(l.link);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(proxies_parse), cmocka_unit_test(client_walk), cmocka_unit_test(config),
         cmocka_unit_test(request_ids),   cmocka_unit_test(health),      cmocka_unit_test(drain_delay),
+        cmocka_unit_test(worker_buffers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
