@@ -25,6 +25,24 @@ check_match() {
     if printf '%s' "$3" | grep -Eq -- "$2"; then ok "$1"; else not_ok "$1: [$3] does not match /$2/"; fi
 }
 
+# free_port: a port that binds now (for servers that take no port 0), below Linux's ephemeral
+# range (32768 and up), where the thousands of
+# client connections of other tests (the soak) leave TIME_WAIT sockets that can make a
+# bind there fail
+free_port() {
+    python3 -c '
+import random, socket
+for p in random.sample(range(20000, 32700), 200):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p)); print(p); break
+    except OSError:
+        pass
+    finally:
+        s.close()
+'
+}
+
 # await_port NAME SERVER_PID: waits (10 s at most, while the server runs) for the port it logs
 # in $TMP/NAME.err or .out ("listening on http://...:PORT"); sets PORT, or says "not ok" and
 # returns 1

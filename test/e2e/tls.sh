@@ -8,19 +8,7 @@
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TMP/key.pem" -out "$TMP/cert.pem" -days 2 \
     -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1
 check "test certificate made" 0 "$?"
-# --tls-port takes no 0: find a port that binds now, below Linux's ephemeral range (32768 and up,
-# where the other tests' client connections and their TIME_WAIT sockets live)
-tls_port=$(python3 -c '
-import random, socket
-for p in random.sample(range(20000, 32700), 200):
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p)); print(p); break
-    except OSError:
-        pass
-    finally:
-        s.close()
-')
+tls_port=$(free_port) # --tls-port takes no 0
 start tlsdemo "$BIN/canal-demo" --threads 2 --tls-port $tls_port --cert "$TMP/cert.pem" --key "$TMP/key.pem" || exit 0
 T="https://127.0.0.1:$tls_port"
 ids='s/"requestId":"[^"]*"/"requestId":"ID"/' # problem details name each request differently

@@ -42,23 +42,6 @@ instance() {
     IPORT=$PORT
 }
 
-# a port that binds now, below Linux's ephemeral range (32768 and up), where the thousands of
-# client connections of the tests before (the soak) leave TIME_WAIT sockets that can make a
-# bind there fail
-free_port() {
-    python3 -c '
-import random, socket
-for p in random.sample(range(20000, 32700), 200):
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p)); print(p); break
-    except OSError:
-        pass
-    finally:
-        s.close()
-'
-}
-
 # wrk_run N: wrk through nginx for SECS seconds in the background; sets WPID
 wrk_run() {
     wrk -t2 -c16 -d"${SECS}s" -s test/scaleout/count.lua "$NURL/home/plaintext" >"$TMP/wrk$1.out" 2>&1 &
