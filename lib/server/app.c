@@ -116,6 +116,9 @@ canal_app_t *canal_app_create(const canal_config_t *cfg)
     app->pathconf = &app->hostconf->fallback_path;
     h2o_handler_t *handler = h2o_create_handler(app->pathconf, sizeof(*handler));
     handler->on_req = canal__on_req;
+    /* h2o calls its path's loggers when it is done with a request: canal's ends it there */
+    h2o_logger_t *done = h2o_create_logger(app->pathconf, sizeof(*done));
+    done->log_access = canal__on_req_done;
     return app;
 }
 
@@ -345,10 +348,9 @@ static uint64_t now_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-void canal__worker_touch(struct canal_worker *w)
+void canal__worker_touch_now(struct canal_worker *w)
 {
-    if (w->stopping)
-        w->last_activity = now_ms();
+    w->last_activity = now_ms();
 }
 
 /* ---- connections: the cap, and slow and idle clients ----
@@ -523,9 +525,12 @@ static void on_sweep(h2o_timeout_entry_t *entry)
 {
     struct canal_worker *w = H2O_STRUCT_FROM_MEMBER(struct canal_worker, sweep_entry, entry);
     uint64_t now = h2o_now(w->loop);
-    for (h2o_linklist_t *l = w->conns.next; l != &w->conns; l = l->next)
-        sweep_conn(H2O_STRUCT_FROM_MEMBER(struct canal_conn, link, l), &w->app->cfg, now);
-    h2o_timeout_link(w->loop, &w->sweep_timeout, &w->sweep_entry);
+    if (now >= w->next_sweep) {
+        w->next_sweep = now + sweep_period(&w->app->cfg);
+        for (h2o_linklist_t *l = w->conns.next; l != &w->conns; l = l->next)
+            sweep_conn(H2O_STRUCT_FROM_MEMBER(struct canal_conn, link, l), &w->app->cfg, now);
+    }
+    h2o_timeout_link(w->loop, w->sweep_list, &w->sweep_entry);
 }
 
 /* A few sweeps per shortest limit, between 10 ms and 1 s apart. */
@@ -538,6 +543,25 @@ static uint64_t sweep_period(const canal_config_t *cfg)
         p = cfg->keepalive_timeout_ms;
     p /= 4;
     return p < 10 ? 10 : p > 1000 ? 1000 : p;
+}
+
+/* The sweep's timer rides on one of the h2o context's own lists (1 s or 100 ms) when its period
+ * allows: every timer list of a loop costs each turn of the loop a look (h2o_timeout_run and
+ * h2o_timeout_get_wake_at walk them all), which is a request's cost when requests come one
+ * per turn. Only periods under 100 ms (tests of short limits) get a list of their own. */
+static void sweep_start(struct canal_worker *w)
+{
+    uint64_t p = sweep_period(&w->app->cfg);
+    if (p >= 1000) {
+        w->sweep_list = &w->ctx.one_sec_timeout;
+    } else if (p >= 100) {
+        w->sweep_list = &w->ctx.hundred_ms_timeout;
+    } else {
+        h2o_timeout_init(w->loop, &w->sweep_timeout, p);
+        w->sweep_list = &w->sweep_timeout;
+    }
+    w->sweep_entry.cb = on_sweep;
+    h2o_timeout_link(w->loop, w->sweep_list, &w->sweep_entry);
 }
 
 static void begin_shutdown(struct canal_worker *w)
@@ -590,11 +614,13 @@ static void dispose_context(struct canal_worker *w)
 {
     if (h2o_timeout_is_linked(&w->sweep_entry))
         h2o_timeout_unlink(&w->sweep_entry);
-    h2o_timeout_dispose(w->loop, &w->sweep_timeout);
+    if (w->sweep_list == &w->sweep_timeout)
+        h2o_timeout_dispose(w->loop, &w->sweep_timeout);
     h2o_context_dispose(&w->ctx);
     free(w->ctx.queue);
     h2o_evloop_destroy(w->loop);
     w->loop = NULL;
+    canal__reqmap_dispose(&w->reqs); /* after the context: disposing of it ends requests */
 }
 
 /*
@@ -615,13 +641,15 @@ static int worker_init(struct canal_worker *w)
 {
     canal_app_t *app = w->app;
     size_t k = w->index;
-    if ((w->loop = h2o_evloop_create()) == NULL)
+    if (canal__reqmap_init(&w->reqs) != 0)
         return -1;
+    if ((w->loop = h2o_evloop_create()) == NULL) {
+        canal__reqmap_dispose(&w->reqs);
+        return -1;
+    }
     h2o_context_init(&w->ctx, w->loop, &app->globalconf);
     h2o_multithread_register_receiver(w->ctx.queue, &w->stop_receiver, on_stop_message);
-    h2o_timeout_init(w->loop, &w->sweep_timeout, sweep_period(&app->cfg));
-    w->sweep_entry.cb = on_sweep;
-    h2o_timeout_link(w->loop, &w->sweep_timeout, &w->sweep_entry);
+    sweep_start(w);
     if (canal__worker_async_init(w) != 0) {
         h2o_multithread_unregister_receiver(w->ctx.queue, &w->stop_receiver);
         dispose_context(w);
@@ -699,7 +727,6 @@ static int prepare_worker(canal_app_t *app, size_t k)
     w->app = app;
     w->index = k;
     w->json_hint = 512;
-    w->req_dispose = canal__req_dispose_fn(app);
     h2o_linklist_init_anchor(&w->conns);
     return (w->socks = calloc(app->nlisteners, sizeof(*w->socks))) == NULL ? -1 : 0;
 }

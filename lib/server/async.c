@@ -78,7 +78,13 @@ canal_pending_t *canal_req_defer(canal_req_t *req)
     p->refs = 2; /* the request's and the caller's */
     p->deadline.cb = on_deadline;
     req->pending = p;
-    h2o_timeout_link(req->worker->loop, &req->worker->pending_timeout, &p->deadline);
+    struct canal_worker *w = req->worker;
+    if (!w->pending_ready) {
+        /* made on first use: a timer list costs every turn of the loop a look */
+        h2o_timeout_init(w->loop, &w->pending_timeout, w->app->cfg.request_timeout_ms);
+        w->pending_ready = 1;
+    }
+    h2o_timeout_link(w->loop, &w->pending_timeout, &p->deadline);
     return p;
 }
 
@@ -148,6 +154,8 @@ void canal_pending_post(canal_pending_t *p, canal_pending_fn fn, void *data)
  * can finish and close it). The late completion finds req NULL, as after a 504. */
 void canal__pending_abort_all(struct canal_worker *w)
 {
+    if (!w->pending_ready)
+        return;
     h2o_linklist_t *entries = &w->pending_timeout._entries;
     while (!h2o_linklist_is_empty(entries)) {
         h2o_timeout_entry_t *e = H2O_STRUCT_FROM_MEMBER(h2o_timeout_entry_t, _link, entries->next);
@@ -167,7 +175,6 @@ int canal__worker_async_init(struct canal_worker *w)
         return -1;
     w->post_lock_ready = 1;
     w->accepting_posts = 1;
-    h2o_timeout_init(w->loop, &w->pending_timeout, w->app->cfg.request_timeout_ms);
     h2o_multithread_register_receiver(w->ctx.queue, &w->post_receiver, on_post);
     return 0;
 }
@@ -181,7 +188,9 @@ void canal__worker_async_dispose(struct canal_worker *w)
     for (int i = 0; i < 10; i++)
         h2o_evloop_run(w->loop, 0);
     h2o_multithread_unregister_receiver(w->ctx.queue, &w->post_receiver);
-    h2o_timeout_dispose(w->loop, &w->pending_timeout);
+    if (w->pending_ready)
+        h2o_timeout_dispose(w->loop, &w->pending_timeout);
+    w->pending_ready = 0;
     /* post_lock stays: canal_pending_post() from another thread still takes it to learn that
      * the worker has stopped. canal__worker_async_free() destroys it with the app. */
 }

@@ -2,9 +2,10 @@
 /*
  * The one h2o handler of a canal app, and the request accessors.
  *
- * For each request: the canal_req_t is allocated in h2o's request pool (with a destructor
- * that runs when h2o is done with the request, which is how in-flight requests are counted
- * for graceful shutdown), the raw path is matched by the router, and the outcome is either
+ * For each request: the canal_req_t is allocated in h2o's request memory and ends in
+ * canal__on_req_done() (see "the requests a worker is handling" below: that is how in-flight
+ * requests are counted for graceful shutdown), the raw path is matched by the router, and the
+ * outcome is either
  * the route's handler or an answer of the router's own (400, 404, 405 with Allow, 204 for
  * OPTIONS, 308). The query string is checked for bad escapes up front (400) but split into
  * parameters only when a handler asks for one.
@@ -18,27 +19,109 @@
 #include <strings.h>
 #include "server_internal.h"
 
-static void req_dispose(void *p)
+/* ---- the requests a worker is handling ----
+ *
+ * canal's request object lives in h2o's request memory and its end-of-request work (the
+ * in-flight counts, metrics, a parsed body, a deferral's handle) runs from canal__on_req_done(),
+ * the logger on canal's path, which h2o calls with the h2o_req_t just before it releases that
+ * memory. h2o_req_t has no field for a user's pointer, so each worker maps its h2o_req_t's to
+ * canal's objects: a table with open addressing, at most half full, by a hash of the pointer.
+ * (h2o_mem_alloc_shared() with a destructor does the same job at the price of a malloc() and a
+ * free() per request.) */
+/* h2o_mem_alloc_pool() takes anything of 1,020 bytes or more from malloc() (a quarter of its
+ * 4 KiB chunks): the request object stays below that to cost no allocation of its own. */
+_Static_assert(sizeof(canal_req_t) < 1020, "canal_req_t no longer fits h2o's pool chunks");
+
+static size_t reqmap_slot(const struct canal_reqmap *m, const h2o_req_t *h)
 {
-    canal_req_t *req = p;
-    struct canal_worker *w = req->worker;
-    canal__pending_gone(req);
+    return (size_t)(((uintptr_t)h >> 4) * 0x9E3779B97F4A7C15ULL >> 32) & m->mask;
+}
+
+int canal__reqmap_init(struct canal_reqmap *m)
+{
+    m->n = 0;
+    m->mask = 63;
+    return (m->slots = calloc(m->mask + 1, sizeof(*m->slots))) == NULL ? -1 : 0;
+}
+
+void canal__reqmap_dispose(struct canal_reqmap *m)
+{
+    free(m->slots);
+    m->slots = NULL;
+    m->mask = m->n = 0;
+}
+
+static int reqmap_grow(struct canal_reqmap *m)
+{
+    size_t cap = (m->mask + 1) * 2;
+    canal_req_t **slots = calloc(cap, sizeof(*slots));
+    if (slots == NULL)
+        return -1;
+    struct canal_reqmap bigger = {slots, cap - 1, m->n};
+    for (size_t i = 0; i <= m->mask; i++) {
+        if (m->slots[i] == NULL)
+            continue;
+        size_t k = reqmap_slot(&bigger, m->slots[i]->h2o);
+        while (slots[k] != NULL)
+            k = (k + 1) & bigger.mask;
+        slots[k] = m->slots[i];
+    }
+    free(m->slots);
+    *m = bigger;
+    return 0;
+}
+
+static int reqmap_put(struct canal_reqmap *m, canal_req_t *req)
+{
+    if (2 * (m->n + 1) > m->mask + 1 && reqmap_grow(m) != 0)
+        return -1;
+    size_t k = reqmap_slot(m, req->h2o);
+    while (m->slots[k] != NULL)
+        k = (k + 1) & m->mask;
+    m->slots[k] = req;
+    m->n++;
+    return 0;
+}
+
+/* Removes and returns the request of h, or NULL. The entries after it in its run move back
+ * where their own slot allows (deletion without tombstones). */
+static canal_req_t *reqmap_take(struct canal_reqmap *m, const h2o_req_t *h)
+{
+    size_t k = reqmap_slot(m, h);
+    canal_req_t *req;
+    while ((req = m->slots[k]) != NULL && req->h2o != h)
+        k = (k + 1) & m->mask;
+    if (req == NULL)
+        return NULL;
+    size_t gap = k;
+    for (size_t i = (k + 1) & m->mask; m->slots[i] != NULL; i = (i + 1) & m->mask) {
+        size_t home = reqmap_slot(m, m->slots[i]->h2o);
+        /* the entry at i may fill the gap unless its home lies cyclically in (gap, i] */
+        if (((i - home) & m->mask) >= ((i - gap) & m->mask)) {
+            m->slots[gap] = m->slots[i];
+            gap = i;
+        }
+    }
+    m->slots[gap] = NULL;
+    m->n--;
+    return req;
+}
+
+void canal__on_req_done(h2o_logger_t *self, h2o_req_t *h)
+{
+    struct canal_worker *w = H2O_STRUCT_FROM_MEMBER(struct canal_worker, ctx, h->conn->ctx);
+    canal_req_t *req = reqmap_take(&w->reqs, h);
+    if (req == NULL)
+        return; /* not one of canal's, or answered untracked (reqmap_put failed) */
+    if (w->app->metrics != NULL)
+        canal__metrics_record(req);
+    if (req->pending != NULL)
+        canal__pending_gone(req);
     json_decref(req->json);
     if (req->conn != NULL)
         canal__conn_request_done(req->conn);
     atomic_fetch_sub(&w->inflight, 1);
     canal__worker_touch(w);
-}
-
-static void req_dispose_counted(void *p)
-{
-    canal__metrics_record(p);
-    req_dispose(p);
-}
-
-void (*canal__req_dispose_fn(const canal_app_t *app))(void *)
-{
-    return app->metrics != NULL ? req_dispose_counted : req_dispose;
 }
 
 /* A query may hold anything but bad percent-escapes and %00. */
@@ -78,19 +161,17 @@ static int query_ok(canal_str_t q)
  * request line and the Host value libh2o kept: clients send Host first, so that is a few
  * bytes to look at. With a body (Content-Length or Transfer-Encoding: req->entity is set) the
  * whole head is read, and used only if it starts with this request's method and target.
- * Returns NULL, or why the request is refused (then the connection is closed: its framing is
- * in doubt).
+ * sock: the connection's socket (NULL if unknown); folded: a header has an empty name. Returns NULL, or why the request is refused (then the
+ * connection is closed: its framing is in doubt).
  */
-static const char *http1_head_fault(h2o_req_t *h)
+static const char *http1_head_fault(h2o_req_t *h, h2o_socket_t *sock, int folded)
 {
     if (h->version >= 0x200)
         return NULL;
     if (h->version == 0x101 && h->hostconf != NULL && h->authority.base == h->hostconf->authority.hostport.base)
         return "an HTTP/1.1 request without a Host header field";
-    for (size_t i = 0; i < h->headers.size; i++)
-        if (h->headers.entries[i].name->len == 0)
-            return "a header line folded onto the next (obs-fold)";
-    h2o_socket_t *sock = h->conn->callbacks->get_socket ? h->conn->callbacks->get_socket(h->conn) : NULL;
+    if (folded)
+        return "a header line folded onto the next (obs-fold)";
     if (sock == NULL || sock->input == NULL)
         return NULL;
     const char *p = sock->input->bytes, *end = p + sock->input->size;
@@ -200,8 +281,6 @@ static size_t slash_at(const char *p, const char *end)
 static int has_dot_segment(canal_str_t path)
 {
     const char *p = path.base, *end = p + path.len;
-    if (memchr(p, '.', path.len) == NULL && memchr(p, '%', path.len) == NULL)
-        return 0;
     while (p < end) {
         size_t n = slash_at(p, end);
         if (n == 0) {
@@ -219,14 +298,15 @@ static int has_dot_segment(canal_str_t path)
     return 0;
 }
 
-static int too_many_headers(const h2o_req_t *h, const canal_config_t *cfg)
+/* Whether the path may hold a dot-segment, for has_dot_segment() to look. libh2o has looked
+ * already: h2o_url_normalize_path() (run on every request before the handler) keeps the raw
+ * path as its normalized path unless it finds a "/." or a '%' before the query, and every
+ * dot-segment, raw or encoded, has one of those. Its answer is only a shortcut: when it
+ * rewrote the path (or when the target is not in origin-form) the raw path is looked at. The
+ * probe's dot-segment cases (test/e2e/probe.cases) hold this to a new libh2o. */
+static int may_have_dot_segment(const h2o_req_t *h, canal_str_t path)
 {
-    size_t bytes = 0;
-    if (h->headers.size > cfg->max_header_count)
-        return 1;
-    for (size_t i = 0; i < h->headers.size; i++)
-        bytes += h->headers.entries[i].name->len + h->headers.entries[i].value.len;
-    return bytes > cfg->max_header_bytes;
+    return h->path_normalized.base != h->path.base || path.base != h->path.base;
 }
 
 /* The number of parameters the query will split into (empty pieces do not count). */
@@ -264,15 +344,55 @@ static canal_str_t origin_form(h2o_mem_pool_t *pool, canal_str_t t)
     return (canal_str_t){"/", 1};
 }
 
+/* 400 and the connection closed for a method that is not a token; 1 if so. */
+static int method_refused(canal_req_t *req)
+{
+    if (method_ok(req->method))
+        return 0;
+    req->h2o->http1_is_persistent = 0;
+    canal_res_problem(req, 400, "the method is not a token");
+    return 1;
+}
+
+/* The policies of docs/security.md after the framing (http1_head_fault), in their order; 1 if
+ * the request was refused. */
+static int refused(canal_req_t *req, size_t header_bytes)
+{
+    h2o_req_t *h = req->h2o;
+    const canal_config_t *cfg = &req->app->cfg;
+    if (method_refused(req)) {
+    } else if (h->path.len > cfg->max_target_length) {
+        h->http1_is_persistent = 0; /* a client this far off is not worth keeping */
+        canal_res_problem(req, 414, "the request target is longer than %zu bytes", cfg->max_target_length);
+    } else if (h->headers.size > cfg->max_header_count || header_bytes > cfg->max_header_bytes) {
+        h->http1_is_persistent = 0;
+        canal_res_problem(req, 431, "more than %zu header fields or %zu bytes of them", cfg->max_header_count,
+                          cfg->max_header_bytes);
+    } else if (may_have_dot_segment(h, req->path) && has_dot_segment(req->path)) {
+        canal_res_problem(req, 400, "a '.' or '..' path segment");
+    } else if (!query_ok(req->query)) {
+        canal_res_problem(req, 400, "malformed percent-encoding in the query");
+    } else if (count_params(req->query) > cfg->max_query_params) {
+        canal_res_problem(req, 414, "more than %zu query parameters", cfg->max_query_params);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 static void dispatch(canal_req_t *req)
 {
     canal_app_t *app = req->app;
     h2o_req_t *h = req->h2o;
     char allow[256];
 
-    char *scratch = h2o_mem_alloc_pool(&h->pool, req->path.len + 1);
-    int status = canal_router_match(app->router, req->method, req->path, scratch, req->path.len + 1,
-                                    &req->match);
+    size_t n = req->path.len + 1;
+    char *scratch = n <= sizeof(req->scratch) ? req->scratch : h2o_mem_alloc_pool(&h->pool, n);
+    int status = canal_router_match(app->router, req->method, req->path, scratch, n, &req->match);
+    /* a method the router knows is a token (routes are registered with tokens only): the check
+     * of the method waits for the other outcomes */
+    if (status != 200 && method_refused(req))
+        return;
     switch (status) {
     case 200: {
         req->endpoint = req->match.data;
@@ -330,53 +450,61 @@ static void dispatch(canal_req_t *req)
 int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
 {
     struct canal_worker *w = H2O_STRUCT_FROM_MEMBER(struct canal_worker, ctx, h->conn->ctx);
-    canal_req_t *req = h2o_mem_alloc_shared(&h->pool, sizeof(*req), w->req_dispose);
-    memset(req, 0, offsetof(canal_req_t, match));
-    memset(&req->endpoint, 0, sizeof(*req) - offsetof(canal_req_t, endpoint));
+    canal_app_t *app = w->app;
+    canal_req_t *req = h2o_mem_alloc_pool(&h->pool, sizeof(*req));
     req->h2o = h;
     req->worker = w;
-    req->app = w->app;
-    if ((req->conn = canal__conn_of(h)) != NULL) {
+    req->app = app;
+    memset(&req->is_head, 0, offsetof(canal_req_t, match) - offsetof(canal_req_t, is_head));
+    req->method = (canal_str_t){h->method.base, h->method.len};
+    req->is_head = h2o_memis(h->method.base, h->method.len, H2O_STRLIT("HEAD"));
+    /* h2o found the query (query_at) in an origin-form target */
+    canal_str_t target = {h->path.base, h->path.len};
+    const char *q = h->query_at != SIZE_MAX ? target.base + h->query_at : NULL;
+    if (target.len == 0 || target.base[0] != '/') {
+        target = origin_form(&h->pool, target);
+        q = memchr(target.base, '?', target.len);
+    }
+    req->path = (canal_str_t){target.base, q ? (size_t)(q - target.base) : target.len};
+    req->query = q ? (canal_str_t){q + 1, target.len - req->path.len - 1} : (canal_str_t){"", 0};
+    atomic_fetch_add(&w->requests, 1);
+
+    req->conn = canal__conn_of(h);
+    if (reqmap_put(&w->reqs, req) != 0) {
+        req->conn = NULL; /* not tracked: nothing of it is counted or waited for */
+        h->http1_is_persistent = 0;
+        canal_res_problem(req, 503, "out of memory");
+        return 0;
+    }
+    if (req->conn != NULL) {
         req->conn->inflight++;
         req->conn->http2 = h->version >= 0x200;
     }
     atomic_fetch_add(&w->inflight, 1);
-    atomic_fetch_add(&w->requests, 1);
     canal__worker_touch(w);
 
-    req->method = (canal_str_t){h->method.base, h->method.len};
-    req->is_head = h2o_memis(h->method.base, h->method.len, H2O_STRLIT("HEAD"));
-    canal_str_t target = origin_form(&h->pool, (canal_str_t){h->path.base, h->path.len});
-    const char *q = memchr(target.base, '?', target.len);
-    req->path = (canal_str_t){target.base, q ? (size_t)(q - target.base) : target.len};
-    req->query = q ? (canal_str_t){q + 1, target.len - req->path.len - 1} : (canal_str_t){"", 0};
-
-    if (w->app->log_client) {
+    if (app->log_client) {
         /* the access log's address: the client behind the trusted proxies */
         canal_str_t c = canal_req_client_addr(req);
         *h2o_req_getenv(h, H2O_STRLIT(CANAL__ENV_CLIENT), 1) = h2o_iovec_init(c.base, c.len);
     }
-    const canal_config_t *cfg = &w->app->cfg;
-    const char *fault = http1_head_fault(h);
+    size_t header_bytes = 0;
+    int folded = 0;
+    for (size_t i = 0; i < h->headers.size; i++) {
+        size_t n = h->headers.entries[i].name->len;
+        folded |= n == 0;
+        header_bytes += n + h->headers.entries[i].value.len;
+    }
+    const canal_config_t *cfg = &app->cfg;
+    const char *fault = http1_head_fault(h, req->conn != NULL ? req->conn->sock : NULL, folded);
     if (fault != NULL) {
         h->http1_is_persistent = 0;
         canal_res_problem(req, 400, "%s", fault);
-    } else if (!method_ok(req->method)) {
-        h->http1_is_persistent = 0;
-        canal_res_problem(req, 400, "the method is not a token");
-    } else if (h->path.len > cfg->max_target_length) {
-        h->http1_is_persistent = 0; /* a client this far off is not worth keeping */
-        canal_res_problem(req, 414, "the request target is longer than %zu bytes", cfg->max_target_length);
-    } else if (too_many_headers(h, cfg)) {
-        h->http1_is_persistent = 0;
-        canal_res_problem(req, 431, "more than %zu header fields or %zu bytes of them", cfg->max_header_count,
-                          cfg->max_header_bytes);
-    } else if (has_dot_segment(req->path)) {
-        canal_res_problem(req, 400, "a '.' or '..' path segment");
-    } else if (!query_ok(req->query)) {
-        canal_res_problem(req, 400, "malformed percent-encoding in the query");
-    } else if (count_params(req->query) > cfg->max_query_params) {
-        canal_res_problem(req, 414, "more than %zu query parameters", cfg->max_query_params);
+    } else if ((h->path.len > cfg->max_target_length || h->headers.size > cfg->max_header_count ||
+                header_bytes > cfg->max_header_bytes || req->query.len > 0 ||
+                may_have_dot_segment(h, req->path)) &&
+               refused(req, header_bytes)) {
+        /* answered */
     } else {
         dispatch(req);
     }

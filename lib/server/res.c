@@ -113,11 +113,12 @@ static int send_response(canal_req_t *req, int status, const char *ctype, size_t
     if (req->responded)
         return CANAL_ESTATE;
     req->responded = 1;
-    canal__pending_answered(req);
+    if (req->pending != NULL)
+        canal__pending_answered(req);
     if (ctlen == 24 && memcmp(ctype, "application/problem+json", 24) == 0)
         body = escape_markup(req, body, &len);
     h->res.status = status;
-    h->res.reason = canal_status_reason(status);
+    h->res.reason = status == 200 ? "OK" : canal_status_reason(status);
     if (req->app->cfg.request_id) {
         /* appended by hand: h2o_add_header_by_str() would allocate a copy of the name */
         canal_str_t id = canal_req_id(req);

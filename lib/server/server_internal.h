@@ -71,6 +71,14 @@ struct canal_listen_sock {
     h2o_accept_ctx_t accept_ctx;
 };
 
+/* The requests a worker is handling, by their h2o_req_t (req.c): canal's request object lives in
+ * h2o's request memory, and its end-of-request work runs from a logger on canal's path, which
+ * h2o calls with the h2o_req_t when it is done with it. Open addressing, at most half full. */
+struct canal_reqmap {
+    canal_req_t **slots;
+    size_t mask, n;
+};
+
 struct canal_worker {
     canal_app_t *app;
     size_t index;
@@ -80,8 +88,10 @@ struct canal_worker {
     struct canal_listen_sock *socks; /* this worker's listening sockets, one per listener */
     h2o_linklist_t conns;          /* its open connections (struct canal_conn) */
     int accept_paused;             /* at max_connections: listeners not read */
-    h2o_timeout_t sweep_timeout;   /* slow and idle clients (app.c) */
+    h2o_timeout_t *sweep_list;     /* slow and idle clients (app.c): the sweep's timer list, */
+    h2o_timeout_t sweep_timeout;   /* which is h2o's own or, for short periods, this one */
     h2o_timeout_entry_t sweep_entry;
+    uint64_t next_sweep;
     h2o_multithread_receiver_t stop_receiver;
     h2o_multithread_message_t stop_message;
     size_t json_hint;              /* size of the last JSON answer, to dump once */
@@ -90,7 +100,8 @@ struct canal_worker {
     size_t id_prefix_len;          /* 0 until the first ID is made */
     /* deferred answers (async.c) */
     h2o_multithread_receiver_t post_receiver;
-    h2o_timeout_t pending_timeout;
+    h2o_timeout_t pending_timeout; /* made on the first deferral (pending_ready) */
+    int pending_ready;
     pthread_mutex_t post_lock;     /* guards accepting_posts against the worker's end */
     int accepting_posts;
     int post_lock_ready;           /* destroyed with the app, not with the worker */
@@ -98,7 +109,7 @@ struct canal_worker {
     atomic_size_t inflight, connections;
     atomic_ullong requests;
     struct canal__mslot *mslots;   /* metrics.c: this worker's counters, one slot per route */
-    void (*req_dispose)(void *);   /* req.c: what runs when h2o is done with a request */
+    struct canal_reqmap reqs;      /* req.c: the requests being handled */
     /* shutdown state, worker only (done: written by the worker, read by canal_app_wait) */
     int stopping, exit;
     atomic_int done;
@@ -149,34 +160,43 @@ struct canal_app {
 };
 
 struct canal_req {
+    /* set for every request */
     h2o_req_t *h2o;
     struct canal_worker *worker;
     canal_app_t *app;
+    struct canal_conn *conn;      /* its connection, NULL if unknown */
     canal_str_t method, path, query;
-    canal_match_t match;
-    char id_buf[48];              /* a generated request ID (not zeroed: written before use) */
+    /* zeroed for every request (req_init in req.c): from here to match */
+    unsigned char is_head;
+    unsigned char responded;
+    unsigned char query_parsed;
+    unsigned char error_answered; /* the error page was sent (and error logged) */
     const struct canal_endpoint *endpoint;
     canal_param_t *query_params;  /* parsed on first use */
     size_t nquery;
-    int query_parsed;
-    int is_head;
-    int responded;
     char *error;                  /* canal_req_fail() text */
-    int error_answered;           /* the error page was sent (and error logged) */
     canal_str_t id;               /* canal_req_id(), made on first use */
     canal_str_t client_addr;      /* canal_req_client_addr(), found on first use */
     json_t *json;                 /* parsed body, released with the request */
     struct canal_pending *pending; /* canal_req_defer() */
-    struct canal_conn *conn;      /* its connection, NULL if unknown */
     struct canal_note {
         struct canal_note *next;
         const char *key, *value;
     } *notes;                     /* canal_req_note(), newest first */
+    /* written before they are read */
+    canal_match_t match;
+    char id_buf[48];              /* a generated request ID */
+    char scratch[64];             /* the router's decoded path, when it fits */
 };
 
 /* app.c: records activity while a worker drains for shutdown (a monotonic clock: h2o's loop
  * time is cached per iteration and a blocking handler can make it stale) */
-void canal__worker_touch(struct canal_worker *w);
+void canal__worker_touch_now(struct canal_worker *w);
+static inline void canal__worker_touch(struct canal_worker *w)
+{
+    if (w->stopping)
+        canal__worker_touch_now(w);
+}
 /* app.c: a request of c starts (req.c's handler) or ends (its pool's destructor) */
 struct canal_conn *canal__conn_of(h2o_req_t *h);
 void canal__conn_request_done(struct canal_conn *c);
@@ -219,11 +239,11 @@ int canal__metrics_start(canal_app_t *app);
 void canal__metrics_dispose(canal_app_t *app);
 void canal__metrics_record(canal_req_t *req);
 
-/* req.c */
+/* req.c: the handler and the logger that ends each request (both on the app's path) */
 int canal__on_req(h2o_handler_t *self, h2o_req_t *req);
-/* req.c: the request destructor for the app's workers (counting for metrics or not), chosen
- * once so that a request pays no test for it */
-void (*canal__req_dispose_fn(const canal_app_t *app))(void *);
+void canal__on_req_done(h2o_logger_t *self, h2o_req_t *req);
+int canal__reqmap_init(struct canal_reqmap *m);
+void canal__reqmap_dispose(struct canal_reqmap *m);
 
 /* json.c: writes json as json_dumpb(JSON_COMPACT | JSON_ENCODE_ANY) would, into pool memory
  * (starting with hint bytes); NULL if it cannot be written (invalid UTF-8, too deep) */
