@@ -71,7 +71,7 @@ static int reqmap_grow(struct canal_reqmap *m)
     return 0;
 }
 
-static int reqmap_put(struct canal_reqmap *m, canal_req_t *req)
+int canal__reqmap_put(struct canal_reqmap *m, canal_req_t *req)
 {
     if (2 * (m->n + 1) > m->mask + 1 && reqmap_grow(m) != 0)
         return -1;
@@ -83,9 +83,9 @@ static int reqmap_put(struct canal_reqmap *m, canal_req_t *req)
     return 0;
 }
 
-/* Removes and returns the request of h, or NULL. The entries after it in its run move back
- * where their own slot allows (deletion without tombstones). */
-static canal_req_t *reqmap_take(struct canal_reqmap *m, const h2o_req_t *h)
+/* Deletion without tombstones: the entries after the removed one in its run move back where
+ * their own slot allows. */
+canal_req_t *canal__reqmap_take(struct canal_reqmap *m, const h2o_req_t *h)
 {
     size_t k = reqmap_slot(m, h);
     canal_req_t *req;
@@ -110,9 +110,9 @@ static canal_req_t *reqmap_take(struct canal_reqmap *m, const h2o_req_t *h)
 void canal__on_req_done(h2o_logger_t *self, h2o_req_t *h)
 {
     struct canal_worker *w = H2O_STRUCT_FROM_MEMBER(struct canal_worker, ctx, h->conn->ctx);
-    canal_req_t *req = reqmap_take(&w->reqs, h);
+    canal_req_t *req = canal__reqmap_take(&w->reqs, h);
     if (req == NULL)
-        return; /* not one of canal's, or answered untracked (reqmap_put failed) */
+        return; /* not one of canal's, or answered untracked (canal__reqmap_put failed) */
     if (w->app->metrics != NULL)
         canal__metrics_record(req);
     if (req->pending != NULL)
@@ -470,7 +470,7 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
     atomic_fetch_add(&w->requests, 1);
 
     req->conn = canal__conn_of(h);
-    if (reqmap_put(&w->reqs, req) != 0) {
+    if (canal__reqmap_put(&w->reqs, req) != 0) {
         req->conn = NULL; /* not tracked: nothing of it is counted or waited for */
         h->http1_is_persistent = 0;
         canal_res_problem(req, 503, "out of memory");

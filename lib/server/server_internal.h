@@ -244,6 +244,8 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *req);
 void canal__on_req_done(h2o_logger_t *self, h2o_req_t *req);
 int canal__reqmap_init(struct canal_reqmap *m);
 void canal__reqmap_dispose(struct canal_reqmap *m);
+int canal__reqmap_put(struct canal_reqmap *m, canal_req_t *req); /* keyed by req->h2o; -1: no memory */
+canal_req_t *canal__reqmap_take(struct canal_reqmap *m, const h2o_req_t *h); /* removed, or NULL */
 
 /* json.c: writes json as json_dumpb(JSON_COMPACT | JSON_ENCODE_ANY) would, into pool memory
  * (starting with hint bytes); NULL if it cannot be written (invalid UTF-8, too deep) */
