@@ -32,11 +32,6 @@
  * 4 KiB chunks): the request object stays below that to cost no allocation of its own. */
 _Static_assert(sizeof(canal_req_t) < 1020, "canal_req_t no longer fits h2o's pool chunks");
 
-static size_t reqmap_slot(const struct canal_reqmap *m, const h2o_req_t *h)
-{
-    return (size_t)(((uintptr_t)h >> 4) * 0x9E3779B97F4A7C15ULL >> 32) & m->mask;
-}
-
 int canal__reqmap_init(struct canal_reqmap *m)
 {
     m->n = 0;
@@ -51,7 +46,7 @@ void canal__reqmap_dispose(struct canal_reqmap *m)
     m->mask = m->n = 0;
 }
 
-static int reqmap_grow(struct canal_reqmap *m)
+int canal__reqmap_grow(struct canal_reqmap *m)
 {
     size_t cap = (m->mask + 1) * 2;
     canal_req_t **slots = calloc(cap, sizeof(*slots));
@@ -61,7 +56,7 @@ static int reqmap_grow(struct canal_reqmap *m)
     for (size_t i = 0; i <= m->mask; i++) {
         if (m->slots[i] == NULL)
             continue;
-        size_t k = reqmap_slot(&bigger, m->slots[i]->h2o);
+        size_t k = canal__reqmap_slot(&bigger, m->slots[i]->h2o);
         while (slots[k] != NULL)
             k = (k + 1) & bigger.mask;
         slots[k] = m->slots[i];
@@ -69,42 +64,6 @@ static int reqmap_grow(struct canal_reqmap *m)
     free(m->slots);
     *m = bigger;
     return 0;
-}
-
-int canal__reqmap_put(struct canal_reqmap *m, canal_req_t *req)
-{
-    if (2 * (m->n + 1) > m->mask + 1 && reqmap_grow(m) != 0)
-        return -1;
-    size_t k = reqmap_slot(m, req->h2o);
-    while (m->slots[k] != NULL)
-        k = (k + 1) & m->mask;
-    m->slots[k] = req;
-    m->n++;
-    return 0;
-}
-
-/* Deletion without tombstones: the entries after the removed one in its run move back where
- * their own slot allows. */
-canal_req_t *canal__reqmap_take(struct canal_reqmap *m, const h2o_req_t *h)
-{
-    size_t k = reqmap_slot(m, h);
-    canal_req_t *req;
-    while ((req = m->slots[k]) != NULL && req->h2o != h)
-        k = (k + 1) & m->mask;
-    if (req == NULL)
-        return NULL;
-    size_t gap = k;
-    for (size_t i = (k + 1) & m->mask; m->slots[i] != NULL; i = (i + 1) & m->mask) {
-        size_t home = reqmap_slot(m, m->slots[i]->h2o);
-        /* the entry at i may fill the gap unless its home lies cyclically in (gap, i] */
-        if (((i - home) & m->mask) >= ((i - gap) & m->mask)) {
-            m->slots[gap] = m->slots[i];
-            gap = i;
-        }
-    }
-    m->slots[gap] = NULL;
-    m->n--;
-    return req;
 }
 
 void canal__on_req_done(h2o_logger_t *self, h2o_req_t *h)
@@ -182,6 +141,8 @@ static const char *http1_head_fault(h2o_req_t *h, h2o_socket_t *sock, int folded
             return NULL; /* not pointers into this buffer after all */
         /* the usual head first: " HTTP/1.1\r\nhost: " right after the target */
         const char *v = h->input.path.base + h->input.path.len + 16;
+        if (v + 1 == host && memcmp(v - 7, "\r\nhost: ", 8) == 0)
+            return NULL; /* with the one space nearly every client sends */
         if (v <= host && memcmp(v - 7, "\r\nhost:", 7) == 0) {
             while (v < host && (*v == ' ' || *v == '\t'))
                 v++;

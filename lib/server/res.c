@@ -128,10 +128,10 @@ static int send_response(canal_req_t *req, int status, const char *ctype, size_t
     }
     if (ctype != NULL)
         h2o_add_header(&h->pool, &h->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, ctype, ctlen);
-    int bodyless = req->is_head || status == 204 || status == 304 || status < 200;
-    h->res.content_length = (status == 204 || status == 304 || status < 200) ? SIZE_MAX : len;
+    int no_content = status < 200 || status == 204 || status == 304;
+    h->res.content_length = no_content ? SIZE_MAX : len;
     h2o_start_response(h, &generator);
-    if (bodyless) {
+    if (no_content || req->is_head) {
         h2o_send(h, NULL, 0, H2O_SEND_STATE_FINAL);
     } else {
         h2o_iovec_t buf = h2o_iovec_init(body, len);

@@ -244,8 +244,48 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *req);
 void canal__on_req_done(h2o_logger_t *self, h2o_req_t *req);
 int canal__reqmap_init(struct canal_reqmap *m);
 void canal__reqmap_dispose(struct canal_reqmap *m);
-int canal__reqmap_put(struct canal_reqmap *m, canal_req_t *req); /* keyed by req->h2o; -1: no memory */
-canal_req_t *canal__reqmap_take(struct canal_reqmap *m, const h2o_req_t *h); /* removed, or NULL */
+int canal__reqmap_grow(struct canal_reqmap *m); /* twice the slots; -1: no memory */
+static inline size_t canal__reqmap_slot(const struct canal_reqmap *m, const h2o_req_t *h)
+{
+    return (size_t)(((uintptr_t)h >> 4) * 0x9E3779B97F4A7C15ULL >> 32) & m->mask;
+}
+
+/* Puts req in, keyed by req->h2o; -1 when the table cannot grow. */
+static inline int canal__reqmap_put(struct canal_reqmap *m, canal_req_t *req)
+{
+    if (2 * (m->n + 1) > m->mask + 1 && canal__reqmap_grow(m) != 0)
+        return -1;
+    size_t k = canal__reqmap_slot(m, req->h2o);
+    while (m->slots[k] != NULL)
+        k = (k + 1) & m->mask;
+    m->slots[k] = req;
+    m->n++;
+    return 0;
+}
+
+/* Takes out and returns the request of h, or NULL. Deletion without tombstones: the entries
+ * after the removed one in its run move back where their own slot allows. */
+static inline canal_req_t *canal__reqmap_take(struct canal_reqmap *m, const h2o_req_t *h)
+{
+    size_t k = canal__reqmap_slot(m, h);
+    canal_req_t *req;
+    while ((req = m->slots[k]) != NULL && req->h2o != h)
+        k = (k + 1) & m->mask;
+    if (req == NULL)
+        return NULL;
+    size_t gap = k;
+    for (size_t i = (k + 1) & m->mask; m->slots[i] != NULL; i = (i + 1) & m->mask) {
+        size_t home = canal__reqmap_slot(m, m->slots[i]->h2o);
+        /* the entry at i may fill the gap unless its home lies cyclically in (gap, i] */
+        if (((i - home) & m->mask) >= ((i - gap) & m->mask)) {
+            m->slots[gap] = m->slots[i];
+            gap = i;
+        }
+    }
+    m->slots[gap] = NULL;
+    m->n--;
+    return req;
+}
 
 /* json.c: writes json as json_dumpb(JSON_COMPACT | JSON_ENCODE_ANY) would, into pool memory
  * (starting with hint bytes); NULL if it cannot be written (invalid UTF-8, too deep) */
