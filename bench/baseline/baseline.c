@@ -10,7 +10,8 @@
  *   - one event loop and h2o context per thread, each with its own SO_REUSEPORT listener;
  *   - JSON built with jansson from the same northwind.json as canal-demo (the same per-request
  *     work as the demo: json_pack for the small objects, a borrowed employee, a page array
- *     built per request) and serialized with json_dumpb(..., JSON_COMPACT) straight into
+ *     built per request; the loading and the lookups are bench/peers/data.h's, shared with the
+ *     peers and inlined here) and serialized with json_dumpb(..., JSON_COMPACT) straight into
  *     request memory (h2o_mem_alloc_pool), with a per-thread size guess so most answers are
  *     dumped once;
  *   - one h2o_send() per answer, Content-Length set.
@@ -43,88 +44,11 @@
 #include <unistd.h>
 #include <h2o.h>
 #include <jansson.h>
-
-#ifndef BASELINE_DATA
-#define BASELINE_DATA "examples/demo/data/northwind.json"
-#endif
+#include "data.h"
 
 #define TEXT_TYPE "text/plain; charset=utf-8"
 #define JSON_TYPE "application/json"
 #define PROBLEM_TYPE "application/problem+json"
-
-/* ---- data: the same shape and the same lookups as examples/demo/northwind.c ---- */
-
-static json_t *root, *employees;
-#define MAX_ID 64
-static json_t *by_employee[MAX_ID + 1]; /* [0]: every order; [id]: that employee's, in file order */
-
-static int load_data(const char *path)
-{
-    json_error_t err;
-    root = json_load_file(path, 0, &err);
-    if (root == NULL) {
-        fprintf(stderr, "h2o-baseline: %s:%d: %s\n", path, err.line, err.text);
-        return -1;
-    }
-    employees = json_object_get(root, "employees");
-    json_t *orders = json_object_get(root, "orders");
-    if (!json_is_array(employees) || !json_is_array(orders)) {
-        fprintf(stderr, "h2o-baseline: %s: expected \"employees\" and \"orders\" arrays\n", path);
-        return -1;
-    }
-    by_employee[0] = orders;
-    size_t i;
-    json_t *o;
-    json_array_foreach(orders, i, o)
-    {
-        json_int_t id = json_integer_value(json_object_get(o, "EmployeeID"));
-        if (id < 1 || id > MAX_ID)
-            continue;
-        if (by_employee[id] == NULL)
-            by_employee[id] = json_array();
-        json_array_append(by_employee[id], o);
-    }
-    return 0;
-}
-
-static json_t *find_employee(int64_t id)
-{
-    size_t i;
-    json_t *e;
-    json_array_foreach(employees, i, e)
-    {
-        if (json_integer_value(json_object_get(e, "EmployeeID")) == id)
-            return e;
-    }
-    return NULL;
-}
-
-static json_t *orders_page(int64_t id, const char *customer, size_t clen, int64_t index, int64_t size)
-{
-    json_t *out = json_array();
-    json_t *list = (id >= 0 && id <= MAX_ID) ? by_employee[id] : NULL;
-    int64_t skip = index * size;
-    size_t i;
-    json_t *o;
-    if (list == NULL)
-        return out;
-    json_array_foreach(list, i, o)
-    {
-        if (customer != NULL) {
-            const char *c = json_string_value(json_object_get(o, "CustomerID"));
-            if (c == NULL || strlen(c) != clen || memcmp(c, customer, clen) != 0)
-                continue;
-        }
-        if (skip > 0) {
-            skip--;
-            continue;
-        }
-        if ((int64_t)json_array_size(out) == size)
-            break;
-        json_array_append(out, o);
-    }
-    return out;
-}
 
 /* ---- answers ---- */
 
@@ -204,31 +128,6 @@ static int send_problem(h2o_req_t *req, int status, const char *detail_fmt, ...)
 
 /* ---- parsing ---- */
 
-/* An optional '-' and decimal digits that fit in int32: 0, -1 for not a number, -2 for out of range. */
-static int parse_int32(const char *s, size_t len, int32_t *out)
-{
-    size_t i = 0;
-    int neg = 0, overflow = 0;
-    uint64_t v = 0;
-    if (len > 0 && s[0] == '-')
-        neg = 1, i = 1;
-    if (i == len)
-        return -1;
-    for (; i < len; i++) {
-        unsigned d = (unsigned)(unsigned char)s[i] - '0';
-        if (d > 9)
-            return -1;
-        if (v > ((uint64_t)INT64_MAX - d) / 10)
-            overflow = 1;
-        else
-            v = v * 10 + d;
-    }
-    if (overflow || v > (neg ? (uint64_t)INT32_MAX + 1 : (uint64_t)INT32_MAX))
-        return -2;
-    *out = neg ? (int32_t)(0 - v) : (int32_t)v;
-    return 0;
-}
-
 static int hexval(int c)
 {
     if (c >= '0' && c <= '9')
@@ -303,40 +202,6 @@ static void parse_orders_query(h2o_req_t *req, const char *q, size_t len, struct
     }
 }
 
-static void add_error(json_t **errors, const char *name, const char *message)
-{
-    if (*errors == NULL)
-        *errors = json_object();
-    json_t *list = json_object_get(*errors, name);
-    if (list == NULL)
-        json_object_set_new(*errors, name, list = json_array());
-    json_t *s = json_string(message);
-    json_array_append_new(list, s ? s : json_string("The value is not valid."));
-}
-
-/* The same checks and words as canal-demo's query_int(). */
-static int32_t query_int(const struct qparam *p, const char *name, int32_t def, int32_t min, int has_max, int32_t max,
-                         json_t **errors)
-{
-    int32_t x = def;
-    char msg[160];
-    if (p->count > 1) {
-        snprintf(msg, sizeof(msg), "The %s field must be given once.", name);
-        add_error(errors, name, msg);
-    } else if (p->count == 1 && parse_int32(p->value, p->len, &x) != 0) {
-        snprintf(msg, sizeof(msg), "The value '%.*s' is not valid for %s.", (int)(p->len > 64 ? 64 : p->len), p->value,
-                 name);
-        add_error(errors, name, msg);
-    } else if (x < min || (has_max && x > max)) {
-        if (has_max)
-            snprintf(msg, sizeof(msg), "The field %s must be between %d and %d.", name, (int)min, (int)max);
-        else
-            snprintf(msg, sizeof(msg), "The field %s must be at least %d.", name, (int)min);
-        add_error(errors, name, msg);
-    }
-    return x;
-}
-
 /* ---- the handler ---- */
 
 static int orders(h2o_req_t *req, int32_t id, const char *q, size_t qlen)
@@ -345,9 +210,9 @@ static int orders(h2o_req_t *req, int32_t id, const char *q, size_t qlen)
     json_t *errors = NULL;
     parse_orders_query(req, q, qlen, &cust, &index, &size);
     if (cust.count > 1)
-        add_error(&errors, "customerid", "The customerid field must be given once.");
-    int32_t ix = query_int(&index, "index", 0, 0, 0, 0, &errors);
-    int32_t sz = query_int(&size, "size", 10, 1, 1, 100, &errors);
+        bench_add_error(&errors, "customerid", "The customerid field must be given once.");
+    int32_t ix = bench_query_int(index.value, index.len, index.count, "index", 0, 0, INT32_MAX, &errors);
+    int32_t sz = bench_query_int(size.value, size.len, size.count, "size", 10, 1, 100, &errors);
     if (errors != NULL) {
         json_t *p = json_pack("{s:s, s:s, s:i, s:o}", "type", "https://tools.ietf.org/html/rfc9110#section-15.5.1",
                               "title", "One or more validation errors occurred.", "status", 400, "errors", errors);
@@ -355,7 +220,7 @@ static int orders(h2o_req_t *req, int32_t id, const char *q, size_t qlen)
         json_decref(p);
         return 0;
     }
-    return send_json_new(req, 200, orders_page(id, cust.count ? cust.value : NULL, cust.len, ix, sz));
+    return send_json_new(req, 200, bench_orders_page(id, cust.count ? cust.value : NULL, cust.len, ix, sz));
 }
 
 #define HAS_PREFIX(p, n, lit) ((n) >= sizeof(lit) - 1 && memcmp((p), (lit), sizeof(lit) - 1) == 0)
@@ -395,7 +260,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
             route = ORDERS, seg = path + 13, seglen = len - 13;
     }
     int32_t id = 0;
-    if (route == NONE || (seg != NULL && parse_int32(seg, seglen, &id) != 0)) /* {id:int} did not match */
+    if (route == NONE || (seg != NULL && bench_parse_int32(seg, seglen, &id) != 0)) /* {id:int} did not match */
         return send_problem(req, 404, NULL);
 
     if (!h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET")) && !is_head(req)) {
@@ -412,7 +277,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     case WOO:
         return send_json_new(req, 200, json_pack("{s:i, s:s}", "id", 1, "name", "Woo"));
     case EMPLOYEE: {
-        json_t *e = find_employee(id);
+        json_t *e = bench_employee(id);
         if (e == NULL)
             return send_problem(req, 404, "no employee with id %d", (int)id);
         return send_json(req, 200, H2O_STRLIT(JSON_TYPE), e);
@@ -522,7 +387,7 @@ int main(int argc, char **argv)
         return 2;
     }
     json_object_seed(0);
-    if (load_data(data) != 0)
+    if (bench_data_load("h2o-baseline", data) != 0)
         return 1;
 
     signal(SIGPIPE, SIG_IGN);

@@ -3,7 +3,8 @@
  * evhtp-server: canal-demo's five endpoints written with libevhtp 1.2.18 (Debian libevhtp-dev,
  * on libevent), a peer a C developer might pick instead of canal. Same data file, same JSON
  * library (jansson, dumped straight into libevhtp's output evbuffer), same bodies; bench/run
- * compares them with canal-demo's first.
+ * compares them with canal-demo's first. The data, its lookups and the query checks are
+ * bench/peers/data.h's, shared with the other C servers.
  *
  * One libevent loop in one thread (--threads N uses evhtp's own thread pool, each thread with
  * its own event base, for the multi-core run), routes by evhtp_set_cb (exact paths) and
@@ -20,104 +21,9 @@
 #include <event2/event.h>
 #include <evhtp/evhtp.h>
 #include <jansson.h>
-
-#ifndef BASELINE_DATA
-#define BASELINE_DATA "examples/demo/data/northwind.json"
-#endif
-
-/* ---- data: the same lookups as examples/demo/northwind.c ---- */
-
-static json_t *root, *employees;
-#define MAX_ID 64
-static json_t *by_employee[MAX_ID + 1];
-
-static int load_data(const char *path)
-{
-    json_error_t err;
-    root = json_load_file(path, 0, &err);
-    if (root == NULL) {
-        fprintf(stderr, "evhtp-server: %s:%d: %s\n", path, err.line, err.text);
-        return -1;
-    }
-    employees = json_object_get(root, "employees");
-    json_t *orders = json_object_get(root, "orders");
-    if (!json_is_array(employees) || !json_is_array(orders))
-        return -1;
-    by_employee[0] = orders;
-    size_t i;
-    json_t *o;
-    json_array_foreach(orders, i, o)
-    {
-        json_int_t id = json_integer_value(json_object_get(o, "EmployeeID"));
-        if (id < 1 || id > MAX_ID)
-            continue;
-        if (by_employee[id] == NULL)
-            by_employee[id] = json_array();
-        json_array_append(by_employee[id], o);
-    }
-    return 0;
-}
-
-static json_t *find_employee(int64_t id)
-{
-    size_t i;
-    json_t *e;
-    json_array_foreach(employees, i, e)
-    {
-        if (json_integer_value(json_object_get(e, "EmployeeID")) == id)
-            return e;
-    }
-    return NULL;
-}
-
-static json_t *orders_page(int64_t id, const char *customer, int64_t index, int64_t size)
-{
-    json_t *out = json_array();
-    json_t *list = (id >= 0 && id <= MAX_ID) ? by_employee[id] : NULL;
-    int64_t skip = index * size;
-    size_t i;
-    json_t *o;
-    if (list == NULL)
-        return out;
-    json_array_foreach(list, i, o)
-    {
-        if (customer != NULL) {
-            const char *c = json_string_value(json_object_get(o, "CustomerID"));
-            if (c == NULL || strcmp(c, customer) != 0)
-                continue;
-        }
-        if (skip > 0) {
-            skip--;
-            continue;
-        }
-        if ((int64_t)json_array_size(out) == size)
-            break;
-        json_array_append(out, o);
-    }
-    return out;
-}
+#include "data.h"
 
 /* ---- answers ---- */
-
-static int parse_int32(const char *s, int32_t *out)
-{
-    if (s == NULL)
-        return -1;
-    const char *p = s + (*s == '-');
-    if (*p == '\0')
-        return -1;
-    int64_t v = 0;
-    for (; *p; p++) {
-        if (*p < '0' || *p > '9' || v > INT32_MAX)
-            return -1;
-        v = v * 10 + (*p - '0');
-    }
-    v = *s == '-' ? -v : v;
-    if (v < INT32_MIN || v > INT32_MAX)
-        return -1;
-    *out = (int32_t)v;
-    return 0;
-}
 
 static int to_evbuffer(const char *buffer, size_t size, void *data)
 {
@@ -160,11 +66,12 @@ static void woo(evhtp_request_t *req, void *arg)
 static void employee(evhtp_request_t *req, void *arg)
 {
     int32_t id;
-    if (parse_int32(req->uri->path->full + strlen("/home/employee/"), &id) != 0) {
+    const char *seg = req->uri->path->full + strlen("/home/employee/");
+    if (bench_parse_int32(seg, strlen(seg), &id) != 0) {
         problem(req, 404, "Not Found", NULL);
         return;
     }
-    json_t *e = find_employee(id);
+    json_t *e = bench_employee(id);
     if (e == NULL) {
         char detail[64];
         snprintf(detail, sizeof(detail), "no employee with id %d", (int)id);
@@ -174,40 +81,20 @@ static void employee(evhtp_request_t *req, void *arg)
     send_json(req, 200, "application/json", json_incref(e));
 }
 
-static void add_error(json_t **errors, const char *name, const char *message)
-{
-    if (*errors == NULL)
-        *errors = json_object();
-    json_t *list = json_object_get(*errors, name);
-    if (list == NULL)
-        json_object_set_new(*errors, name, list = json_array());
-    json_array_append_new(list, json_string(message));
-}
-
+/* The query's parameter name (its first value) checked as canal-demo does. */
 static int32_t query_int(evhtp_request_t *req, const char *name, int32_t def, int32_t min, int32_t max,
                          json_t **errors)
 {
     const char *v = req->uri->query ? evhtp_kv_find(req->uri->query, name) : NULL;
-    int32_t x = def;
-    char msg[160];
-    if (v != NULL && parse_int32(v, &x) != 0) {
-        snprintf(msg, sizeof(msg), "The value '%.64s' is not valid for %s.", v, name);
-        add_error(errors, name, msg);
-    } else if (x < min || x > max) {
-        if (max != INT32_MAX)
-            snprintf(msg, sizeof(msg), "The field %s must be between %d and %d.", name, (int)min, (int)max);
-        else
-            snprintf(msg, sizeof(msg), "The field %s must be at least %d.", name, (int)min);
-        add_error(errors, name, msg);
-    }
-    return x;
+    return bench_query_int(v, v ? strlen(v) : 0, v != NULL, name, def, min, max, errors);
 }
 
 static void orders(evhtp_request_t *req, void *arg)
 {
     int32_t id;
     json_t *errors = NULL;
-    if (parse_int32(req->uri->path->full + strlen("/home/orders/"), &id) != 0) {
+    const char *seg = req->uri->path->full + strlen("/home/orders/");
+    if (bench_parse_int32(seg, strlen(seg), &id) != 0) {
         problem(req, 404, "Not Found", NULL);
         return;
     }
@@ -220,7 +107,7 @@ static void orders(evhtp_request_t *req, void *arg)
         return;
     }
     const char *customer = req->uri->query ? evhtp_kv_find(req->uri->query, "customerid") : NULL;
-    send_json(req, 200, "application/json", orders_page(id, customer, index, size));
+    send_json(req, 200, "application/json", bench_orders_page(id, customer, customer ? strlen(customer) : 0, index, size));
 }
 
 static void not_found(evhtp_request_t *req, void *arg)
@@ -245,7 +132,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (load_data(data) != 0)
+    if (bench_data_load("evhtp-server", data) != 0)
         return 1;
     signal(SIGPIPE, SIG_IGN);
 

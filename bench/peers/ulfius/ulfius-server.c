@@ -2,7 +2,8 @@
 /*
  * ulfius-server: canal-demo's five endpoints written with ulfius 2.7 (Debian libulfius-dev), a
  * peer a C developer might pick instead of canal. Same data file, same JSON library (jansson,
- * which ulfius uses itself), same bodies; bench/run compares them with canal-demo's first.
+ * which ulfius uses itself), same bodies; bench/run compares them with canal-demo's first. The
+ * data, its lookups and the query checks are bench/peers/data.h's, shared with the other C servers.
  *
  * ulfius runs on GNU libmicrohttpd. Its ulfius_start_framework() starts MHD with one thread per
  * connection, which at 10,000 connections means 10,000 threads on one core. The benchmark runs
@@ -22,104 +23,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ulfius.h>
-
-#ifndef BASELINE_DATA
-#define BASELINE_DATA "examples/demo/data/northwind.json"
-#endif
-
-/* ---- data: the same lookups as examples/demo/northwind.c ---- */
-
-static json_t *root, *employees;
-#define MAX_ID 64
-static json_t *by_employee[MAX_ID + 1];
-
-static int load_data(const char *path)
-{
-    json_error_t err;
-    root = json_load_file(path, 0, &err);
-    if (root == NULL) {
-        fprintf(stderr, "ulfius-server: %s:%d: %s\n", path, err.line, err.text);
-        return -1;
-    }
-    employees = json_object_get(root, "employees");
-    json_t *orders = json_object_get(root, "orders");
-    if (!json_is_array(employees) || !json_is_array(orders))
-        return -1;
-    by_employee[0] = orders;
-    size_t i;
-    json_t *o;
-    json_array_foreach(orders, i, o)
-    {
-        json_int_t id = json_integer_value(json_object_get(o, "EmployeeID"));
-        if (id < 1 || id > MAX_ID)
-            continue;
-        if (by_employee[id] == NULL)
-            by_employee[id] = json_array();
-        json_array_append(by_employee[id], o);
-    }
-    return 0;
-}
-
-static json_t *find_employee(int64_t id)
-{
-    size_t i;
-    json_t *e;
-    json_array_foreach(employees, i, e)
-    {
-        if (json_integer_value(json_object_get(e, "EmployeeID")) == id)
-            return e;
-    }
-    return NULL;
-}
-
-static json_t *orders_page(int64_t id, const char *customer, int64_t index, int64_t size)
-{
-    json_t *out = json_array();
-    json_t *list = (id >= 0 && id <= MAX_ID) ? by_employee[id] : NULL;
-    int64_t skip = index * size;
-    size_t i;
-    json_t *o;
-    if (list == NULL)
-        return out;
-    json_array_foreach(list, i, o)
-    {
-        if (customer != NULL) {
-            const char *c = json_string_value(json_object_get(o, "CustomerID"));
-            if (c == NULL || strcmp(c, customer) != 0)
-                continue;
-        }
-        if (skip > 0) {
-            skip--;
-            continue;
-        }
-        if ((int64_t)json_array_size(out) == size)
-            break;
-        json_array_append(out, o);
-    }
-    return out;
-}
+#include "data.h"
 
 /* ---- answers ---- */
 
-/* An optional '-' and digits that fit in int32. */
-static int parse_int32(const char *s, int32_t *out)
+/* The route's {id}, as canal's {id:int}: 0, or -1 if absent or not an int32. */
+static int url_id(const struct _u_request *req, int32_t *id)
 {
-    if (s == NULL)
-        return -1;
-    const char *p = s + (*s == '-');
-    if (*p == '\0')
-        return -1;
-    int64_t v = 0;
-    for (; *p; p++) {
-        if (*p < '0' || *p > '9' || v > INT32_MAX)
-            return -1;
-        v = v * 10 + (*p - '0');
-    }
-    v = *s == '-' ? -v : v;
-    if (v < INT32_MIN || v > INT32_MAX)
-        return -1;
-    *out = (int32_t)v;
-    return 0;
+    const char *s = u_map_get(req->map_url, "id");
+    return s != NULL && bench_parse_int32(s, strlen(s), id) == 0 ? 0 : -1;
 }
 
 static int send_json(struct _u_response *res, unsigned status, const char *ctype, json_t *body)
@@ -160,9 +72,9 @@ static int woo(const struct _u_request *req, struct _u_response *res, void *data
 static int employee(const struct _u_request *req, struct _u_response *res, void *data)
 {
     int32_t id;
-    if (parse_int32(u_map_get(req->map_url, "id"), &id) != 0)
+    if (url_id(req, &id) != 0)
         return problem(res, 404, "Not Found", NULL);
-    json_t *e = find_employee(id);
+    json_t *e = bench_employee(id);
     if (e == NULL) {
         char detail[64];
         snprintf(detail, sizeof(detail), "no employee with id %d", (int)id);
@@ -171,40 +83,19 @@ static int employee(const struct _u_request *req, struct _u_response *res, void 
     return send_json(res, 200, "application/json", json_incref(e));
 }
 
-static void add_error(json_t **errors, const char *name, const char *message)
-{
-    if (*errors == NULL)
-        *errors = json_object();
-    json_t *list = json_object_get(*errors, name);
-    if (list == NULL)
-        json_object_set_new(*errors, name, list = json_array());
-    json_array_append_new(list, json_string(message));
-}
-
+/* The query's parameter name checked as canal-demo does. */
 static int32_t query_int(const struct _u_request *req, const char *name, int32_t def, int32_t min, int32_t max,
                          json_t **errors)
 {
     const char *v = u_map_get(req->map_url, name);
-    int32_t x = def;
-    char msg[160];
-    if (v != NULL && parse_int32(v, &x) != 0) {
-        snprintf(msg, sizeof(msg), "The value '%.64s' is not valid for %s.", v, name);
-        add_error(errors, name, msg);
-    } else if (x < min || x > max) {
-        if (max != INT32_MAX)
-            snprintf(msg, sizeof(msg), "The field %s must be between %d and %d.", name, (int)min, (int)max);
-        else
-            snprintf(msg, sizeof(msg), "The field %s must be at least %d.", name, (int)min);
-        add_error(errors, name, msg);
-    }
-    return x;
+    return bench_query_int(v, v ? strlen(v) : 0, v != NULL, name, def, min, max, errors);
 }
 
 static int orders(const struct _u_request *req, struct _u_response *res, void *data)
 {
     int32_t id;
     json_t *errors = NULL;
-    if (parse_int32(u_map_get(req->map_url, "id"), &id) != 0)
+    if (url_id(req, &id) != 0)
         return problem(res, 404, "Not Found", NULL);
     int32_t index = query_int(req, "index", 0, 0, INT32_MAX, &errors);
     int32_t size = query_int(req, "size", 10, 1, 100, &errors);
@@ -212,8 +103,9 @@ static int orders(const struct _u_request *req, struct _u_response *res, void *d
         return send_json(res, 400, "application/problem+json",
                          json_pack("{s:s, s:s, s:i, s:o}", "type", "https://tools.ietf.org/html/rfc9110#section-15.5.1",
                                    "title", "One or more validation errors occurred.", "status", 400, "errors", errors));
+    const char *customer = u_map_get(req->map_url, "customerid");
     return send_json(res, 200, "application/json",
-                     orders_page(id, u_map_get(req->map_url, "customerid"), index, size));
+                     bench_orders_page(id, customer, customer ? strlen(customer) : 0, index, size));
 }
 
 static int not_found(const struct _u_request *req, struct _u_response *res, void *data)
@@ -238,7 +130,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (load_data(data) != 0)
+    if (bench_data_load("ulfius-server", data) != 0)
         return 1;
 
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
