@@ -47,18 +47,19 @@ static int omitted_ok(const struct endpoint *ep)
     return 1;
 }
 
-/* The endpoint of n for the sought method: the one that leaves out the fewest segments, then
- * the first registered. In collect mode, records every usable method and returns NULL. */
-static const struct endpoint *pick(struct mctx *c, const struct node *n)
+/* The endpoint of n for the methods in mask: the one that leaves out the fewest segments, then
+ * the first registered. With allow (collect mode), records every usable method there and
+ * returns NULL. */
+static const struct endpoint *pick(const struct node *n, uint64_t mask, uint64_t *allow)
 {
     const struct endpoint *best = NULL;
     for (size_t i = 0; i < n->neps; i++) {
         const struct endpoint *ep = &n->eps[i];
         uint64_t bit = (uint64_t)1 << ep->mi;
-        if (!(c->mask & bit) || (ep->omitted && !omitted_ok(ep)))
+        if (!(mask & bit) || (ep->omitted && !omitted_ok(ep)))
             continue;
-        if (c->collect)
-            c->allow |= bit;
+        if (allow != NULL)
+            *allow |= bit;
         else if (best == NULL || ep->omitted < best->omitted)
             best = ep;
     }
@@ -68,7 +69,7 @@ static const struct endpoint *pick(struct mctx *c, const struct node *n)
 static int walk(struct mctx *c, const struct node *n, size_t depth)
 {
     if (depth == c->nsegs) {
-        if ((c->ep = pick(c, n)) == NULL)
+        if ((c->ep = pick(n, c->mask, c->collect ? &c->allow : NULL)) == NULL)
             return 0;
         c->depth = depth;
         c->via_catchall = 0;
@@ -110,7 +111,7 @@ static int walk(struct mctx *c, const struct node *n, size_t depth)
         canal_str_t rest = {seg.base, c->buflen - c->start[depth]};
         if (!(ca->below & c->mask) || !canal__constraints_ok(ca->cons, ca->ncons, rest))
             continue;
-        if ((c->ep = pick(c, ca)) != NULL) {
+        if ((c->ep = pick(ca, c->mask, c->collect ? &c->allow : NULL)) != NULL) {
             c->depth = depth;
             c->via_catchall = 1;
             c->rest = rest;
@@ -131,19 +132,23 @@ static int try_method(struct mctx *c, int mi)
     return walk(c, &c->r->root, 0);
 }
 
-static void fill(const struct mctx *c, canal_match_t *m)
+/* The values of the route of ep, reached at depth segments: captures (cap) for the segments
+ * walked, the rest of the path for a catch-all met at depth (rest, or NULL), defaults and
+ * empty catch-alls for the segments left out. */
+static void fill(const struct endpoint *ep, size_t depth, const canal_str_t *cap,
+                 const canal_str_t *rest, canal_match_t *m)
 {
-    const struct canal_route *rt = c->ep->route;
+    const struct canal_route *rt = ep->route;
     m->route = rt;
     m->data = rt->data;
     m->nparams = 0;
     for (size_t i = 0; i < rt->nparams; i++) {
         const struct rparam *p = &rt->params[i];
         canal_str_t v;
-        if (c->via_catchall && p->seg == c->depth)
-            v = c->rest;
-        else if (p->seg < c->depth)
-            v = c->cap[p->seg];
+        if (rest != NULL && p->seg == depth)
+            v = *rest;
+        else if (p->seg < depth)
+            v = cap[p->seg];
         else if (p->def != NULL)
             v = (canal_str_t){p->def, strlen(p->def)};
         else if (rt->segs[p->seg].kind == SEG_CATCHALL)
@@ -155,57 +160,76 @@ static void fill(const struct mctx *c, canal_match_t *m)
     }
 }
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define SCAN_WORDS 1
 /* The high bit of each zero byte of t (exact: no borrow between bytes). */
 static inline uint64_t zero_bytes(uint64_t t)
 {
     return ~(((t & 0x7f7f7f7f7f7f7f7fULL) + 0x7f7f7f7f7f7f7f7fULL) | t | 0x7f7f7f7f7f7f7f7fULL);
 }
 
-/* The common case in one pass, 8 bytes at a time: copies the n bytes of the path after its
- * leading '/' into words (zero-padded; folded for case-insensitive routers), hashes them as the
- * path table does (*hash) and notes the segments, which point into the path. Returns 1, with
- * nothing noted, when the path holds a '%' or a NUL: split() decodes those. n is at most
- * 8 * CANAL__PATH_WORDS. */
-static int scan(struct mctx *c, const char *p, size_t n, uint64_t *words, int fold, uint64_t *hash)
+/* Nonzero when t has a zero byte, one instruction cheaper than zero_bytes(): a borrow may also
+ * flag bytes above a zero byte, but never one below the first, so the lowest flag is exact. */
+static inline uint64_t has_zero(uint64_t t)
 {
-    size_t nw = (n + 7) / 8, seg = 0;
-    uint64_t h = canal__hash_init(n);
-    c->start[0] = 0;
-    for (size_t i = 0; i < nw; i++) {
-        uint64_t x;
-        if (8 * i + 8 <= n)
-            memcpy(&x, p + 8 * i, 8);
-        else
-            x = canal__load_le(p + 8 * i, n - 8 * i);
-        uint64_t bad = zero_bytes(x ^ 0x2525252525252525ULL) | zero_bytes(x); /* '%' or NUL */
-        if (i + 1 == nw && n % 8 != 0)
-            bad &= ((uint64_t)1 << (8 * (n % 8))) - 1; /* not the padding */
-        if (bad)
-            return 1;
-        for (uint64_t slash = zero_bytes(x ^ 0x2f2f2f2f2f2f2f2fULL); slash; slash &= slash - 1) {
-            size_t at = i * 8 + ((size_t)__builtin_ctzll(slash) >> 3);
-            if (seg < CANAL_ROUTER_MAX_SEGMENTS)
-                c->len[seg] = at - c->start[seg], c->start[seg + 1] = at + 1;
-            seg++;
+    return (t - 0x0101010101010101ULL) & ~t & 0x8080808080808080ULL;
+}
+
+/* What the first look at a path found (struct pscan.state). */
+enum {
+    PATH_CLEAN,   /* no '%' and no NUL before the query: words, h and n describe the path */
+    PATH_ESCAPED, /* a '%' or a NUL at n, before any '?': split() decodes the path */
+    PATH_LONG     /* the n bytes before the query do not fit in words: split() */
+};
+
+/* The first look at the path after its leading '/', made for the path table and kept for the
+ * walk when the table cannot answer, so that nothing is read twice. */
+struct pscan {
+    int state;
+    int mi;       /* the request's method index, or -1 */
+    size_t n;     /* see the states */
+    uint64_t h;   /* PATH_CLEAN: the hash of words, as the table hashes its keys */
+    uint64_t words[CANAL__PATH_WORDS]; /* PATH_CLEAN: the n bytes, zero-padded, folded for
+                                        * case-insensitive routers, as little-endian words */
+};
+
+/* Looks at the n bytes p[0..n) (n <= 8 * CANAL__PATH_WORDS), 8 at a time: a '?' ends the path
+ * there (the query is not matched), and the bytes before it are copied into s->words and hashed
+ * as the path table does its keys. A '%' or a NUL before any '?' ends the look: that path is
+ * decoded by split() (which refuses NUL), and a decoded path never uses the table (a decoded
+ * %2F is not a separator). One pass, with no segment boundaries: the table needs none, and the
+ * walk finds them in the words (segments()) only when the table did not answer. */
+static inline void scan(struct pscan *s, const char *p, size_t n, int fold)
+{
+    uint64_t h = CANAL__HASH_SEED;
+    for (size_t i = 0; 8 * i < n; i++) {
+        size_t left = n - 8 * i;
+        uint64_t x = left >= 8 ? canal__load64_le(p + 8 * i) : canal__load_le(p + 8 * i, left);
+        uint64_t bad = has_zero(x ^ 0x2525252525252525ULL) | has_zero(x ^ 0x3f3f3f3f3f3f3f3fULL) |
+                       has_zero(x); /* '%', '?', NUL */
+        if (left < 8)
+            bad &= ((uint64_t)1 << (8 * left)) - 1; /* not the padding */
+        if (__builtin_expect(bad != 0, 0)) {
+            size_t k = (size_t)__builtin_ctzll(bad) >> 3;
+            if (p[8 * i + k] != '?') {
+                s->state = PATH_ESCAPED;
+                s->n = 8 * i + k;
+                return;
+            }
+            /* the query starts at byte k: keep the bytes before it, and this word is the last
+             * (the loop ends as n shrinks) */
+            n = 8 * i + k;
+            if (k == 0)
+                break;
+            x &= ((uint64_t)1 << (8 * k)) - 1;
         }
         if (fold)
             x = canal__lower8(x);
-        words[i] = x;
+        s->words[i] = x;
         h = canal__hash_step(h, x);
     }
-    if (seg <= CANAL_ROUTER_MAX_SEGMENTS)
-        c->len[seg] = n - c->start[seg];
-    c->nsegs = seg + 1;
-    c->buf = p;
-    c->buflen = n;
-    *hash = h;
-    return 0;
+    s->state = PATH_CLEAN;
+    s->n = n;
+    s->h = h;
 }
-#else
-#define SCAN_WORDS 0
-#endif
 
 /* Splits (and decodes) the path after its leading '/'. Returns 0 or 400. */
 static int split(struct mctx *c, const char *p, const char *end, char *scratch)
@@ -262,71 +286,62 @@ static int split(struct mctx *c, const char *p, const char *end, char *scratch)
     return 0;
 }
 
-int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t path, char *scratch,
-                       size_t scratch_size, canal_match_t *m)
+/* Segment boundaries for the walk of a PATH_CLEAN path, from its words (a '/' is the same
+ * folded or not), as split() would note them. */
+static void segments(struct mctx *c, const char *p, size_t n, const uint64_t *words)
+{
+    size_t seg = 0;
+    c->start[0] = 0;
+    for (size_t i = 0; 8 * i < n; i++) {
+        for (uint64_t slash = zero_bytes(words[i] ^ 0x2f2f2f2f2f2f2f2fULL); slash; slash &= slash - 1) {
+            size_t at = 8 * i + ((size_t)__builtin_ctzll(slash) >> 3);
+            if (seg < CANAL_ROUTER_MAX_SEGMENTS)
+                c->len[seg] = at - c->start[seg], c->start[seg + 1] = at + 1;
+            else if (seg == CANAL_ROUTER_MAX_SEGMENTS) /* the last one kept: walk reads it */
+                c->len[seg] = at - c->start[seg];
+            seg++;
+        }
+    }
+    if (seg <= CANAL_ROUTER_MAX_SEGMENTS)
+        c->len[seg] = n - c->start[seg];
+    c->nsegs = seg + 1;
+    c->buf = p;
+    c->buflen = n;
+}
+
+/* The matcher's slow way: decode and split the path, then walk the tree (and, when nothing
+ * answers, walk it again to collect the methods that would). Kept out of line so that the fast
+ * way in canal_router_match() does not pay for its ~1 KB of state. */
+static __attribute__((noinline)) int match_walk(const canal_router_t *r, canal_str_t method,
+                                                canal_str_t path, const struct pscan *s,
+                                                char *scratch, canal_match_t *m)
 {
     struct mctx c;
-    if (scratch_size < path.len)
-        return CANAL_EINVAL;
-    const char *end = memchr(path.base, '?', path.len);
-    if (end == NULL)
-        end = path.base + path.len;
-    if (end == path.base || path.base[0] != '/')
-        return 400;
+    const char *p = path.base + 1, *end = p + s->n;
     c.r = r;
     c.allow = 0;
     c.folded = NULL;
-    int mi = canal__method_index(r, method);
-    int fallback = -1;
-    if (!r->opts.no_head_from_get && method.len == 4 && memcmp(method.base, "HEAD", 4) == 0)
-        fallback = canal__method_index(r, (canal_str_t){"GET", 3});
-
-    /* The fast way for literal routes. A path of literals only: the walk would follow literal
-     * children all the way down (they come first at every level) and answer with that node's
-     * endpoint if it has one; only when it has none must the walk look further. With no
-     * escapes and no NUL the path is its own decoded form (a decoded %2F would not be a
-     * separator, so decoded paths never use the table): one probe. scan() prepares the probe
-     * and splits the path in the same pass. */
-    const char *p = path.base + 1;
-    size_t rawlen = (size_t)(end - p);
-    uint64_t words[CANAL__PATH_WORDS], h = 0;
-    int scanned = SCAN_WORDS && rawlen <= sizeof(words);
-    int escaped = 1;
-#if SCAN_WORDS
-    if (scanned && !(escaped = scan(&c, p, rawlen, words, !r->opts.case_sensitive, &h)) &&
-        !r->opts.case_sensitive)
-        c.folded = (const char *)words;
-#endif
-    int slash_end = rawlen > 0 && end[-1] == '/';
-    if (r->npaths > 0 && mi >= 0 && !(r->opts.trailing_slash == CANAL_SLASH_REDIRECT && slash_end)) {
-        /* the request's own method only: a HEAD route anywhere beats the GET fallback. The
-         * table holds no path with an empty segment: "//" (trimmed to "") is not the root. */
-        const struct node *n = NULL;
-        if (r->opts.trailing_slash == CANAL_SLASH_IGNORE && slash_end) {
-            if (rawlen > 1 && memchr(p, '%', rawlen) == NULL && memchr(p, '\0', rawlen) == NULL)
-                n = canal__path_lookup(r, p, rawlen - 1);
-        } else if (scanned && !escaped) {
-            n = canal__path_probe(r, words, rawlen, h);
-        } else if (!scanned && memchr(p, '%', rawlen) == NULL && memchr(p, '\0', rawlen) == NULL) {
-            n = canal__path_lookup(r, p, rawlen);
-        }
-        c.mask = (uint64_t)1 << mi;
-        c.collect = 0;
-        if (n != NULL && (n->below & c.mask) && (c.ep = pick(&c, n)) != NULL) {
-            c.depth = n->depth;
-            c.via_catchall = 0;
-            fill(&c, m);
-            return 200;
-        }
+    if (s->state == PATH_ESCAPED) { /* the bytes before the '%' or NUL hold no '?' */
+        const char *q = memchr(end, '?', path.len - 1 - s->n);
+        end = q != NULL ? q : path.base + path.len;
     }
-
-    if (rawlen == 0) {
+    if (end == p) {
         c.nsegs = 0;
         c.buf = end;
         c.buflen = 0;
-    } else if ((!scanned || escaped) && split(&c, p, end, scratch) != 0) {
+    } else if (s->state == PATH_CLEAN) {
+        segments(&c, p, s->n, s->words);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (!r->opts.case_sensitive) /* the words' bytes are the path's, folded */
+            c.folded = (const char *)s->words;
+#endif
+    } else if (split(&c, p, end, scratch) != 0) {
         return 400;
     }
+    int mi = s->mi, fallback = -1;
+    if (!r->opts.no_head_from_get && method.len == 4 && memcmp(method.base, "HEAD", 4) == 0)
+        fallback = canal__method_index(r, (canal_str_t){"GET", 3});
+
     /* a trailing '/' (an empty last segment) */
     int trailing = c.nsegs > 0 && end[-1] == '/';
     if (trailing && r->opts.trailing_slash == CANAL_SLASH_IGNORE) {
@@ -335,7 +350,7 @@ int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t 
     }
 
     if (try_method(&c, mi) || try_method(&c, fallback)) {
-        fill(&c, m);
+        fill(c.ep, c.depth, c.cap, c.via_catchall ? &c.rest : NULL, m);
         return 200;
     }
     if (trailing && r->opts.trailing_slash == CANAL_SLASH_REDIRECT) {
@@ -357,6 +372,79 @@ int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t 
     if (!r->opts.no_auto_options && method.len == 7 && memcmp(method.base, "OPTIONS", 7) == 0)
         return 204;
     return 405;
+}
+
+/* The fast way for literal routes: the endpoint the walk would find for a clean path (see
+ * scan()) in the table of all-literal paths, or NULL to take the walk. A path of literals only:
+ * the walk would follow literal children all the way down (they come first at every level) and
+ * answer with that node's endpoint if it has one; only when it has none must the walk look
+ * further. So one probe, and the node's endpoint for the request's own method (a HEAD route
+ * anywhere beats the GET fallback, so that falls back only when the router has no HEAD route at
+ * all). The table holds no path with an empty segment: "//" (trimmed to "") is not the root. */
+static inline const struct endpoint *table_match(const canal_router_t *r, canal_str_t method,
+                                                 const char *p, const struct pscan *s)
+{
+    int mi = s->mi;
+    if (mi < 0) {
+        if (r->opts.no_head_from_get || method.len != 4 || memcmp(method.base, "HEAD", 4) != 0 ||
+            (mi = canal__method_index(r, (canal_str_t){"GET", 3})) < 0)
+            return NULL;
+    }
+    const struct node *n;
+    if (s->n > 0 && p[s->n - 1] == '/') {
+        /* redirect: the walk decides; strict: "a/" has an empty segment, so it is not here */
+        if (r->opts.trailing_slash != CANAL_SLASH_IGNORE || s->n == 1)
+            return NULL;
+        n = canal__path_lookup(r, p, s->n - 1);
+    } else {
+        n = canal__path_probe(r, s->words, s->n, s->h);
+    }
+    if (n == NULL)
+        return NULL;
+    /* Registration refuses a second endpoint of one method that omits nothing at one node, so
+     * the first such endpoint is the one pick() would choose. */
+    for (uint32_t i = 0; i < n->neps; i++)
+        if (n->eps[i].mi == mi && n->eps[i].omitted == 0)
+            return &n->eps[i];
+    uint64_t bit = (uint64_t)1 << mi;
+    return (n->below & bit) ? pick(n, bit, NULL) : NULL; /* one that leaves segments out */
+}
+
+int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t path, char *scratch,
+                       size_t scratch_size, canal_match_t *m)
+{
+    struct pscan s;
+    if (scratch_size < path.len)
+        return CANAL_EINVAL;
+    if (path.len == 0 || path.base[0] != '/')
+        return 400;
+    const char *p = path.base + 1;
+    size_t n = path.len - 1;
+    s.mi = canal__method_index(r, method);
+    if (n > sizeof(s.words)) { /* the path before the query may fit */
+        const char *q = memchr(p, '?', n);
+        if (q != NULL)
+            n = (size_t)(q - p);
+    }
+    if (n > sizeof(s.words)) {
+        s.state = PATH_LONG;
+        s.n = n;
+    } else {
+        scan(&s, p, n, !r->opts.case_sensitive);
+        const struct endpoint *ep;
+        if (s.state == PATH_CLEAN && r->npaths > 0 && (ep = table_match(r, method, p, &s)) != NULL) {
+            const struct canal_route *rt = ep->route;
+            if (rt->nparams == 0) {
+                m->route = rt;
+                m->data = rt->data;
+                m->nparams = 0;
+            } else { /* all omitted (the segments up to the node are literals): no captures */
+                fill(ep, rt->nsegs - ep->omitted, NULL, NULL, m);
+            }
+            return 200;
+        }
+    }
+    return match_walk(r, method, path, &s, scratch, m);
 }
 
 const canal_str_t *canal_match_get(const canal_match_t *m, const char *name)

@@ -149,7 +149,6 @@ void canal__route_free_segments(struct canal_route *route);
 int canal__constraints_ok(const struct constraint *cons, size_t ncons, canal_str_t value);
 
 /* tree.c */
-int canal__method_index(const canal_router_t *r, canal_str_t method);
 /* s must already be folded (case-insensitive routers) unless fold is 1 */
 struct node *canal__find_literal(const canal_router_t *r, const struct node *n, const char *s,
                                  size_t len, int fold, size_t *at);
@@ -166,15 +165,31 @@ static inline uint32_t canal__le32(uint32_t x)
     return x;
 #endif
 }
-static inline uint64_t canal__hash_init(size_t len)
-{
-    return 0x9E3779B97F4A7C15ULL ^ len;
-}
+/* The hash starts from a constant, not from the length: a path's words alone tell paths apart
+ * (paths and keys hold no NUL, so zero padding is never part of one), and the matcher can then
+ * hash a path while it scans it for its end ('?'), before it knows the length. A probe still
+ * compares lengths. */
+#define CANAL__HASH_SEED 0x9E3779B97F4A7C15ULL
 static inline uint64_t canal__hash_step(uint64_t h, uint64_t word)
 {
     h ^= word;
     h *= 0xff51afd7ed558ccdULL;
     return h ^ (h >> 32);
+}
+static inline uint64_t canal__le64(uint64_t x)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return __builtin_bswap64(x);
+#else
+    return x;
+#endif
+}
+/* 8 bytes at s as a little-endian word: the first byte is the lowest. */
+static inline uint64_t canal__load64_le(const char *s)
+{
+    uint64_t x;
+    memcpy(&x, s, 8);
+    return canal__le64(x);
 }
 /* Bytes s[0..len) (len <= 8) as a little-endian word, zero-padded above, by loads that read
  * nothing outside them (two overlapping ones when len is not 1, 2, 4 or 8). */
@@ -201,10 +216,49 @@ static inline uint64_t canal__lower8(uint64_t x)
     uint64_t upper = ~x & (ge_a ^ gt_z) & 0x8080808080808080ULL;
     return x | (upper >> 2);
 }
-/* The node of the all-literal path in words (len bytes, prepared as above, hash h), or NULL. */
-struct node *canal__path_probe(const canal_router_t *r, const uint64_t *words, size_t len, uint64_t h);
+/* The node of the all-literal path in words (len bytes, prepared as above, hash h), or NULL.
+ * The table must not be empty (r->npaths > 0). Inline: it is on the matcher's fast path. */
+static inline struct node *canal__path_probe(const canal_router_t *r, const uint64_t *words,
+                                             size_t len, uint64_t h)
+{
+    size_t nw = (len + 7) / 8, mask = r->paths_cap - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        const struct lit_path *p = &r->paths[i];
+        if (p->key == NULL)
+            return NULL;
+        if (p->hash == h && p->len == len) {
+            size_t k = 0;
+            for (; k < nw; k++) {
+                if (canal__load64_le(p->key + 8 * k) != words[k])
+                    break;
+            }
+            if (k == nw)
+                return p->node;
+        }
+    }
+}
 /* The same from a plain string. */
 struct node *canal__path_lookup(const canal_router_t *r, const char *s, size_t len);
+
+/* The index of a method name in the router, or -1. Inline: every match starts with it. Names
+ * of up to 8 bytes are one word compare each (zero-padded words; the lengths are compared too,
+ * since a request's method may hold a NUL). Longer ones compare lengths first: the request's
+ * method may be longer than a stored name, and memcmp must not read past the stored name's
+ * NUL. */
+static inline int canal__method_index(const canal_router_t *r, canal_str_t method)
+{
+    if (method.len <= 8) {
+        uint64_t w = canal__load_le(method.base, method.len);
+        for (size_t i = 0; i < r->nmethods; i++)
+            if (r->method_words[i] == w && r->method_lens[i] == method.len)
+                return (int)i;
+        return -1;
+    }
+    for (size_t i = 0; i < r->nmethods; i++)
+        if (r->method_lens[i] == method.len && memcmp(r->methods[i], method.base, method.len) == 0)
+            return (int)i;
+    return -1;
+}
 
 /* shared helpers */
 int canal__hexval(unsigned char c); /* 0-15, or -1 */

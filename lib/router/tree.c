@@ -123,24 +123,6 @@ static inline uint64_t method_word(const char *s, size_t len)
     return len <= 8 ? canal__load_le(s, len) : 0;
 }
 
-int canal__method_index(const canal_router_t *r, canal_str_t method)
-{
-    /* Methods are short: up to 8 bytes, one word compare each. Else compare lengths first: the
-     * request's method may be longer than a stored name, and memcmp must not read past the
-     * stored name's NUL. */
-    if (method.len <= 8) {
-        uint64_t w = method_word(method.base, method.len);
-        for (size_t i = 0; i < r->nmethods; i++)
-            if (r->method_words[i] == w && r->method_lens[i] == method.len)
-                return (int)i;
-        return -1;
-    }
-    for (size_t i = 0; i < r->nmethods; i++)
-        if (r->method_lens[i] == method.len && memcmp(r->methods[i], method.base, method.len) == 0)
-            return (int)i;
-    return -1;
-}
-
 /* RFC 9110 token characters */
 static int tchar(unsigned char c)
 {
@@ -283,34 +265,13 @@ static const struct node *lookup_path(const canal_router_t *r, const struct cana
 /* The hash of a key of the path table, stored folded already (see router_internal.h). */
 static uint64_t path_hash(const char *s, size_t len)
 {
-    uint64_t h = canal__hash_init(len);
+    uint64_t h = CANAL__HASH_SEED;
     for (size_t i = 0; i < len; i += 8) {
         uint64_t w = 0; /* zero-padded, as the words of a lookup are */
         memcpy(&w, s + i, len - i < 8 ? len - i : 8);
-        h = canal__hash_step(h, w);
+        h = canal__hash_step(h, canal__le64(w));
     }
     return h;
-}
-
-struct node *canal__path_probe(const canal_router_t *r, const uint64_t *words, size_t len, uint64_t h)
-{
-    size_t nw = (len + 7) / 8;
-    for (size_t i = h & (r->paths_cap - 1);; i = (i + 1) & (r->paths_cap - 1)) {
-        const struct lit_path *p = &r->paths[i];
-        if (p->key == NULL)
-            return NULL;
-        if (p->hash == h && p->len == len) {
-            size_t k = 0;
-            for (; k < nw; k++) {
-                uint64_t w;
-                memcpy(&w, p->key + 8 * k, 8);
-                if (w != words[k])
-                    break;
-            }
-            if (k == nw)
-                return p->node;
-        }
-    }
 }
 
 struct node *canal__path_lookup(const canal_router_t *r, const char *s, size_t len)
@@ -322,8 +283,9 @@ struct node *canal__path_lookup(const canal_router_t *r, const char *s, size_t l
     buf[nwords > 0 ? nwords - 1 : 0] = 0;
     memcpy(buf, s, len);
     int fold = !r->opts.case_sensitive;
-    uint64_t h = canal__hash_init(len);
+    uint64_t h = CANAL__HASH_SEED;
     for (size_t i = 0; i < nwords; i++) {
+        buf[i] = canal__le64(buf[i]);
         if (fold)
             buf[i] = canal__lower8(buf[i]);
         h = canal__hash_step(h, buf[i]);
