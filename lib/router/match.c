@@ -20,6 +20,7 @@ struct mctx {
     const canal_router_t *r;
     uint64_t mask;    /* the methods sought */
     int collect;      /* 1: visit every match and gather its methods in allow */
+    int mi;           /* not collecting: the method sought (mask is its bit) */
     uint64_t allow;
     const char *buf;  /* the decoded path, without its leading '/' */
     const char *folded; /* buf folded (case-insensitive routers), or NULL: fold per segment */
@@ -66,10 +67,29 @@ static const struct endpoint *pick(const struct node *n, uint64_t mask, uint64_t
     return best;
 }
 
+/* pick() for one method, mi. Registration refuses a second endpoint of one method that omits
+ * nothing at one node, so such an endpoint, when there is one, is pick()'s answer: the common
+ * case costs a short loop. */
+static inline const struct endpoint *pick_method(const struct node *n, int mi)
+{
+    for (uint32_t i = 0; i < n->neps; i++)
+        if (n->eps[i].mi == mi && n->eps[i].omitted == 0)
+            return &n->eps[i];
+    uint64_t bit = (uint64_t)1 << mi;
+    return (n->below & bit) ? pick(n, bit, NULL) : NULL; /* one that leaves segments out */
+}
+
+/* The endpoint of n the walk is after, or NULL; in collect mode, records methods and returns
+ * NULL. */
+static inline const struct endpoint *walk_pick(struct mctx *c, const struct node *n)
+{
+    return c->collect ? pick(n, c->mask, &c->allow) : pick_method(n, c->mi);
+}
+
 static int walk(struct mctx *c, const struct node *n, size_t depth)
 {
     if (depth == c->nsegs) {
-        if ((c->ep = pick(n, c->mask, c->collect ? &c->allow : NULL)) == NULL)
+        if ((c->ep = walk_pick(c, n)) == NULL)
             return 0;
         c->depth = depth;
         c->via_catchall = 0;
@@ -111,7 +131,7 @@ static int walk(struct mctx *c, const struct node *n, size_t depth)
         canal_str_t rest = {seg.base, c->buflen - c->start[depth]};
         if (!(ca->below & c->mask) || !canal__constraints_ok(ca->cons, ca->ncons, rest))
             continue;
-        if ((c->ep = pick(ca, c->mask, c->collect ? &c->allow : NULL)) != NULL) {
+        if ((c->ep = walk_pick(c, ca)) != NULL) {
             c->depth = depth;
             c->via_catchall = 1;
             c->rest = rest;
@@ -126,6 +146,7 @@ static int try_method(struct mctx *c, int mi)
     if (mi < 0)
         return 0;
     c->mask = (uint64_t)1 << mi;
+    c->mi = mi;
     c->collect = 0;
     if (!(c->r->root.below & c->mask))
         return 0;
@@ -166,69 +187,66 @@ static inline uint64_t zero_bytes(uint64_t t)
     return ~(((t & 0x7f7f7f7f7f7f7f7fULL) + 0x7f7f7f7f7f7f7f7fULL) | t | 0x7f7f7f7f7f7f7f7fULL);
 }
 
-/* Nonzero when t has a zero byte, one instruction cheaper than zero_bytes(): a borrow may also
- * flag bytes above a zero byte, but never one below the first, so the lowest flag is exact. */
+/* Nonzero when t has a zero byte, cheaper than zero_bytes(): a borrow may also flag bytes above
+ * a zero byte, but never one below the first, so the lowest flag is exact. */
 static inline uint64_t has_zero(uint64_t t)
 {
     return (t - 0x0101010101010101ULL) & ~t & 0x8080808080808080ULL;
 }
 
-/* What the first look at a path found (struct pscan.state). */
-enum {
-    PATH_CLEAN,   /* no '%' and no NUL before the query: words, h and n describe the path */
-    PATH_ESCAPED, /* a '%' or a NUL at n, before any '?': split() decodes the path */
-    PATH_LONG     /* the n bytes before the query do not fit in words: split() */
-};
+#define QMARKS 0x3f3f3f3f3f3f3f3fULL
+#define PERCENTS 0x2525252525252525ULL
+#define SLASHES 0x2f2f2f2f2f2f2f2fULL
 
 /* The first look at the path after its leading '/', made for the path table and kept for the
- * walk when the table cannot answer, so that nothing is read twice. */
+ * walk when the table cannot answer, so that nothing is loaded twice. */
 struct pscan {
-    int state;
+    int scanned;  /* 1: words and h hold the n bytes; 0: they do not fit (the walk splits) */
     int mi;       /* the request's method index, or -1 */
-    size_t n;     /* see the states */
-    uint64_t h;   /* PATH_CLEAN: the hash of words, as the table hashes its keys */
-    uint64_t words[CANAL__PATH_WORDS]; /* PATH_CLEAN: the n bytes, zero-padded, folded for
-                                        * case-insensitive routers, as little-endian words */
+    size_t n;     /* the length of the path after its '/' and before any '?' */
+    uint64_t h;   /* the hash of words, as the table hashes its keys */
+    uint64_t words[CANAL__PATH_WORDS]; /* the n bytes as little-endian words, zero-padded (not
+                                        * folded: see canal__hash_step()) */
 };
+
 
 /* Looks at the n bytes p[0..n) (n <= 8 * CANAL__PATH_WORDS), 8 at a time: a '?' ends the path
  * there (the query is not matched), and the bytes before it are copied into s->words and hashed
- * as the path table does its keys. A '%' or a NUL before any '?' ends the look: that path is
- * decoded by split() (which refuses NUL), and a decoded path never uses the table (a decoded
- * %2F is not a separator). One pass, with no segment boundaries: the table needs none, and the
- * walk finds them in the words (segments()) only when the table did not answer. */
-static inline void scan(struct pscan *s, const char *p, size_t n, int fold)
+ * as the path table does its keys. One pass, and only for the '?': the table needs no segment
+ * boundaries, no folding (its hash is blind to case), and no check for '%' or NUL either, since
+ * none of its keys holds one (path_add() in tree.c), so a path that does misses. When the table
+ * does not answer, the walk looks for those (they mean split() must decode the path) and for
+ * the boundaries in the words, and folds them (segments()). */
+static inline void scan(struct pscan *s, const char *p, size_t n)
 {
-    uint64_t h = CANAL__HASH_SEED;
-    for (size_t i = 0; 8 * i < n; i++) {
-        size_t left = n - 8 * i;
-        uint64_t x = left >= 8 ? canal__load64_le(p + 8 * i) : canal__load_le(p + 8 * i, left);
-        uint64_t bad = has_zero(x ^ 0x2525252525252525ULL) | has_zero(x ^ 0x3f3f3f3f3f3f3f3fULL) |
-                       has_zero(x); /* '%', '?', NUL */
-        if (left < 8)
-            bad &= ((uint64_t)1 << (8 * left)) - 1; /* not the padding */
-        if (__builtin_expect(bad != 0, 0)) {
-            size_t k = (size_t)__builtin_ctzll(bad) >> 3;
-            if (p[8 * i + k] != '?') {
-                s->state = PATH_ESCAPED;
-                s->n = 8 * i + k;
-                return;
-            }
-            /* the query starts at byte k: keep the bytes before it, and this word is the last
-             * (the loop ends as n shrinks) */
-            n = 8 * i + k;
-            if (k == 0)
-                break;
-            x &= ((uint64_t)1 << (8 * k)) - 1;
-        }
-        if (fold)
-            x = canal__lower8(x);
+    uint64_t h = CANAL__HASH_SEED, x, q;
+    size_t i = 0;
+    for (; 8 * i + 8 <= n; i++) {
+        x = canal__load64_le(p + 8 * i);
+        if (__builtin_expect((q = has_zero(x ^ QMARKS)) != 0, 0))
+            goto query;
         s->words[i] = x;
         h = canal__hash_step(h, x);
     }
-    s->state = PATH_CLEAN;
+    if (n % 8 != 0) { /* the zero padding is no '?' */
+        x = canal__load_le(p + 8 * i, n % 8);
+        if ((q = has_zero(x ^ QMARKS)) != 0)
+            goto query;
+        s->words[i] = x;
+        h = canal__hash_step(h, x);
+    }
     s->n = n;
     s->h = h;
+    return;
+query: { /* the query starts at byte k of word i: keep the bytes before it */
+    size_t k = (size_t)__builtin_ctzll(q) >> 3;
+    if (k > 0) {
+        s->words[i] = x & (((uint64_t)1 << (8 * k)) - 1);
+        h = canal__hash_step(h, s->words[i]);
+    }
+    s->n = 8 * i + k;
+    s->h = h;
+}
 }
 
 /* Splits (and decodes) the path after its leading '/'. Returns 0 or 400. */
@@ -286,34 +304,56 @@ static int split(struct mctx *c, const char *p, const char *end, char *scratch)
     return 0;
 }
 
-/* Segment boundaries for the walk of a PATH_CLEAN path, from its words (a '/' is the same
- * folded or not), as split() would note them. */
-static void segments(struct mctx *c, const char *p, size_t n, const uint64_t *words)
+/* Notes the '/' of word i (x) as segment boundaries, as split() does. */
+static inline void word_slashes(struct mctx *c, size_t i, uint64_t x, size_t *seg)
 {
-    size_t seg = 0;
+    for (uint64_t slash = zero_bytes(x ^ SLASHES); slash; slash &= slash - 1) {
+        size_t at = 8 * i + ((size_t)__builtin_ctzll(slash) >> 3);
+        if (*seg < CANAL_ROUTER_MAX_SEGMENTS)
+            c->len[*seg] = at - c->start[*seg], c->start[*seg + 1] = at + 1;
+        else if (*seg == CANAL_ROUTER_MAX_SEGMENTS) /* the last one kept: walk reads it */
+            c->len[*seg] = at - c->start[*seg];
+        (*seg)++;
+    }
+}
+
+/* Segment boundaries for the walk of a scanned path, from its words (a '/' is the same folded
+ * or not), as split() would note them; folds the words for a case-insensitive router (fold), for
+ * the walk's literal compares. Returns 1, with nothing noted, if the path holds a '%' or a NUL:
+ * split() decodes it. */
+static int segments(struct mctx *c, const char *p, size_t n, uint64_t *words, int fold)
+{
+    size_t seg = 0, i = 0;
     c->start[0] = 0;
-    for (size_t i = 0; 8 * i < n; i++) {
-        for (uint64_t slash = zero_bytes(words[i] ^ 0x2f2f2f2f2f2f2f2fULL); slash; slash &= slash - 1) {
-            size_t at = 8 * i + ((size_t)__builtin_ctzll(slash) >> 3);
-            if (seg < CANAL_ROUTER_MAX_SEGMENTS)
-                c->len[seg] = at - c->start[seg], c->start[seg + 1] = at + 1;
-            else if (seg == CANAL_ROUTER_MAX_SEGMENTS) /* the last one kept: walk reads it */
-                c->len[seg] = at - c->start[seg];
-            seg++;
-        }
+    for (; 8 * i + 8 <= n; i++) {
+        uint64_t x = words[i];
+        if (has_zero(x ^ PERCENTS) | has_zero(x))
+            return 1;
+        if (fold)
+            words[i] = canal__lower8(x);
+        word_slashes(c, i, x, &seg);
+    }
+    if (n % 8 != 0) { /* the last word: its zero padding is no NUL */
+        uint64_t x = words[i], pad = ~(uint64_t)0 << (8 * (n % 8));
+        if (has_zero(x ^ PERCENTS) | has_zero(x | pad))
+            return 1;
+        if (fold)
+            words[i] = canal__lower8(x);
+        word_slashes(c, i, x, &seg);
     }
     if (seg <= CANAL_ROUTER_MAX_SEGMENTS)
         c->len[seg] = n - c->start[seg];
     c->nsegs = seg + 1;
     c->buf = p;
     c->buflen = n;
+    return 0;
 }
 
 /* The matcher's slow way: decode and split the path, then walk the tree (and, when nothing
  * answers, walk it again to collect the methods that would). Kept out of line so that the fast
  * way in canal_router_match() does not pay for its ~1 KB of state. */
 static __attribute__((noinline)) int match_walk(const canal_router_t *r, canal_str_t method,
-                                                canal_str_t path, const struct pscan *s,
+                                                canal_str_t path, struct pscan *s,
                                                 char *scratch, canal_match_t *m)
 {
     struct mctx c;
@@ -321,16 +361,11 @@ static __attribute__((noinline)) int match_walk(const canal_router_t *r, canal_s
     c.r = r;
     c.allow = 0;
     c.folded = NULL;
-    if (s->state == PATH_ESCAPED) { /* the bytes before the '%' or NUL hold no '?' */
-        const char *q = memchr(end, '?', path.len - 1 - s->n);
-        end = q != NULL ? q : path.base + path.len;
-    }
     if (end == p) {
         c.nsegs = 0;
         c.buf = end;
         c.buflen = 0;
-    } else if (s->state == PATH_CLEAN) {
-        segments(&c, p, s->n, s->words);
+    } else if (s->scanned && segments(&c, p, s->n, s->words, !r->opts.case_sensitive) == 0) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
         if (!r->opts.case_sensitive) /* the words' bytes are the path's, folded */
             c.folded = (const char *)s->words;
@@ -374,13 +409,14 @@ static __attribute__((noinline)) int match_walk(const canal_router_t *r, canal_s
     return 405;
 }
 
-/* The fast way for literal routes: the endpoint the walk would find for a clean path (see
- * scan()) in the table of all-literal paths, or NULL to take the walk. A path of literals only:
- * the walk would follow literal children all the way down (they come first at every level) and
- * answer with that node's endpoint if it has one; only when it has none must the walk look
- * further. So one probe, and the node's endpoint for the request's own method (a HEAD route
- * anywhere beats the GET fallback, so that falls back only when the router has no HEAD route at
- * all). The table holds no path with an empty segment: "//" (trimmed to "") is not the root. */
+/* The fast way for literal routes: the endpoint the walk would find for a scanned path in the
+ * table of all-literal paths, or NULL to take the walk. A path of literals only: the walk would
+ * follow literal children all the way down (they come first at every level) and answer with
+ * that node's endpoint if it has one; only when it has none must the walk look further. So one
+ * probe, and the node's endpoint for the request's own method (a HEAD route anywhere beats the
+ * GET fallback, so that falls back only when the router has no HEAD route at all). A path with
+ * an escape or a NUL misses (no key has one), as it must: decoded, a %2F is no separator. The
+ * table holds no path with an empty segment: "//" (trimmed to "") is not the root. */
 static inline const struct endpoint *table_match(const canal_router_t *r, canal_str_t method,
                                                  const char *p, const struct pscan *s)
 {
@@ -399,15 +435,7 @@ static inline const struct endpoint *table_match(const canal_router_t *r, canal_
     } else {
         n = canal__path_probe(r, s->words, s->n, s->h);
     }
-    if (n == NULL)
-        return NULL;
-    /* Registration refuses a second endpoint of one method that omits nothing at one node, so
-     * the first such endpoint is the one pick() would choose. */
-    for (uint32_t i = 0; i < n->neps; i++)
-        if (n->eps[i].mi == mi && n->eps[i].omitted == 0)
-            return &n->eps[i];
-    uint64_t bit = (uint64_t)1 << mi;
-    return (n->below & bit) ? pick(n, bit, NULL) : NULL; /* one that leaves segments out */
+    return n != NULL ? pick_method(n, mi) : NULL;
 }
 
 int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t path, char *scratch,
@@ -426,13 +454,12 @@ int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t 
         if (q != NULL)
             n = (size_t)(q - p);
     }
-    if (n > sizeof(s.words)) {
-        s.state = PATH_LONG;
-        s.n = n;
-    } else {
-        scan(&s, p, n, !r->opts.case_sensitive);
+    s.scanned = n <= sizeof(s.words);
+    s.n = n;
+    if (s.scanned) {
+        scan(&s, p, n);
         const struct endpoint *ep;
-        if (s.state == PATH_CLEAN && r->npaths > 0 && (ep = table_match(r, method, p, &s)) != NULL) {
+        if (r->npaths > 0 && (ep = table_match(r, method, p, &s)) != NULL) {
             const struct canal_route *rt = ep->route;
             if (rt->nparams == 0) {
                 m->route = rt;

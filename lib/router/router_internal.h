@@ -153,9 +153,9 @@ int canal__constraints_ok(const struct constraint *cons, size_t ncons, canal_str
 struct node *canal__find_literal(const canal_router_t *r, const struct node *n, const char *s,
                                  size_t len, int fold, size_t *at);
 
-/* tree.c: the all-literal path table. Keys are hashed 8 bytes at a time, little-endian words
- * zero-padded at the end, folded for case-insensitive routers; paths longer than
- * CANAL__PATH_WORDS words are never looked up (the walk finds them). */
+/* tree.c: the all-literal path table. Keys are stored folded for case-insensitive routers and
+ * zero-padded to whole words, and hashed 8 bytes at a time as little-endian words; paths longer
+ * than CANAL__PATH_WORDS words are never looked up (the walk finds them). */
 #define CANAL__PATH_WORDS 32
 static inline uint32_t canal__le32(uint32_t x)
 {
@@ -170,9 +170,15 @@ static inline uint32_t canal__le32(uint32_t x)
  * hash a path while it scans it for its end ('?'), before it knows the length. A probe still
  * compares lengths. */
 #define CANAL__HASH_SEED 0x9E3779B97F4A7C15ULL
+/* The hash is blind to ASCII case: each word is hashed with the 0x20 bit of its every byte set,
+ * which takes 'A'..'Z' to 'a'..'z' (and a few other pairs, such as '@' and '`', to one another:
+ * a weaker hash, not a wrong one). So a case-insensitive router hashes a path as it comes and
+ * folds it only to compare it with a key (canal__path_probe()), where a path already in lower
+ * case, the usual one, needs no folding at all. */
+#define CANAL__CASE_BITS 0x2020202020202020ULL
 static inline uint64_t canal__hash_step(uint64_t h, uint64_t word)
 {
-    h ^= word;
+    h ^= word | CANAL__CASE_BITS;
     h *= 0xff51afd7ed558ccdULL;
     return h ^ (h >> 32);
 }
@@ -216,24 +222,28 @@ static inline uint64_t canal__lower8(uint64_t x)
     uint64_t upper = ~x & (ge_a ^ gt_z) & 0x8080808080808080ULL;
     return x | (upper >> 2);
 }
-/* The node of the all-literal path in words (len bytes, prepared as above, hash h), or NULL.
- * The table must not be empty (r->npaths > 0). Inline: it is on the matcher's fast path. */
+/* The node of the all-literal path in words (len bytes as little-endian words, zero-padded,
+ * not folded; hash h), or NULL. The table must not be empty (r->npaths > 0). A case-insensitive
+ * router compares a word as it is first and folds it only if that fails. Inline: it is on the
+ * matcher's fast path. */
 static inline struct node *canal__path_probe(const canal_router_t *r, const uint64_t *words,
                                              size_t len, uint64_t h)
 {
     size_t nw = (len + 7) / 8, mask = r->paths_cap - 1;
+    int fold = !r->opts.case_sensitive;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
         const struct lit_path *p = &r->paths[i];
-        if (p->key == NULL)
-            return NULL;
-        if (p->hash == h && p->len == len) {
+        if (p->hash == h && p->len == len) { /* an empty slot passes only for len 0: no read */
             size_t k = 0;
             for (; k < nw; k++) {
-                if (canal__load64_le(p->key + 8 * k) != words[k])
+                uint64_t key = canal__load64_le(p->key + 8 * k);
+                if (key != words[k] && (!fold || key != canal__lower8(words[k])))
                     break;
             }
             if (k == nw)
                 return p->node;
+        } else if (p->key == NULL) {
+            return NULL;
         }
     }
 }
@@ -248,7 +258,9 @@ struct node *canal__path_lookup(const canal_router_t *r, const char *s, size_t l
 static inline int canal__method_index(const canal_router_t *r, canal_str_t method)
 {
     if (method.len <= 8) {
-        uint64_t w = canal__load_le(method.base, method.len);
+        const unsigned char *u = (const unsigned char *)method.base;
+        uint64_t w = method.len == 3 ? (uint64_t)u[0] | (uint64_t)u[1] << 8 | (uint64_t)u[2] << 16 /* GET */
+                                     : canal__load_le(method.base, method.len);
         for (size_t i = 0; i < r->nmethods; i++)
             if (r->method_words[i] == w && r->method_lens[i] == method.len)
                 return (int)i;
