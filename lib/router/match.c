@@ -202,51 +202,41 @@ static inline uint64_t has_zero(uint64_t t)
  * walk when the table cannot answer, so that nothing is loaded twice. */
 struct pscan {
     int scanned;  /* 1: words and h hold the n bytes; 0: they do not fit (the walk splits) */
-    int mi;       /* the request's method index, or -1 */
-    size_t n;     /* the length of the path after its '/' and before any '?' */
+    size_t n;     /* the length of the path after its '/' (before a '?' found so far) */
     uint64_t h;   /* the hash of words, as the table hashes its keys */
     uint64_t words[CANAL__PATH_WORDS]; /* the n bytes as little-endian words, zero-padded (not
                                         * folded: see canal__hash_step()) */
 };
 
-
-/* Looks at the n bytes p[0..n) (n <= 8 * CANAL__PATH_WORDS), 8 at a time: a '?' ends the path
- * there (the query is not matched), and the bytes before it are copied into s->words and hashed
- * as the path table does its keys. One pass, and only for the '?': the table needs no segment
- * boundaries, no folding (its hash is blind to case), and no check for '%' or NUL either, since
- * none of its keys holds one (path_add() in tree.c), so a path that does misses. When the table
- * does not answer, the walk looks for those (they mean split() must decode the path) and for
- * the boundaries in the words, and folds them (segments()). */
+/* Copies the n bytes p[0..n) (n <= 8 * CANAL__PATH_WORDS) into s->words, 8 at a time, and
+ * hashes them as the path table does its keys: the fast way's whole look at a path. It needs
+ * no segment boundaries, no folding (the table's hash is blind to case), and no check for '%',
+ * '?' or NUL either, since no key holds one (path_add() in tree.c): a path with one misses the
+ * table, and the walk looks for them and the boundaries (segments()). A path with a query
+ * (a '?') so misses first, and the walk tries the table again without the query. */
 static inline void scan(struct pscan *s, const char *p, size_t n)
 {
-    uint64_t h = CANAL__HASH_SEED, x, q;
+    uint64_t h = CANAL__HASH_SEED;
     size_t i = 0;
     for (; 8 * i + 8 <= n; i++) {
-        x = canal__load64_le(p + 8 * i);
-        if (__builtin_expect((q = has_zero(x ^ QMARKS)) != 0, 0))
-            goto query;
-        s->words[i] = x;
-        h = canal__hash_step(h, x);
+        s->words[i] = canal__load64_le(p + 8 * i);
+        h = canal__hash_step(h, s->words[i]);
     }
-    if (n % 8 != 0) { /* the zero padding is no '?' */
-        x = canal__load_le(p + 8 * i, n % 8);
-        if ((q = has_zero(x ^ QMARKS)) != 0)
-            goto query;
-        s->words[i] = x;
-        h = canal__hash_step(h, x);
+    if (n % 8 != 0) {
+        s->words[i] = canal__load_le(p + 8 * i, n % 8);
+        h = canal__hash_step(h, s->words[i]);
     }
     s->n = n;
     s->h = h;
-    return;
-query: { /* the query starts at byte k of word i: keep the bytes before it */
-    size_t k = (size_t)__builtin_ctzll(q) >> 3;
-    if (k > 0) {
-        s->words[i] = x & (((uint64_t)1 << (8 * k)) - 1);
-        h = canal__hash_step(h, s->words[i]);
-    }
-    s->n = 8 * i + k;
-    s->h = h;
 }
+
+/* The hash of s->words, again, after segments() cut the path at a '?'. */
+static void rehash(struct pscan *s)
+{
+    uint64_t h = CANAL__HASH_SEED;
+    for (size_t i = 0; 8 * i < s->n; i++)
+        h = canal__hash_step(h, s->words[i]);
+    s->h = h;
 }
 
 /* Splits (and decodes) the path after its leading '/'. Returns 0 or 400. */
@@ -318,62 +308,100 @@ static inline void word_slashes(struct mctx *c, size_t i, uint64_t x, size_t *se
 }
 
 /* Segment boundaries for the walk of a scanned path, from its words (a '/' is the same folded
- * or not), as split() would note them; folds the words for a case-insensitive router (fold), for
- * the walk's literal compares. Returns 1, with nothing noted, if the path holds a '%' or a NUL:
- * split() decodes it. */
-static int segments(struct mctx *c, const char *p, size_t n, uint64_t *words, int fold)
+ * or not), as split() would note them; folds the words for a case-insensitive router (fold),
+ * for the walk's literal compares and for the table. A '?' ends the path: s->n becomes its
+ * position and the words stop there (zero-padded). Returns 0; or 1, with *bad the position of
+ * a '%' or NUL before any '?', when split() must decode the path. */
+static int segments(struct mctx *c, const char *p, struct pscan *s, int fold, size_t *bad_at)
 {
-    size_t seg = 0, i = 0;
+    size_t n = s->n, seg = 0, i = 0;
+    uint64_t x, bad;
     c->start[0] = 0;
     for (; 8 * i + 8 <= n; i++) {
-        uint64_t x = words[i];
-        if (has_zero(x ^ PERCENTS) | has_zero(x))
-            return 1;
+        x = s->words[i];
+        if ((bad = has_zero(x ^ PERCENTS) | has_zero(x ^ QMARKS) | has_zero(x)) != 0)
+            goto special;
         if (fold)
-            words[i] = canal__lower8(x);
+            s->words[i] = canal__lower8(x);
         word_slashes(c, i, x, &seg);
     }
     if (n % 8 != 0) { /* the last word: its zero padding is no NUL */
-        uint64_t x = words[i], pad = ~(uint64_t)0 << (8 * (n % 8));
-        if (has_zero(x ^ PERCENTS) | has_zero(x | pad))
-            return 1;
+        x = s->words[i];
+        uint64_t pad = ~(uint64_t)0 << (8 * (n % 8));
+        if ((bad = has_zero(x ^ PERCENTS) | has_zero(x ^ QMARKS) | has_zero(x | pad)) != 0)
+            goto special;
         if (fold)
-            words[i] = canal__lower8(x);
+            s->words[i] = canal__lower8(x);
         word_slashes(c, i, x, &seg);
     }
+done:
     if (seg <= CANAL_ROUTER_MAX_SEGMENTS)
         c->len[seg] = n - c->start[seg];
     c->nsegs = seg + 1;
     c->buf = p;
     c->buflen = n;
     return 0;
+special: { /* the lowest flag is exact (see has_zero()) */
+    size_t k = (size_t)__builtin_ctzll(bad) >> 3;
+    if (p[8 * i + k] != '?') {
+        *bad_at = 8 * i + k;
+        return 1;
+    }
+    n = s->n = 8 * i + k; /* the query starts here: keep the bytes before it */
+    if (k > 0) {
+        x &= ((uint64_t)1 << (8 * k)) - 1;
+        s->words[i] = fold ? canal__lower8(x) : x;
+        word_slashes(c, i, x, &seg);
+    }
+    goto done;
 }
+}
+
+static void fill_table(const struct endpoint *ep, canal_match_t *m);
+static inline __attribute__((always_inline)) const struct endpoint *
+table_match(const canal_router_t *r, canal_str_t method, int mi, const char *p, const struct pscan *s);
 
 /* The matcher's slow way: decode and split the path, then walk the tree (and, when nothing
  * answers, walk it again to collect the methods that would). Kept out of line so that the fast
  * way in canal_router_match() does not pay for its ~1 KB of state. */
 static __attribute__((noinline)) int match_walk(const canal_router_t *r, canal_str_t method,
-                                                canal_str_t path, struct pscan *s,
+                                                int mi, canal_str_t path, struct pscan *s,
                                                 char *scratch, canal_match_t *m)
 {
     struct mctx c;
-    const char *p = path.base + 1, *end = p + s->n;
+    const char *p = path.base + 1, *end;
+    int fold = !r->opts.case_sensitive;
+    size_t bad_at = 0;
     c.r = r;
     c.allow = 0;
     c.folded = NULL;
-    if (end == p) {
-        c.nsegs = 0;
-        c.buf = end;
-        c.buflen = 0;
-    } else if (s->scanned && segments(&c, p, s->n, s->words, !r->opts.case_sensitive) == 0) {
+    if (s->scanned && segments(&c, p, s, fold, &bad_at) == 0) {
+        end = p + s->n;
+        if (end != path.base + path.len) { /* a query, cut off: the table may know the rest */
+            const struct endpoint *ep;
+            rehash(s);
+            if (r->npaths > 0 && (ep = table_match(r, method, mi, p, s)) != NULL) {
+                fill_table(ep, m);
+                return 200;
+            }
+        }
+        if (end == p) /* "/" has no segment */
+            c.nsegs = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        if (!r->opts.case_sensitive) /* the words' bytes are the path's, folded */
+        if (fold) /* the words' bytes are the path's, folded */
             c.folded = (const char *)s->words;
 #endif
-    } else if (split(&c, p, end, scratch) != 0) {
-        return 400;
+    } else {
+        end = p + s->n; /* too long for the words: s->n is the length before the '?' */
+        if (s->scanned) { /* a '%' or a NUL at bad_at, with no '?' before it */
+            const char *q = memchr(p + bad_at, '?', s->n - bad_at);
+            if (q != NULL)
+                end = q;
+        }
+        if (split(&c, p, end, scratch) != 0)
+            return 400;
     }
-    int mi = s->mi, fallback = -1;
+    int fallback = -1;
     if (!r->opts.no_head_from_get && method.len == 4 && memcmp(method.base, "HEAD", 4) == 0)
         fallback = canal__method_index(r, (canal_str_t){"GET", 3});
 
@@ -413,14 +441,13 @@ static __attribute__((noinline)) int match_walk(const canal_router_t *r, canal_s
  * table of all-literal paths, or NULL to take the walk. A path of literals only: the walk would
  * follow literal children all the way down (they come first at every level) and answer with
  * that node's endpoint if it has one; only when it has none must the walk look further. So one
- * probe, and the node's endpoint for the request's own method (a HEAD route anywhere beats the
- * GET fallback, so that falls back only when the router has no HEAD route at all). A path with
- * an escape or a NUL misses (no key has one), as it must: decoded, a %2F is no separator. The
- * table holds no path with an empty segment: "//" (trimmed to "") is not the root. */
-static inline const struct endpoint *table_match(const canal_router_t *r, canal_str_t method,
-                                                 const char *p, const struct pscan *s)
+ * probe, and the node's endpoint for the request's own method mi (a HEAD route anywhere beats
+ * the GET fallback, so that falls back only when the router has no HEAD route at all). A path
+ * with an escape or a NUL misses (no key has one), as it must: decoded, a %2F is no separator.
+ * The table holds no path with an empty segment: "//" (trimmed to "") is not the root. */
+static inline __attribute__((always_inline)) const struct endpoint *
+table_match(const canal_router_t *r, canal_str_t method, int mi, const char *p, const struct pscan *s)
 {
-    int mi = s->mi;
     if (mi < 0) {
         if (r->opts.no_head_from_get || method.len != 4 || memcmp(method.base, "HEAD", 4) != 0 ||
             (mi = canal__method_index(r, (canal_str_t){"GET", 3})) < 0)
@@ -438,6 +465,20 @@ static inline const struct endpoint *table_match(const canal_router_t *r, canal_
     return n != NULL ? pick_method(n, mi) : NULL;
 }
 
+/* The match of an endpoint from the table: every segment up to its node is a literal, so the
+ * route's values are the defaults (or empty catch-alls) of the segments it leaves out. */
+static inline void fill_table(const struct endpoint *ep, canal_match_t *m)
+{
+    const struct canal_route *rt = ep->route;
+    if (rt->nparams == 0) {
+        m->route = rt;
+        m->data = rt->data;
+        m->nparams = 0;
+    } else {
+        fill(ep, rt->nsegs - ep->omitted, NULL, NULL, m); /* no captures (cap) to read */
+    }
+}
+
 int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t path, char *scratch,
                        size_t scratch_size, canal_match_t *m)
 {
@@ -448,7 +489,7 @@ int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t 
         return 400;
     const char *p = path.base + 1;
     size_t n = path.len - 1;
-    s.mi = canal__method_index(r, method);
+    int mi = canal__method_index(r, method);
     if (n > sizeof(s.words)) { /* the path before the query may fit */
         const char *q = memchr(p, '?', n);
         if (q != NULL)
@@ -457,21 +498,14 @@ int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t 
     s.scanned = n <= sizeof(s.words);
     s.n = n;
     if (s.scanned) {
-        scan(&s, p, n);
         const struct endpoint *ep;
-        if (r->npaths > 0 && (ep = table_match(r, method, p, &s)) != NULL) {
-            const struct canal_route *rt = ep->route;
-            if (rt->nparams == 0) {
-                m->route = rt;
-                m->data = rt->data;
-                m->nparams = 0;
-            } else { /* all omitted (the segments up to the node are literals): no captures */
-                fill(ep, rt->nsegs - ep->omitted, NULL, NULL, m);
-            }
+        scan(&s, p, n);
+        if (r->npaths > 0 && (ep = table_match(r, method, mi, p, &s)) != NULL) {
+            fill_table(ep, m);
             return 200;
         }
     }
-    return match_walk(r, method, path, &s, scratch, m);
+    return match_walk(r, method, mi, path, &s, scratch, m);
 }
 
 const canal_str_t *canal_match_get(const canal_match_t *m, const char *name)

@@ -222,6 +222,9 @@ static inline uint64_t canal__lower8(uint64_t x)
     uint64_t upper = ~x & (ge_a ^ gt_z) & 0x8080808080808080ULL;
     return x | (upper >> 2);
 }
+/* 1 if the key's words from k to nw equal words[k..nw) folded (tree.c; out of line: a path
+ * in the case of its key never needs it). */
+int canal__path_equal_folded(const char *key, const uint64_t *words, size_t k, size_t nw);
 /* The node of the all-literal path in words (len bytes as little-endian words, zero-padded,
  * not folded; hash h), or NULL. The table must not be empty (r->npaths > 0). A case-insensitive
  * router compares a word as it is first and folds it only if that fails. Inline: it is on the
@@ -235,12 +238,9 @@ static inline struct node *canal__path_probe(const canal_router_t *r, const uint
         const struct lit_path *p = &r->paths[i];
         if (p->hash == h && p->len == len) { /* an empty slot passes only for len 0: no read */
             size_t k = 0;
-            for (; k < nw; k++) {
-                uint64_t key = canal__load64_le(p->key + 8 * k);
-                if (key != words[k] && (!fold || key != canal__lower8(words[k])))
-                    break;
-            }
-            if (k == nw)
+            while (k < nw && canal__load64_le(p->key + 8 * k) == words[k])
+                k++;
+            if (k == nw || (fold && canal__path_equal_folded(p->key, words, k, nw)))
                 return p->node;
         } else if (p->key == NULL) {
             return NULL;

@@ -274,6 +274,14 @@ static uint64_t path_hash(const char *s, size_t len)
     return h;
 }
 
+int canal__path_equal_folded(const char *key, const uint64_t *words, size_t k, size_t nw)
+{
+    for (; k < nw; k++)
+        if (canal__load64_le(key + 8 * k) != canal__lower8(words[k]))
+            return 0;
+    return 1;
+}
+
 struct node *canal__path_lookup(const canal_router_t *r, const char *s, size_t len)
 {
     uint64_t buf[CANAL__PATH_WORDS];
@@ -315,10 +323,11 @@ static int path_add(canal_router_t *r, const struct canal_route *route, size_t d
             *o++ = r->opts.case_sensitive ? route->segs[i].text[k] : (char)canal__lower((unsigned char)route->segs[i].text[k]);
     }
     *o = '\0';
-    /* No key holds a '%': the matcher probes the raw path, unchecked for escapes, and relies on
-     * a path with one missing (match.c, scan()). Such a route loses nothing: a request for it
-     * spells the '%' as %25, and an escaped path always takes the walk. */
-    if (memchr(key, '%', len) != NULL) {
+    /* No key holds a '%' or a '?': the matcher probes the raw path, unchecked for escapes and
+     * query, and relies on a path with either missing (match.c, scan()). Such a route loses
+     * nothing: a request for it spells them %25 and %3F (a raw '?' starts the query), and an
+     * escaped path always takes the walk. */
+    if (memchr(key, '%', len) != NULL || memchr(key, '?', len) != NULL) {
         free(key);
         return 0;
     }
