@@ -223,7 +223,10 @@ static inline void scan(struct pscan *s, const char *p, size_t n)
         h = canal__hash_step(h, s->words[i]);
     }
     if (n % 8 != 0) {
-        s->words[i] = canal__load_le(p + 8 * i, n % 8);
+        /* the last bytes: when the path is that long, one load that ends at its end, with the
+         * bytes already taken shifted out; else loads that stay inside it */
+        s->words[i] = n >= 8 ? canal__load64_le(p + n - 8) >> (64 - 8 * (n % 8))
+                             : canal__load_le(p, n);
         h = canal__hash_step(h, s->words[i]);
     }
     s->n = n;
@@ -359,14 +362,14 @@ special: { /* the lowest flag is exact (see has_zero()) */
 
 static void fill_table(const struct endpoint *ep, canal_match_t *m);
 static inline __attribute__((always_inline)) const struct endpoint *
-table_match(const canal_router_t *r, canal_str_t method, int mi, const char *p, const struct pscan *s);
+table_match(const canal_router_t *r, canal_str_t method, const char *p, const struct pscan *s);
 
 /* The matcher's slow way: decode and split the path, then walk the tree (and, when nothing
  * answers, walk it again to collect the methods that would). Kept out of line so that the fast
  * way in canal_router_match() does not pay for its ~1 KB of state. */
 static __attribute__((noinline)) int match_walk(const canal_router_t *r, canal_str_t method,
-                                                int mi, canal_str_t path, struct pscan *s,
-                                                char *scratch, canal_match_t *m)
+                                                canal_str_t path, struct pscan *s, char *scratch,
+                                                canal_match_t *m)
 {
     struct mctx c;
     const char *p = path.base + 1, *end;
@@ -380,7 +383,7 @@ static __attribute__((noinline)) int match_walk(const canal_router_t *r, canal_s
         if (end != path.base + path.len) { /* a query, cut off: the table may know the rest */
             const struct endpoint *ep;
             rehash(s);
-            if (r->npaths > 0 && (ep = table_match(r, method, mi, p, s)) != NULL) {
+            if (r->npaths > 0 && (ep = table_match(r, method, p, s)) != NULL) {
                 fill_table(ep, m);
                 return 200;
             }
@@ -401,7 +404,7 @@ static __attribute__((noinline)) int match_walk(const canal_router_t *r, canal_s
         if (split(&c, p, end, scratch) != 0)
             return 400;
     }
-    int fallback = -1;
+    int mi = canal__method_index(r, method), fallback = -1;
     if (!r->opts.no_head_from_get && method.len == 4 && memcmp(method.base, "HEAD", 4) == 0)
         fallback = canal__method_index(r, (canal_str_t){"GET", 3});
 
@@ -437,22 +440,32 @@ static __attribute__((noinline)) int match_walk(const canal_router_t *r, canal_s
     return 405;
 }
 
-/* The fast way for literal routes: the endpoint the walk would find for a scanned path in the
- * table of all-literal paths, or NULL to take the walk. A path of literals only: the walk would
- * follow literal children all the way down (they come first at every level) and answer with
- * that node's endpoint if it has one; only when it has none must the walk look further. So one
- * probe, and the node's endpoint for the request's own method mi (a HEAD route anywhere beats
- * the GET fallback, so that falls back only when the router has no HEAD route at all). A path
- * with an escape or a NUL misses (no key has one), as it must: decoded, a %2F is no separator.
- * The table holds no path with an empty segment: "//" (trimmed to "") is not the root. */
-static inline __attribute__((always_inline)) const struct endpoint *
-table_match(const canal_router_t *r, canal_str_t method, int mi, const char *p, const struct pscan *s)
+/* The rest of table_match(): endpoints that leave segments out, a method of more than 8 bytes,
+ * HEAD answered by GET. Out of line: rare. */
+static __attribute__((noinline)) const struct endpoint *table_pick(const canal_router_t *r,
+                                                                   const struct node *n,
+                                                                   canal_str_t method)
 {
+    int mi = canal__method_index(r, method);
     if (mi < 0) {
         if (r->opts.no_head_from_get || method.len != 4 || memcmp(method.base, "HEAD", 4) != 0 ||
             (mi = canal__method_index(r, (canal_str_t){"GET", 3})) < 0)
             return NULL;
     }
+    return pick_method(n, mi);
+}
+
+/* The fast way for literal routes: the endpoint the walk would find for a scanned path in the
+ * table of all-literal paths, or NULL to take the walk. A path of literals only: the walk would
+ * follow literal children all the way down (they come first at every level) and answer with
+ * that node's endpoint if it has one; only when it has none must the walk look further. So one
+ * probe, and the node's endpoint for the request's own method (a HEAD route anywhere beats the
+ * GET fallback, so that falls back only when the router has no HEAD route at all). A path with
+ * an escape or a NUL misses (no key has one), as it must: decoded, a %2F is no separator. The
+ * table holds no path with an empty segment: "//" (trimmed to "") is not the root. */
+static inline __attribute__((always_inline)) const struct endpoint *
+table_match(const canal_router_t *r, canal_str_t method, const char *p, const struct pscan *s)
+{
     const struct node *n;
     if (s->n > 0 && p[s->n - 1] == '/') {
         /* redirect: the walk decides; strict: "a/" has an empty segment, so it is not here */
@@ -462,7 +475,18 @@ table_match(const canal_router_t *r, canal_str_t method, int mi, const char *p, 
     } else {
         n = canal__path_probe(r, s->words, s->n, s->h);
     }
-    return n != NULL ? pick_method(n, mi) : NULL;
+    if (n == NULL)
+        return NULL;
+    /* The common case: an endpoint of the request's method that omits nothing, found by the
+     * method's name (its word) with no method index; there is at most one (pick_method()). */
+    if (method.len <= 8) {
+        uint64_t w = method.len == 3 ? canal__load3_le(method.base) /* GET */
+                                     : canal__load_le(method.base, method.len);
+        for (uint32_t i = 0; i < n->neps; i++) /* the length matches and nothing is omitted */
+            if (n->eps[i].mword == w && ((uint32_t)n->eps[i].omitted << 16 | n->eps[i].mlen) == method.len)
+                return &n->eps[i];
+    }
+    return table_pick(r, n, method);
 }
 
 /* The match of an endpoint from the table: every segment up to its node is a literal, so the
@@ -489,7 +513,6 @@ int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t 
         return 400;
     const char *p = path.base + 1;
     size_t n = path.len - 1;
-    int mi = canal__method_index(r, method);
     if (n > sizeof(s.words)) { /* the path before the query may fit */
         const char *q = memchr(p, '?', n);
         if (q != NULL)
@@ -500,12 +523,12 @@ int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t 
     if (s.scanned) {
         const struct endpoint *ep;
         scan(&s, p, n);
-        if (r->npaths > 0 && (ep = table_match(r, method, mi, p, &s)) != NULL) {
+        if (r->npaths > 0 && (ep = table_match(r, method, p, &s)) != NULL) {
             fill_table(ep, m);
             return 200;
         }
     }
-    return match_walk(r, method, mi, path, &s, scratch, m);
+    return match_walk(r, method, path, &s, scratch, m);
 }
 
 const canal_str_t *canal_match_get(const canal_match_t *m, const char *name)

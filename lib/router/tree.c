@@ -274,12 +274,26 @@ static uint64_t path_hash(const char *s, size_t len)
     return h;
 }
 
-int canal__path_equal_folded(const char *key, const uint64_t *words, size_t k, size_t nw)
+struct node *canal__path_probe_all(const canal_router_t *r, const uint64_t *words, size_t len,
+                                   uint64_t h)
 {
-    for (; k < nw; k++)
-        if (canal__load64_le(key + 8 * k) != canal__lower8(words[k]))
-            return 0;
-    return 1;
+    size_t nw = (len + 7) / 8, mask = r->paths_cap - 1;
+    int fold = !r->opts.case_sensitive;
+    for (size_t i = canal__path_slot(h, r->paths_shift);; i = (i + 1) & mask) {
+        const struct lit_path *p = &r->paths[i];
+        if (p->hash == h && p->len == len) { /* an empty slot passes only for len 0: no read */
+            size_t k = 0;
+            for (; k < nw; k++) {
+                uint64_t key = canal__load64_le(p->key + 8 * k);
+                if (key != words[k] && (!fold || key != canal__lower8(words[k])))
+                    break;
+            }
+            if (k == nw)
+                return p->node;
+        } else if (p->key == NULL) {
+            return NULL;
+        }
+    }
 }
 
 struct node *canal__path_lookup(const canal_router_t *r, const char *s, size_t len)
@@ -295,12 +309,12 @@ struct node *canal__path_lookup(const canal_router_t *r, const char *s, size_t l
         buf[i] = canal__le64(buf[i]);
         h = canal__hash_step(h, buf[i]);
     }
-    return canal__path_probe(r, buf, len, h);
+    return canal__path_probe_all(r, buf, len, h);
 }
 
 static void path_put(struct lit_path *table, size_t cap, struct lit_path e)
 {
-    size_t i = e.hash & (cap - 1);
+    size_t i = canal__path_slot(e.hash, 64 - (unsigned)__builtin_ctzll(cap));
     while (table[i].key != NULL)
         i = (i + 1) & (cap - 1);
     table[i] = e;
@@ -348,19 +362,29 @@ static int path_add(canal_router_t *r, const struct canal_route *route, size_t d
         free(r->paths);
         r->paths = t;
         r->paths_cap = cap;
+        r->paths_shift = 64 - (unsigned)__builtin_ctzll(cap);
     }
     path_put(r->paths, r->paths_cap, (struct lit_path){path_hash(key, len), key, len, n});
     r->npaths++;
     return 0;
 }
 
-static int add_endpoint(struct node *n, const struct canal_route *route, size_t omitted)
+static int add_endpoint(const canal_router_t *r, struct node *n, const struct canal_route *route,
+                        size_t omitted)
 {
     struct endpoint *grown = realloc(n->eps, (n->neps + 1) * sizeof(*grown));
     if (grown == NULL)
         return CANAL_ENOMEM;
     n->eps = grown;
-    n->eps[n->neps++] = (struct endpoint){route->mi, route, omitted};
+    n->eps[n->neps++] = (struct endpoint){.mword = r->method_words[route->mi],
+                                          .route = route,
+                                          .mi = route->mi,
+                                          /* a longer name has no word: no request of up
+                                           * to 8 bytes has its length either */
+                                          .mlen = r->method_lens[route->mi] <= 8
+                                                      ? (uint16_t)r->method_lens[route->mi]
+                                                      : UINT16_MAX,
+                                          .omitted = (uint16_t)omitted};
     return 0;
 }
 
@@ -451,7 +475,7 @@ int canal_router_add(canal_router_t *r, const canal_route_spec_t *spec, const ca
         }
     size_t added = 0;
     for (size_t d = route->first_omittable; d <= route->nsegs; d++, added++)
-        if (add_endpoint(path[d], route, route->nsegs - d) != 0) {
+        if (add_endpoint(r, path[d], route, route->nsegs - d) != 0) {
             for (size_t k = 0; k < added; k++)
                 path[route->first_omittable + k]->neps--;
             rc = canal__error(err, CANAL_ENOMEM, 0, "out of memory");
