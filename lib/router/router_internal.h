@@ -247,8 +247,8 @@ static inline uint64_t canal__lower8(uint64_t x)
 struct node *canal__path_probe_all(const canal_router_t *r, const uint64_t *words, size_t len,
                                    uint64_t h);
 /* The same, inline for the matcher's fast path: the first slot, compared as it is, and
- * canal__path_probe_all() for anything else (a miss, a collision, a path in another case than
- * its key), so that the inline part makes no call it must come back from. */
+ * canal__path_probe_all() for anything else (a collision, a path in another case than its
+ * key), so that the inline part makes no call it must come back from. */
 static inline struct node *canal__path_probe(const canal_router_t *r, const uint64_t *words,
                                              size_t len, uint64_t h)
 {
@@ -259,6 +259,8 @@ static inline struct node *canal__path_probe(const canal_router_t *r, const uint
             k++;
         if (k == nw)
             return p->node;
+    } else if (p->key == NULL) { /* the usual miss: an empty slot */
+        return NULL;
     }
     return canal__path_probe_all(r, words, len, h);
 }
