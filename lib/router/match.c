@@ -9,6 +9,12 @@
  *
  * Nothing here allocates: the decoded path goes to the caller's scratch memory (or, when the
  * path has no '%', values point straight into the path) and the walk state lives on the stack.
+ *
+ * Before all that, the fast way for literal routes (canal_router_match()): the path is copied
+ * into words and hashed in one pass (scan()), looked up in the table of all-literal paths
+ * (table_match()) and, when its node has an endpoint of the request's method that omits
+ * nothing, answered at once, without the walk's state (match_walk() sets that up, out of line,
+ * only when the table cannot answer, and reuses the words).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* strndup, strncasecmp, REG_STARTEND: also when built without the Makefile */
@@ -204,8 +210,9 @@ struct pscan {
     int scanned;  /* 1: words and h hold the n bytes; 0: they do not fit (the walk splits) */
     size_t n;     /* the length of the path after its '/' (before a '?' found so far) */
     uint64_t h;   /* the hash of words, as the table hashes its keys */
-    uint64_t words[CANAL__PATH_WORDS]; /* the n bytes as little-endian words, zero-padded (not
-                                        * folded: see canal__hash_step()) */
+    uint64_t words[CANAL__PATH_WORDS]; /* the n bytes as little-endian words, zero-padded, as
+                                        * they come (see canal__hash_step()) until segments()
+                                        * folds them */
 };
 
 /* Copies the n bytes p[0..n) (n <= 8 * CANAL__PATH_WORDS) into s->words, 8 at a time, and
@@ -313,8 +320,8 @@ static inline void word_slashes(struct mctx *c, size_t i, uint64_t x, size_t *se
 /* Segment boundaries for the walk of a scanned path, from its words (a '/' is the same folded
  * or not), as split() would note them; folds the words for a case-insensitive router (fold),
  * for the walk's literal compares and for the table. A '?' ends the path: s->n becomes its
- * position and the words stop there (zero-padded). Returns 0; or 1, with *bad the position of
- * a '%' or NUL before any '?', when split() must decode the path. */
+ * position and the words stop there (zero-padded). Returns 0; or 1, with *bad_at the position
+ * of a '%' or NUL before any '?', when split() must decode the path. */
 static int segments(struct mctx *c, const char *p, struct pscan *s, int fold, size_t *bad_at)
 {
     size_t n = s->n, seg = 0, i = 0;
