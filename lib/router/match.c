@@ -206,8 +206,10 @@ static inline uint64_t has_zero(uint64_t t)
 
 /* The first look at the path after its leading '/', made for the path table and kept for the
  * walk when the table cannot answer, so that nothing is loaded twice. */
+#define MI_UNKNOWN (-2) /* struct pscan.mi before anyone looked the method up */
 struct pscan {
     int scanned;  /* 1: words and h hold the n bytes; 0: they do not fit (the walk splits) */
+    int mi;       /* the request's method index (-1: none), once table_pick() looked it up */
     size_t n;     /* the length of the path after its '/' (before a '?' found so far) */
     uint64_t h;   /* the hash of words, as the table hashes its keys */
     uint64_t words[CANAL__PATH_WORDS]; /* the n bytes as little-endian words, zero-padded, as
@@ -369,7 +371,7 @@ special: { /* the lowest flag is exact (see has_zero()) */
 
 static void fill_table(const struct endpoint *ep, canal_match_t *m);
 static inline __attribute__((always_inline)) const struct endpoint *
-table_match(const canal_router_t *r, canal_str_t method, const char *p, const struct pscan *s);
+table_match(const canal_router_t *r, canal_str_t method, const char *p, struct pscan *s);
 
 /* The matcher's slow way: decode and split the path, then walk the tree (and, when nothing
  * answers, walk it again to collect the methods that would). Kept out of line so that the fast
@@ -411,7 +413,7 @@ static __attribute__((noinline)) int match_walk(const canal_router_t *r, canal_s
         if (split(&c, p, end, scratch) != 0)
             return 400;
     }
-    int mi = canal__method_index(r, method), fallback = -1;
+    int mi = s->mi != MI_UNKNOWN ? s->mi : canal__method_index(r, method), fallback = -1;
     if (!r->opts.no_head_from_get && method.len == 4 && memcmp(method.base, "HEAD", 4) == 0)
         fallback = canal__method_index(r, (canal_str_t){"GET", 3});
 
@@ -451,9 +453,10 @@ static __attribute__((noinline)) int match_walk(const canal_router_t *r, canal_s
  * HEAD answered by GET. Out of line: rare. */
 static __attribute__((noinline)) const struct endpoint *table_pick(const canal_router_t *r,
                                                                    const struct node *n,
-                                                                   canal_str_t method)
+                                                                   canal_str_t method,
+                                                                   struct pscan *s)
 {
-    int mi = canal__method_index(r, method);
+    int mi = s->mi = canal__method_index(r, method); /* for the walk, if it comes to that */
     if (mi < 0) {
         if (r->opts.no_head_from_get || method.len != 4 || memcmp(method.base, "HEAD", 4) != 0 ||
             (mi = canal__method_index(r, (canal_str_t){"GET", 3})) < 0)
@@ -471,7 +474,7 @@ static __attribute__((noinline)) const struct endpoint *table_pick(const canal_r
  * an escape or a NUL misses (no key has one), as it must: decoded, a %2F is no separator. The
  * table holds no path with an empty segment: "//" (trimmed to "") is not the root. */
 static inline __attribute__((always_inline)) const struct endpoint *
-table_match(const canal_router_t *r, canal_str_t method, const char *p, const struct pscan *s)
+table_match(const canal_router_t *r, canal_str_t method, const char *p, struct pscan *s)
 {
     const struct node *n;
     if (s->n > 0 && p[s->n - 1] == '/') {
@@ -493,7 +496,7 @@ table_match(const canal_router_t *r, canal_str_t method, const char *p, const st
             if (n->eps[i].mword == w && ((uint32_t)n->eps[i].omitted << 16 | n->eps[i].mlen) == method.len)
                 return &n->eps[i];
     }
-    return table_pick(r, n, method);
+    return table_pick(r, n, method, s);
 }
 
 /* The match of an endpoint from the table: every segment up to its node is a literal, so the
@@ -527,6 +530,7 @@ int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t 
     }
     s.scanned = n <= sizeof(s.words);
     s.n = n;
+    s.mi = MI_UNKNOWN;
     if (s.scanned) {
         const struct endpoint *ep;
         scan(&s, p, n);
