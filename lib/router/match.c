@@ -9,6 +9,12 @@
  *
  * Nothing here allocates: the decoded path goes to the caller's scratch memory (or, when the
  * path has no '%', values point straight into the path) and the walk state lives on the stack.
+ *
+ * Before all that, the fast way for literal routes (canal_router_match()): the path is copied
+ * into words and hashed in one pass (scan()), looked up in the table of all-literal paths
+ * (table_match()) and, when its node has an endpoint of the request's method that omits
+ * nothing, answered at once, without the walk's state (match_walk() sets that up, out of line,
+ * only when the table cannot answer, and reuses the words).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* strndup, strncasecmp, REG_STARTEND: also when built without the Makefile */
@@ -20,6 +26,7 @@ struct mctx {
     const canal_router_t *r;
     uint64_t mask;    /* the methods sought */
     int collect;      /* 1: visit every match and gather its methods in allow */
+    int mi;           /* not collecting: the method sought (mask is its bit) */
     uint64_t allow;
     const char *buf;  /* the decoded path, without its leading '/' */
     const char *folded; /* buf folded (case-insensitive routers), or NULL: fold per segment */
@@ -47,28 +54,48 @@ static int omitted_ok(const struct endpoint *ep)
     return 1;
 }
 
-/* The endpoint of n for the sought method: the one that leaves out the fewest segments, then
- * the first registered. In collect mode, records every usable method and returns NULL. */
-static const struct endpoint *pick(struct mctx *c, const struct node *n)
+/* The endpoint of n for the methods in mask: the one that leaves out the fewest segments, then
+ * the first registered. With allow (collect mode), records every usable method there and
+ * returns NULL. */
+static const struct endpoint *pick(const struct node *n, uint64_t mask, uint64_t *allow)
 {
     const struct endpoint *best = NULL;
     for (size_t i = 0; i < n->neps; i++) {
         const struct endpoint *ep = &n->eps[i];
         uint64_t bit = (uint64_t)1 << ep->mi;
-        if (!(c->mask & bit) || (ep->omitted && !omitted_ok(ep)))
+        if (!(mask & bit) || (ep->omitted && !omitted_ok(ep)))
             continue;
-        if (c->collect)
-            c->allow |= bit;
+        if (allow != NULL)
+            *allow |= bit;
         else if (best == NULL || ep->omitted < best->omitted)
             best = ep;
     }
     return best;
 }
 
+/* pick() for one method, mi. Registration refuses a second endpoint of one method that omits
+ * nothing at one node, so such an endpoint, when there is one, is pick()'s answer: the common
+ * case costs a short loop. */
+static inline const struct endpoint *pick_method(const struct node *n, int mi)
+{
+    for (uint32_t i = 0; i < n->neps; i++)
+        if (n->eps[i].mi == mi && n->eps[i].omitted == 0)
+            return &n->eps[i];
+    uint64_t bit = (uint64_t)1 << mi;
+    return (n->below & bit) ? pick(n, bit, NULL) : NULL; /* one that leaves segments out */
+}
+
+/* The endpoint of n the walk is after, or NULL; in collect mode, records methods and returns
+ * NULL. */
+static inline const struct endpoint *walk_pick(struct mctx *c, const struct node *n)
+{
+    return c->collect ? pick(n, c->mask, &c->allow) : pick_method(n, c->mi);
+}
+
 static int walk(struct mctx *c, const struct node *n, size_t depth)
 {
     if (depth == c->nsegs) {
-        if ((c->ep = pick(c, n)) == NULL)
+        if ((c->ep = walk_pick(c, n)) == NULL)
             return 0;
         c->depth = depth;
         c->via_catchall = 0;
@@ -110,7 +137,7 @@ static int walk(struct mctx *c, const struct node *n, size_t depth)
         canal_str_t rest = {seg.base, c->buflen - c->start[depth]};
         if (!(ca->below & c->mask) || !canal__constraints_ok(ca->cons, ca->ncons, rest))
             continue;
-        if ((c->ep = pick(c, ca)) != NULL) {
+        if ((c->ep = walk_pick(c, ca)) != NULL) {
             c->depth = depth;
             c->via_catchall = 1;
             c->rest = rest;
@@ -125,25 +152,30 @@ static int try_method(struct mctx *c, int mi)
     if (mi < 0)
         return 0;
     c->mask = (uint64_t)1 << mi;
+    c->mi = mi;
     c->collect = 0;
     if (!(c->r->root.below & c->mask))
         return 0;
     return walk(c, &c->r->root, 0);
 }
 
-static void fill(const struct mctx *c, canal_match_t *m)
+/* The values of the route of ep, reached at depth segments: captures (cap) for the segments
+ * walked, the rest of the path for a catch-all met at depth (rest, or NULL), defaults and
+ * empty catch-alls for the segments left out. */
+static void fill(const struct endpoint *ep, size_t depth, const canal_str_t *cap,
+                 const canal_str_t *rest, canal_match_t *m)
 {
-    const struct canal_route *rt = c->ep->route;
+    const struct canal_route *rt = ep->route;
     m->route = rt;
     m->data = rt->data;
     m->nparams = 0;
     for (size_t i = 0; i < rt->nparams; i++) {
         const struct rparam *p = &rt->params[i];
         canal_str_t v;
-        if (c->via_catchall && p->seg == c->depth)
-            v = c->rest;
-        else if (p->seg < c->depth)
-            v = c->cap[p->seg];
+        if (rest != NULL && p->seg == depth)
+            v = *rest;
+        else if (p->seg < depth)
+            v = cap[p->seg];
         else if (p->def != NULL)
             v = (canal_str_t){p->def, strlen(p->def)};
         else if (rt->segs[p->seg].kind == SEG_CATCHALL)
@@ -155,57 +187,69 @@ static void fill(const struct mctx *c, canal_match_t *m)
     }
 }
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define SCAN_WORDS 1
 /* The high bit of each zero byte of t (exact: no borrow between bytes). */
 static inline uint64_t zero_bytes(uint64_t t)
 {
     return ~(((t & 0x7f7f7f7f7f7f7f7fULL) + 0x7f7f7f7f7f7f7f7fULL) | t | 0x7f7f7f7f7f7f7f7fULL);
 }
 
-/* The common case in one pass, 8 bytes at a time: copies the n bytes of the path after its
- * leading '/' into words (zero-padded; folded for case-insensitive routers), hashes them as the
- * path table does (*hash) and notes the segments, which point into the path. Returns 1, with
- * nothing noted, when the path holds a '%' or a NUL: split() decodes those. n is at most
- * 8 * CANAL__PATH_WORDS. */
-static int scan(struct mctx *c, const char *p, size_t n, uint64_t *words, int fold, uint64_t *hash)
+/* Nonzero when t has a zero byte, cheaper than zero_bytes(): a borrow may also flag bytes above
+ * a zero byte, but never one below the first, so the lowest flag is exact. */
+static inline uint64_t has_zero(uint64_t t)
 {
-    size_t nw = (n + 7) / 8, seg = 0;
-    uint64_t h = canal__hash_init(n);
-    c->start[0] = 0;
-    for (size_t i = 0; i < nw; i++) {
-        uint64_t x;
-        if (8 * i + 8 <= n)
-            memcpy(&x, p + 8 * i, 8);
-        else
-            x = canal__load_le(p + 8 * i, n - 8 * i);
-        uint64_t bad = zero_bytes(x ^ 0x2525252525252525ULL) | zero_bytes(x); /* '%' or NUL */
-        if (i + 1 == nw && n % 8 != 0)
-            bad &= ((uint64_t)1 << (8 * (n % 8))) - 1; /* not the padding */
-        if (bad)
-            return 1;
-        for (uint64_t slash = zero_bytes(x ^ 0x2f2f2f2f2f2f2f2fULL); slash; slash &= slash - 1) {
-            size_t at = i * 8 + ((size_t)__builtin_ctzll(slash) >> 3);
-            if (seg < CANAL_ROUTER_MAX_SEGMENTS)
-                c->len[seg] = at - c->start[seg], c->start[seg + 1] = at + 1;
-            seg++;
-        }
-        if (fold)
-            x = canal__lower8(x);
-        words[i] = x;
-        h = canal__hash_step(h, x);
-    }
-    if (seg <= CANAL_ROUTER_MAX_SEGMENTS)
-        c->len[seg] = n - c->start[seg];
-    c->nsegs = seg + 1;
-    c->buf = p;
-    c->buflen = n;
-    *hash = h;
-    return 0;
+    return (t - 0x0101010101010101ULL) & ~t & 0x8080808080808080ULL;
 }
-#else
-#define SCAN_WORDS 0
-#endif
+
+#define QMARKS 0x3f3f3f3f3f3f3f3fULL
+#define PERCENTS 0x2525252525252525ULL
+#define SLASHES 0x2f2f2f2f2f2f2f2fULL
+
+/* The first look at the path after its leading '/', made for the path table and kept for the
+ * walk when the table cannot answer, so that nothing is loaded twice. */
+#define MI_UNKNOWN (-2) /* struct pscan.mi before anyone looked the method up */
+struct pscan {
+    int scanned;  /* 1: words and h hold the n bytes; 0: they do not fit (the walk splits) */
+    int mi;       /* the request's method index (-1: none), once table_pick() looked it up */
+    size_t n;     /* the length of the path after its '/' (before a '?' found so far) */
+    uint64_t h;   /* the hash of words, as the table hashes its keys */
+    uint64_t words[CANAL__PATH_WORDS]; /* the n bytes as little-endian words, zero-padded, as
+                                        * they come (see canal__hash_step()) until segments()
+                                        * folds them */
+};
+
+/* Copies the n bytes p[0..n) (n <= 8 * CANAL__PATH_WORDS) into s->words, 8 at a time, and
+ * hashes them as the path table does its keys: the fast way's whole look at a path. It needs
+ * no segment boundaries, no folding (the table's hash is blind to case), and no check for '%',
+ * '?' or NUL either, since no key holds one (path_add() in tree.c): a path with one misses the
+ * table, and the walk looks for them and the boundaries (segments()). A path with a query
+ * (a '?') so misses first, and the walk tries the table again without the query. */
+static inline void scan(struct pscan *s, const char *p, size_t n)
+{
+    uint64_t h = CANAL__HASH_SEED;
+    size_t i = 0;
+    for (; 8 * i + 8 <= n; i++) {
+        s->words[i] = canal__load64_le(p + 8 * i);
+        h = canal__hash_step(h, s->words[i]);
+    }
+    if (n % 8 != 0) {
+        /* the last bytes: when the path is that long, one load that ends at its end, with the
+         * bytes already taken shifted out; else loads that stay inside it */
+        s->words[i] = n >= 8 ? canal__load64_le(p + n - 8) >> (64 - 8 * (n % 8))
+                             : canal__load_le(p, n);
+        h = canal__hash_step(h, s->words[i]);
+    }
+    s->n = n;
+    s->h = h;
+}
+
+/* The hash of s->words, again, after segments() cut the path at a '?'. */
+static void rehash(struct pscan *s)
+{
+    uint64_t h = CANAL__HASH_SEED;
+    for (size_t i = 0; 8 * i < s->n; i++)
+        h = canal__hash_step(h, s->words[i]);
+    s->h = h;
+}
 
 /* Splits (and decodes) the path after its leading '/'. Returns 0 or 400. */
 static int split(struct mctx *c, const char *p, const char *end, char *scratch)
@@ -262,71 +306,117 @@ static int split(struct mctx *c, const char *p, const char *end, char *scratch)
     return 0;
 }
 
-int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t path, char *scratch,
-                       size_t scratch_size, canal_match_t *m)
+/* Notes the '/' of word i (x) as segment boundaries, as split() does. */
+static inline void word_slashes(struct mctx *c, size_t i, uint64_t x, size_t *seg)
+{
+    for (uint64_t slash = zero_bytes(x ^ SLASHES); slash; slash &= slash - 1) {
+        size_t at = 8 * i + ((size_t)__builtin_ctzll(slash) >> 3);
+        if (*seg < CANAL_ROUTER_MAX_SEGMENTS)
+            c->len[*seg] = at - c->start[*seg], c->start[*seg + 1] = at + 1;
+        else if (*seg == CANAL_ROUTER_MAX_SEGMENTS) /* the last one kept: walk reads it */
+            c->len[*seg] = at - c->start[*seg];
+        (*seg)++;
+    }
+}
+
+/* Segment boundaries for the walk of a scanned path, from its words (a '/' is the same folded
+ * or not), as split() would note them; folds the words for a case-insensitive router (fold),
+ * for the walk's literal compares and for the table. A '?' ends the path: s->n becomes its
+ * position and the words stop there (zero-padded). Returns 0; or 1, with *bad_at the position
+ * of a '%' or NUL before any '?', when split() must decode the path. */
+static int segments(struct mctx *c, const char *p, struct pscan *s, int fold, size_t *bad_at)
+{
+    size_t n = s->n, seg = 0, i = 0;
+    uint64_t x, bad;
+    c->start[0] = 0;
+    for (; 8 * i + 8 <= n; i++) {
+        x = s->words[i];
+        if ((bad = has_zero(x ^ PERCENTS) | has_zero(x ^ QMARKS) | has_zero(x)) != 0)
+            goto special;
+        if (fold)
+            s->words[i] = canal__lower8(x);
+        word_slashes(c, i, x, &seg);
+    }
+    if (n % 8 != 0) { /* the last word: its zero padding is no NUL */
+        x = s->words[i];
+        uint64_t pad = ~(uint64_t)0 << (8 * (n % 8));
+        if ((bad = has_zero(x ^ PERCENTS) | has_zero(x ^ QMARKS) | has_zero(x | pad)) != 0)
+            goto special;
+        if (fold)
+            s->words[i] = canal__lower8(x);
+        word_slashes(c, i, x, &seg);
+    }
+done:
+    if (seg <= CANAL_ROUTER_MAX_SEGMENTS)
+        c->len[seg] = n - c->start[seg];
+    c->nsegs = seg + 1;
+    c->buf = p;
+    c->buflen = n;
+    return 0;
+special: { /* the lowest flag is exact (see has_zero()) */
+    size_t k = (size_t)__builtin_ctzll(bad) >> 3;
+    if (p[8 * i + k] != '?') {
+        *bad_at = 8 * i + k;
+        return 1;
+    }
+    n = s->n = 8 * i + k; /* the query starts here: keep the bytes before it */
+    if (k > 0) {
+        x &= ((uint64_t)1 << (8 * k)) - 1;
+        s->words[i] = fold ? canal__lower8(x) : x;
+        word_slashes(c, i, x, &seg);
+    }
+    goto done;
+}
+}
+
+static void fill_table(const struct endpoint *ep, canal_match_t *m);
+static inline __attribute__((always_inline)) const struct endpoint *
+table_match(const canal_router_t *r, canal_str_t method, const char *p, struct pscan *s);
+
+/* The matcher's slow way: decode and split the path, then walk the tree (and, when nothing
+ * answers, walk it again to collect the methods that would). Kept out of line so that the fast
+ * way in canal_router_match() does not pay for its ~1 KB of state. */
+static __attribute__((noinline)) int match_walk(const canal_router_t *r, canal_str_t method,
+                                                canal_str_t path, struct pscan *s, char *scratch,
+                                                canal_match_t *m)
 {
     struct mctx c;
-    if (scratch_size < path.len)
-        return CANAL_EINVAL;
-    const char *end = memchr(path.base, '?', path.len);
-    if (end == NULL)
-        end = path.base + path.len;
-    if (end == path.base || path.base[0] != '/')
-        return 400;
+    const char *p = path.base + 1, *end;
+    int fold = !r->opts.case_sensitive;
+    size_t bad_at = 0;
     c.r = r;
     c.allow = 0;
     c.folded = NULL;
-    int mi = canal__method_index(r, method);
-    int fallback = -1;
+    if (s->scanned && segments(&c, p, s, fold, &bad_at) == 0) {
+        end = p + s->n;
+        if (end != path.base + path.len) { /* a query, cut off: the table may know the rest */
+            const struct endpoint *ep;
+            rehash(s);
+            if (r->npaths > 0 && (ep = table_match(r, method, p, s)) != NULL) {
+                fill_table(ep, m);
+                return 200;
+            }
+        }
+        if (end == p) /* "/" has no segment */
+            c.nsegs = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (fold) /* the words' bytes are the path's, folded */
+            c.folded = (const char *)s->words;
+#endif
+    } else {
+        end = p + s->n; /* too long for the words: s->n is the length before the '?' */
+        if (s->scanned) { /* a '%' or a NUL at bad_at, with no '?' before it */
+            const char *q = memchr(p + bad_at, '?', s->n - bad_at);
+            if (q != NULL)
+                end = q;
+        }
+        if (split(&c, p, end, scratch) != 0)
+            return 400;
+    }
+    int mi = s->mi != MI_UNKNOWN ? s->mi : canal__method_index(r, method), fallback = -1;
     if (!r->opts.no_head_from_get && method.len == 4 && memcmp(method.base, "HEAD", 4) == 0)
         fallback = canal__method_index(r, (canal_str_t){"GET", 3});
 
-    /* The fast way for literal routes. A path of literals only: the walk would follow literal
-     * children all the way down (they come first at every level) and answer with that node's
-     * endpoint if it has one; only when it has none must the walk look further. With no
-     * escapes and no NUL the path is its own decoded form (a decoded %2F would not be a
-     * separator, so decoded paths never use the table): one probe. scan() prepares the probe
-     * and splits the path in the same pass. */
-    const char *p = path.base + 1;
-    size_t rawlen = (size_t)(end - p);
-    uint64_t words[CANAL__PATH_WORDS], h = 0;
-    int scanned = SCAN_WORDS && rawlen <= sizeof(words);
-    int escaped = 1;
-#if SCAN_WORDS
-    if (scanned && !(escaped = scan(&c, p, rawlen, words, !r->opts.case_sensitive, &h)) &&
-        !r->opts.case_sensitive)
-        c.folded = (const char *)words;
-#endif
-    int slash_end = rawlen > 0 && end[-1] == '/';
-    if (r->npaths > 0 && mi >= 0 && !(r->opts.trailing_slash == CANAL_SLASH_REDIRECT && slash_end)) {
-        /* the request's own method only: a HEAD route anywhere beats the GET fallback. The
-         * table holds no path with an empty segment: "//" (trimmed to "") is not the root. */
-        const struct node *n = NULL;
-        if (r->opts.trailing_slash == CANAL_SLASH_IGNORE && slash_end) {
-            if (rawlen > 1 && memchr(p, '%', rawlen) == NULL && memchr(p, '\0', rawlen) == NULL)
-                n = canal__path_lookup(r, p, rawlen - 1);
-        } else if (scanned && !escaped) {
-            n = canal__path_probe(r, words, rawlen, h);
-        } else if (!scanned && memchr(p, '%', rawlen) == NULL && memchr(p, '\0', rawlen) == NULL) {
-            n = canal__path_lookup(r, p, rawlen);
-        }
-        c.mask = (uint64_t)1 << mi;
-        c.collect = 0;
-        if (n != NULL && (n->below & c.mask) && (c.ep = pick(&c, n)) != NULL) {
-            c.depth = n->depth;
-            c.via_catchall = 0;
-            fill(&c, m);
-            return 200;
-        }
-    }
-
-    if (rawlen == 0) {
-        c.nsegs = 0;
-        c.buf = end;
-        c.buflen = 0;
-    } else if ((!scanned || escaped) && split(&c, p, end, scratch) != 0) {
-        return 400;
-    }
     /* a trailing '/' (an empty last segment) */
     int trailing = c.nsegs > 0 && end[-1] == '/';
     if (trailing && r->opts.trailing_slash == CANAL_SLASH_IGNORE) {
@@ -335,7 +425,7 @@ int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t 
     }
 
     if (try_method(&c, mi) || try_method(&c, fallback)) {
-        fill(&c, m);
+        fill(c.ep, c.depth, c.cap, c.via_catchall ? &c.rest : NULL, m);
         return 200;
     }
     if (trailing && r->opts.trailing_slash == CANAL_SLASH_REDIRECT) {
@@ -357,6 +447,99 @@ int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t 
     if (!r->opts.no_auto_options && method.len == 7 && memcmp(method.base, "OPTIONS", 7) == 0)
         return 204;
     return 405;
+}
+
+/* The rest of table_match(): endpoints that leave segments out, a method of more than 8 bytes,
+ * HEAD answered by GET. Out of line: rare. */
+static __attribute__((noinline)) const struct endpoint *table_pick(const canal_router_t *r,
+                                                                   const struct node *n,
+                                                                   canal_str_t method,
+                                                                   struct pscan *s)
+{
+    int mi = s->mi = canal__method_index(r, method); /* for the walk, if it comes to that */
+    if (mi < 0) {
+        if (r->opts.no_head_from_get || method.len != 4 || memcmp(method.base, "HEAD", 4) != 0 ||
+            (mi = canal__method_index(r, (canal_str_t){"GET", 3})) < 0)
+            return NULL;
+    }
+    return pick_method(n, mi);
+}
+
+/* The fast way for literal routes: the endpoint the walk would find for a scanned path in the
+ * table of all-literal paths, or NULL to take the walk. A path of literals only: the walk would
+ * follow literal children all the way down (they come first at every level) and answer with
+ * that node's endpoint if it has one; only when it has none must the walk look further. So one
+ * probe, and the node's endpoint for the request's own method (a HEAD route anywhere beats the
+ * GET fallback, so that falls back only when the router has no HEAD route at all). A path with
+ * an escape or a NUL misses (no key has one), as it must: decoded, a %2F is no separator. The
+ * table holds no path with an empty segment: "//" (trimmed to "") is not the root. */
+static inline __attribute__((always_inline)) const struct endpoint *
+table_match(const canal_router_t *r, canal_str_t method, const char *p, struct pscan *s)
+{
+    const struct node *n;
+    if (s->n > 0 && p[s->n - 1] == '/') {
+        /* redirect: the walk decides; strict: "a/" has an empty segment, so it is not here */
+        if (r->opts.trailing_slash != CANAL_SLASH_IGNORE || s->n == 1)
+            return NULL;
+        n = canal__path_lookup(r, p, s->n - 1);
+    } else {
+        n = canal__path_probe(r, s->words, s->n, s->h);
+    }
+    if (n == NULL)
+        return NULL;
+    /* The common case: an endpoint of the request's method that omits nothing, found by the
+     * method's name (its word) with no method index; there is at most one (pick_method()). */
+    if (method.len <= 8) {
+        uint64_t w = method.len == 3 ? canal__load3_le(method.base) /* GET */
+                                     : canal__load_le(method.base, method.len);
+        for (uint32_t i = 0; i < n->neps; i++) /* the length matches and nothing is omitted */
+            if (n->eps[i].mword == w && ((uint32_t)n->eps[i].omitted << 16 | n->eps[i].mlen) == method.len)
+                return &n->eps[i];
+    }
+    return table_pick(r, n, method, s);
+}
+
+/* The match of an endpoint from the table: every segment up to its node is a literal, so the
+ * route's values are the defaults (or empty catch-alls) of the segments it leaves out. */
+static inline void fill_table(const struct endpoint *ep, canal_match_t *m)
+{
+    const struct canal_route *rt = ep->route;
+    if (rt->nparams == 0) {
+        m->route = rt;
+        m->data = rt->data;
+        m->nparams = 0;
+    } else {
+        fill(ep, rt->nsegs - ep->omitted, NULL, NULL, m); /* no captures (cap) to read */
+    }
+}
+
+int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t path, char *scratch,
+                       size_t scratch_size, canal_match_t *m)
+{
+    struct pscan s;
+    if (scratch_size < path.len)
+        return CANAL_EINVAL;
+    if (path.len == 0 || path.base[0] != '/')
+        return 400;
+    const char *p = path.base + 1;
+    size_t n = path.len - 1;
+    if (n > sizeof(s.words)) { /* the path before the query may fit */
+        const char *q = memchr(p, '?', n);
+        if (q != NULL)
+            n = (size_t)(q - p);
+    }
+    s.scanned = n <= sizeof(s.words);
+    s.n = n;
+    s.mi = MI_UNKNOWN;
+    if (s.scanned) {
+        const struct endpoint *ep;
+        scan(&s, p, n);
+        if (r->npaths > 0 && (ep = table_match(r, method, p, &s)) != NULL) {
+            fill_table(ep, m);
+            return 200;
+        }
+    }
+    return match_walk(r, method, path, &s, scratch, m);
 }
 
 const canal_str_t *canal_match_get(const canal_match_t *m, const char *name)

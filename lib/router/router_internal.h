@@ -74,9 +74,13 @@ struct canal_route {
 };
 
 struct endpoint {
-    int mi;           /* the route's method index, kept here to spare a read of the route */
+    /* the route's method as canal_router_t.method_words and .method_lens have it, so that the
+     * matcher's fast way compares the request's method here and needs no method index */
+    uint64_t mword;
     const struct canal_route *route;
-    size_t omitted;   /* number of trailing template segments left out to end here */
+    int mi;           /* the route's method index, kept here to spare a read of the route */
+    uint16_t mlen;
+    uint16_t omitted; /* number of trailing template segments left out to end here */
 };
 
 /* A literal child, with its key (when short) beside the pointer, so that a binary search
@@ -140,6 +144,7 @@ struct canal_router {
     size_t slab_used;            /* nodes handed out from the first slab */
     struct lit_path *paths;      /* open addressing, a power of two long */
     size_t npaths, paths_cap;
+    unsigned paths_shift;        /* 64 - log2(paths_cap): a hash's slot is its top bits */
 };
 
 /* template.c */
@@ -149,14 +154,13 @@ void canal__route_free_segments(struct canal_route *route);
 int canal__constraints_ok(const struct constraint *cons, size_t ncons, canal_str_t value);
 
 /* tree.c */
-int canal__method_index(const canal_router_t *r, canal_str_t method);
 /* s must already be folded (case-insensitive routers) unless fold is 1 */
 struct node *canal__find_literal(const canal_router_t *r, const struct node *n, const char *s,
                                  size_t len, int fold, size_t *at);
 
-/* tree.c: the all-literal path table. Keys are hashed 8 bytes at a time, little-endian words
- * zero-padded at the end, folded for case-insensitive routers; paths longer than
- * CANAL__PATH_WORDS words are never looked up (the walk finds them). */
+/* tree.c: the all-literal path table. Keys are stored folded for case-insensitive routers and
+ * zero-padded to whole words, and hashed 8 bytes at a time as little-endian words; paths longer
+ * than CANAL__PATH_WORDS words are never looked up (the walk finds them). */
 #define CANAL__PATH_WORDS 32
 static inline uint32_t canal__le32(uint32_t x)
 {
@@ -166,15 +170,41 @@ static inline uint32_t canal__le32(uint32_t x)
     return x;
 #endif
 }
-static inline uint64_t canal__hash_init(size_t len)
-{
-    return 0x9E3779B97F4A7C15ULL ^ len;
-}
+/* The hash starts from a constant, not from the length: a path's words alone tell paths apart
+ * (paths and keys hold no NUL, so zero padding is never part of one). A probe still compares
+ * lengths. It is a multiplicative hash, one multiply a word: the top bits of a product depend on
+ * every bit of the word and of the hash before it, so a slot is taken from the top bits
+ * (canal__path_slot()), and no mixing is needed between words. */
+#define CANAL__HASH_SEED 0x9E3779B97F4A7C15ULL
+/* The hash is blind to ASCII case: each word is hashed with the 0x20 bit of its every byte set,
+ * which takes 'A'..'Z' to 'a'..'z' (and a few other pairs, such as '@' and '`', to one another:
+ * a weaker hash, not a wrong one). So a case-insensitive router hashes a path as it comes and
+ * folds it only to compare it with a key (canal__path_probe()), where a path already in lower
+ * case, the usual one, needs no folding at all. */
+#define CANAL__CASE_BITS 0x2020202020202020ULL
 static inline uint64_t canal__hash_step(uint64_t h, uint64_t word)
 {
-    h ^= word;
-    h *= 0xff51afd7ed558ccdULL;
-    return h ^ (h >> 32);
+    return (h ^ (word | CANAL__CASE_BITS)) * 0xff51afd7ed558ccdULL;
+}
+/* The slot of hash h in a table of 2^(64 - shift) slots. */
+static inline size_t canal__path_slot(uint64_t h, unsigned shift)
+{
+    return (size_t)(h >> shift);
+}
+static inline uint64_t canal__le64(uint64_t x)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return __builtin_bswap64(x);
+#else
+    return x;
+#endif
+}
+/* 8 bytes at s as a little-endian word: the first byte is the lowest. */
+static inline uint64_t canal__load64_le(const char *s)
+{
+    uint64_t x;
+    memcpy(&x, s, 8);
+    return canal__le64(x);
 }
 /* Bytes s[0..len) (len <= 8) as a little-endian word, zero-padded above, by loads that read
  * nothing outside them (two overlapping ones when len is not 1, 2, 4 or 8). */
@@ -192,6 +222,16 @@ static inline uint64_t canal__load_le(const char *s, size_t len)
         return 0;
     return (uint64_t)u[0] | (uint64_t)u[len / 2] << (8 * (len / 2)) | (uint64_t)u[len - 1] << (8 * (len - 1));
 }
+/* Bytes s[0..3) as a little-endian word (the length of GET and PUT): a 2-byte and a 1-byte load. */
+static inline uint64_t canal__load3_le(const char *s)
+{
+    uint16_t a;
+    memcpy(&a, s, 2);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    a = __builtin_bswap16(a);
+#endif
+    return (uint64_t)a | (uint64_t)(unsigned char)s[2] << 16;
+}
 /* ASCII letters of 8 bytes at once to lower case (SWAR): a byte gets 0x20 when it is in
  * 'A'..'Z'; the high bit of each byte of the sums says ">= 'A'" and "> 'Z'". */
 static inline uint64_t canal__lower8(uint64_t x)
@@ -201,10 +241,52 @@ static inline uint64_t canal__lower8(uint64_t x)
     uint64_t upper = ~x & (ge_a ^ gt_z) & 0x8080808080808080ULL;
     return x | (upper >> 2);
 }
-/* The node of the all-literal path in words (len bytes, prepared as above, hash h), or NULL. */
-struct node *canal__path_probe(const canal_router_t *r, const uint64_t *words, size_t len, uint64_t h);
+/* The node of the all-literal path in words (len bytes as little-endian words, zero-padded,
+ * not folded; hash h), or NULL. The table must not be empty (r->npaths > 0). A case-insensitive
+ * router compares a word as it is first and folds it only if that fails. */
+struct node *canal__path_probe_all(const canal_router_t *r, const uint64_t *words, size_t len,
+                                   uint64_t h);
+/* The same, inline for the matcher's fast path: the first slot, compared as it is, and
+ * canal__path_probe_all() for anything else (a collision, a path in another case than its
+ * key), so that the inline part makes no call it must come back from. */
+static inline struct node *canal__path_probe(const canal_router_t *r, const uint64_t *words,
+                                             size_t len, uint64_t h)
+{
+    const struct lit_path *p = &r->paths[canal__path_slot(h, r->paths_shift)];
+    if (p->hash == h && p->len == len) { /* an empty slot passes only for len 0: no read */
+        size_t nw = (len + 7) / 8, k = 0;
+        while (k < nw && canal__load64_le(p->key + 8 * k) == words[k])
+            k++;
+        if (k == nw)
+            return p->node;
+    } else if (p->key == NULL) { /* the usual miss: an empty slot */
+        return NULL;
+    }
+    return canal__path_probe_all(r, words, len, h);
+}
 /* The same from a plain string. */
 struct node *canal__path_lookup(const canal_router_t *r, const char *s, size_t len);
+
+/* The index of a method name in the router, or -1. Inline: every match starts with it. Names
+ * of up to 8 bytes are one word compare each (zero-padded words; the lengths are compared too,
+ * since a request's method may hold a NUL). Longer ones compare lengths first: the request's
+ * method may be longer than a stored name, and memcmp must not read past the stored name's
+ * NUL. */
+static inline int canal__method_index(const canal_router_t *r, canal_str_t method)
+{
+    if (method.len <= 8) {
+        uint64_t w = method.len == 3 ? canal__load3_le(method.base) /* GET */
+                                     : canal__load_le(method.base, method.len);
+        for (size_t i = 0; i < r->nmethods; i++)
+            if (r->method_words[i] == w && r->method_lens[i] == method.len)
+                return (int)i;
+        return -1;
+    }
+    for (size_t i = 0; i < r->nmethods; i++)
+        if (r->method_lens[i] == method.len && memcmp(r->methods[i], method.base, method.len) == 0)
+            return (int)i;
+    return -1;
+}
 
 /* shared helpers */
 int canal__hexval(unsigned char c); /* 0-15, or -1 */

@@ -123,24 +123,6 @@ static inline uint64_t method_word(const char *s, size_t len)
     return len <= 8 ? canal__load_le(s, len) : 0;
 }
 
-int canal__method_index(const canal_router_t *r, canal_str_t method)
-{
-    /* Methods are short: up to 8 bytes, one word compare each. Else compare lengths first: the
-     * request's method may be longer than a stored name, and memcmp must not read past the
-     * stored name's NUL. */
-    if (method.len <= 8) {
-        uint64_t w = method_word(method.base, method.len);
-        for (size_t i = 0; i < r->nmethods; i++)
-            if (r->method_words[i] == w && r->method_lens[i] == method.len)
-                return (int)i;
-        return -1;
-    }
-    for (size_t i = 0; i < r->nmethods; i++)
-        if (r->method_lens[i] == method.len && memcmp(r->methods[i], method.base, method.len) == 0)
-            return (int)i;
-    return -1;
-}
-
 /* RFC 9110 token characters */
 static int tchar(unsigned char c)
 {
@@ -283,32 +265,33 @@ static const struct node *lookup_path(const canal_router_t *r, const struct cana
 /* The hash of a key of the path table, stored folded already (see router_internal.h). */
 static uint64_t path_hash(const char *s, size_t len)
 {
-    uint64_t h = canal__hash_init(len);
+    uint64_t h = CANAL__HASH_SEED;
     for (size_t i = 0; i < len; i += 8) {
         uint64_t w = 0; /* zero-padded, as the words of a lookup are */
         memcpy(&w, s + i, len - i < 8 ? len - i : 8);
-        h = canal__hash_step(h, w);
+        h = canal__hash_step(h, canal__le64(w));
     }
     return h;
 }
 
-struct node *canal__path_probe(const canal_router_t *r, const uint64_t *words, size_t len, uint64_t h)
+struct node *canal__path_probe_all(const canal_router_t *r, const uint64_t *words, size_t len,
+                                   uint64_t h)
 {
-    size_t nw = (len + 7) / 8;
-    for (size_t i = h & (r->paths_cap - 1);; i = (i + 1) & (r->paths_cap - 1)) {
+    size_t nw = (len + 7) / 8, mask = r->paths_cap - 1;
+    int fold = !r->opts.case_sensitive;
+    for (size_t i = canal__path_slot(h, r->paths_shift);; i = (i + 1) & mask) {
         const struct lit_path *p = &r->paths[i];
-        if (p->key == NULL)
-            return NULL;
-        if (p->hash == h && p->len == len) {
+        if (p->hash == h && p->len == len) { /* an empty slot passes only for len 0: no read */
             size_t k = 0;
             for (; k < nw; k++) {
-                uint64_t w;
-                memcpy(&w, p->key + 8 * k, 8);
-                if (w != words[k])
+                uint64_t key = canal__load64_le(p->key + 8 * k);
+                if (key != words[k] && (!fold || key != canal__lower8(words[k])))
                     break;
             }
             if (k == nw)
                 return p->node;
+        } else if (p->key == NULL) {
+            return NULL;
         }
     }
 }
@@ -321,19 +304,17 @@ struct node *canal__path_lookup(const canal_router_t *r, const char *s, size_t l
     size_t nwords = (len + 7) / 8;
     buf[nwords > 0 ? nwords - 1 : 0] = 0;
     memcpy(buf, s, len);
-    int fold = !r->opts.case_sensitive;
-    uint64_t h = canal__hash_init(len);
+    uint64_t h = CANAL__HASH_SEED;
     for (size_t i = 0; i < nwords; i++) {
-        if (fold)
-            buf[i] = canal__lower8(buf[i]);
+        buf[i] = canal__le64(buf[i]);
         h = canal__hash_step(h, buf[i]);
     }
-    return canal__path_probe(r, buf, len, h);
+    return canal__path_probe_all(r, buf, len, h);
 }
 
 static void path_put(struct lit_path *table, size_t cap, struct lit_path e)
 {
-    size_t i = e.hash & (cap - 1);
+    size_t i = canal__path_slot(e.hash, 64 - (unsigned)__builtin_ctzll(cap));
     while (table[i].key != NULL)
         i = (i + 1) & (cap - 1);
     table[i] = e;
@@ -356,6 +337,14 @@ static int path_add(canal_router_t *r, const struct canal_route *route, size_t d
             *o++ = r->opts.case_sensitive ? route->segs[i].text[k] : (char)canal__lower((unsigned char)route->segs[i].text[k]);
     }
     *o = '\0';
+    /* No key holds a '%' or a '?': the matcher probes the raw path, unchecked for escapes and
+     * query, and relies on a path with either missing (match.c, scan()). Such a route loses
+     * nothing: a request for it spells them %25 and %3F (a raw '?' starts the query), and an
+     * escaped path always takes the walk. */
+    if (memchr(key, '%', len) != NULL || memchr(key, '?', len) != NULL) {
+        free(key);
+        return 0;
+    }
     if (canal__path_lookup(r, key, len) != NULL) { /* another route got there first */
         free(key);
         return 0;
@@ -373,19 +362,29 @@ static int path_add(canal_router_t *r, const struct canal_route *route, size_t d
         free(r->paths);
         r->paths = t;
         r->paths_cap = cap;
+        r->paths_shift = 64 - (unsigned)__builtin_ctzll(cap);
     }
     path_put(r->paths, r->paths_cap, (struct lit_path){path_hash(key, len), key, len, n});
     r->npaths++;
     return 0;
 }
 
-static int add_endpoint(struct node *n, const struct canal_route *route, size_t omitted)
+static int add_endpoint(const canal_router_t *r, struct node *n, const struct canal_route *route,
+                        size_t omitted)
 {
     struct endpoint *grown = realloc(n->eps, (n->neps + 1) * sizeof(*grown));
     if (grown == NULL)
         return CANAL_ENOMEM;
     n->eps = grown;
-    n->eps[n->neps++] = (struct endpoint){route->mi, route, omitted};
+    n->eps[n->neps++] = (struct endpoint){.mword = r->method_words[route->mi],
+                                          .route = route,
+                                          .mi = route->mi,
+                                          /* a longer name has no word: no request of up
+                                           * to 8 bytes has its length either */
+                                          .mlen = r->method_lens[route->mi] <= 8
+                                                      ? (uint16_t)r->method_lens[route->mi]
+                                                      : UINT16_MAX,
+                                          .omitted = (uint16_t)omitted};
     return 0;
 }
 
@@ -476,7 +475,7 @@ int canal_router_add(canal_router_t *r, const canal_route_spec_t *spec, const ca
         }
     size_t added = 0;
     for (size_t d = route->first_omittable; d <= route->nsegs; d++, added++)
-        if (add_endpoint(path[d], route, route->nsegs - d) != 0) {
+        if (add_endpoint(r, path[d], route, route->nsegs - d) != 0) {
             for (size_t k = 0; k < added; k++)
                 path[route->first_omittable + k]->neps--;
             rc = canal__error(err, CANAL_ENOMEM, 0, "out of memory");

@@ -14,6 +14,9 @@
  * set; captured values inside the scratch buffer, the target or the router; 405/204 with a
  * non-empty allow mask; a 308 location that is the target less its last '/'; the matched
  * route's link generation working on the captured values (for the fixed table).
+ * And every outcome is compared with a twin router that has the same routes but no table of
+ * all-literal paths (its npaths is set to 0, through the router's private header), so the
+ * walk answers everything there: the table is a shortcut and must never change an answer.
  *
  * Build and run: test/fuzz/build.sh (see there).
  */
@@ -23,6 +26,7 @@
 #include <string.h>
 #include <strings.h>
 #include "canal/router.h"
+#include "router/router_internal.h" /* the twin routers: npaths */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -76,7 +80,13 @@ static const canal_router_options_t option_sets[8] = {
 static const char *const methods[8] = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE",
                                        "OPTIONS", "get"};
 
-static canal_router_t *fixed[8];
+static canal_router_t *fixed[8], *fixed_twin[8];
+
+/* The router's twin: its path table forgotten, so every match takes the walk. */
+static void without_table(canal_router_t *r)
+{
+    r->npaths = 0;
+}
 
 /* glibc's regcomp can take gigabytes on a pattern of stacked quantifiers ("a+++...+"):
  * templates are the developer's, not the client's, so such regexes are not fuzzed here. */
@@ -119,10 +129,13 @@ static void init(void)
 {
     for (int i = 0; i < 8; i++) {
         fixed[i] = canal_router_create(&option_sets[i]);
-        check(fixed[i] != NULL, "router");
+        fixed_twin[i] = canal_router_create(&option_sets[i]);
+        check(fixed[i] != NULL && fixed_twin[i] != NULL, "router");
         for (size_t k = 0; k < sizeof(fixed_routes) / sizeof(fixed_routes[0]); k++)
-            check(add_line(fixed[i], fixed_routes[k], strlen(fixed_routes[k])) == 0,
+            check(add_line(fixed[i], fixed_routes[k], strlen(fixed_routes[k])) == 0 &&
+                      add_line(fixed_twin[i], fixed_routes[k], strlen(fixed_routes[k])) == 0,
                   "fixed route accepted");
+        without_table(fixed_twin[i]);
     }
 }
 
@@ -134,8 +147,44 @@ static int inside(const char *p, size_t n, const char *base, size_t size)
 /* strict_link: the router's defaults all pass their own constraints (the fixed table), so
  * linking the captured values must work; templates from the input may carry a default its
  * constraints refuse ({x:int=abc}), which matches but cannot be linked. */
-static void one_match(const canal_router_t *r, const char *method, const char *target,
-                      size_t len, int strict_link)
+static int same_str(canal_str_t a, canal_str_t b)
+{
+    return a.len == b.len && (a.len == 0 || memcmp(a.base, b.base, a.len) == 0);
+}
+
+/* The twin (no path table) must give the same outcome as r gave (st, m). */
+static void same_as_twin(const canal_router_t *twin, const char *method, const char *target,
+                         size_t len, int st, const canal_match_t *m)
+{
+    char *scratch = malloc(len + 1);
+    if (scratch == NULL)
+        return;
+    scratch[len] = '\0'; /* for ASan's regexec, as in one_match() */
+    canal_match_t t;
+    memset(&t, 0x5A, sizeof(t));
+    int st2 = canal_router_match(twin, (canal_str_t){method, strlen(method)},
+                                 (canal_str_t){target, len}, scratch, len, &t);
+    check(st == st2, "the same status without the path table");
+    if (st == 200) {
+        check(strcmp(canal_route_template(m->route), canal_route_template(t.route)) == 0 &&
+                  strcmp(canal_route_method(m->route), canal_route_method(t.route)) == 0,
+              "the same route without the path table");
+        check(m->nparams == t.nparams, "the same values without the path table");
+        for (size_t i = 0; i < m->nparams; i++)
+            check(same_str(m->params[i].name, t.params[i].name) &&
+                      same_str(m->params[i].value, t.params[i].value),
+                  "the same values without the path table");
+    } else if (st == 405 || st == 204) {
+        check(m->allow == t.allow, "the same allow mask without the path table");
+    } else if (st == 308) {
+        check(m->location.base == t.location.base && m->location.len == t.location.len,
+              "the same location without the path table");
+    }
+    free(scratch);
+}
+
+static void one_match(const canal_router_t *r, const canal_router_t *twin, const char *method,
+                      const char *target, size_t len, int strict_link)
 {
     char *scratch = malloc(len + 1);
     if (scratch == NULL)
@@ -201,6 +250,8 @@ static void one_match(const canal_router_t *r, const char *method, const char *t
               "308 location");
     }
     check(scratch[len] == '\0', "nothing written past the scratch size");
+    if (twin != NULL)
+        same_as_twin(twin, method, target, len, st, &m);
     free(scratch);
 }
 
@@ -225,30 +276,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             return 0;
         memcpy(target, in, n);
         target[n] = '\0';
-        one_match(fixed[sel & 7], methods[(sel >> 3) & 7], target, n, 1);
+        one_match(fixed[sel & 7], fixed_twin[sel & 7], methods[(sel >> 3) & 7], target, n, 1);
         free(target);
         return 0;
     }
 
     canal_router_t *r = canal_router_create(&option_sets[sel & 7]);
-    if (r == NULL)
+    canal_router_t *twin = canal_router_create(&option_sets[sel & 7]);
+    if (r == NULL || twin == NULL) {
+        canal_router_destroy(r);
+        canal_router_destroy(twin);
         return 0;
+    }
     const char *line = in;
     while (line < last_nl) {
         const char *eol = memchr(line, '\n', (size_t)(last_nl - line) + 1);
-        if (memchr(line, '\0', (size_t)(eol - line)) == NULL)
-            (void)add_line(r, line, (size_t)(eol - line));
+        if (memchr(line, '\0', (size_t)(eol - line)) == NULL) {
+            int rc = add_line(r, line, (size_t)(eol - line));
+            check(add_line(twin, line, (size_t)(eol - line)) == rc, "the twin takes the same routes");
+        }
         line = eol + 1;
     }
+    without_table(twin);
     size_t tlen = n - (size_t)(last_nl + 1 - in);
     char *target = malloc(tlen + 1);
     if (target != NULL) {
         memcpy(target, last_nl + 1, tlen);
         target[tlen] = '\0';
         for (int k = 0; k < 8; k++)
-            one_match(r, methods[k], target, tlen, 0);
+            one_match(r, twin, methods[k], target, tlen, 0);
         free(target);
     }
     canal_router_destroy(r);
+    canal_router_destroy(twin);
     return 0;
 }
