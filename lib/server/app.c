@@ -385,43 +385,24 @@ static void set_accepting(struct canal_worker *w, int on)
     w->accept_paused = !on;
 }
 
-static void conn_free(struct canal_conn *c)
-{
-    h2o_linklist_unlink(&c->link);
-    free(c);
-}
-
-static void on_conn_close(void *data)
+void canal__on_conn_close(void *data)
 {
     struct canal_conn *c = data;
     struct canal_worker *w = c->worker;
     c->sock = NULL;
     /* a request of this connection may still be disposed after its socket: it frees c then */
     if (c->inflight == 0)
-        conn_free(c);
+        canal__conn_free(c);
     atomic_fetch_sub(&w->connections, 1);
     canal__worker_touch(w);
     if (w->accept_paused && !w->stopping && atomic_load(&w->connections) < w->app->cfg.max_connections)
         set_accepting(w, 1);
 }
 
-struct canal_conn *canal__conn_of(h2o_req_t *h)
+void canal__conn_free(struct canal_conn *c)
 {
-    h2o_socket_t *sock = h->conn->callbacks->get_socket != NULL ? h->conn->callbacks->get_socket(h->conn) : NULL;
-    return sock != NULL && sock->on_close.cb == on_conn_close ? sock->on_close.data : NULL;
-}
-
-void canal__conn_request_done(struct canal_conn *c)
-{
-    if (--c->inflight > 0)
-        return;
-    if (c->sock == NULL) {
-        conn_free(c);
-        return;
-    }
-    c->phase = CONN_IDLE;
-    c->since = h2o_now(c->worker->loop);
-    c->seen_bytes = c->sock->bytes_read;
+    h2o_linklist_unlink(&c->link);
+    free(c);
 }
 
 static void accept_one(struct canal_listen_sock *ls, h2o_socket_t *sock)
@@ -437,7 +418,7 @@ static void accept_one(struct canal_listen_sock *ls, h2o_socket_t *sock)
     h2o_linklist_insert(&w->conns, &c->link);
     atomic_fetch_add(&w->connections, 1);
     canal__worker_touch(w);
-    sock->on_close.cb = on_conn_close;
+    sock->on_close.cb = canal__on_conn_close;
     sock->on_close.data = c;
     h2o_accept(&ls->accept_ctx, sock);
 }
@@ -689,10 +670,9 @@ static void *worker_main(void *arg)
         return NULL;
     }
     worker_started(w, 1);
-    while (!w->exit) {
-        h2o_evloop_run(w->loop, w->stopping ? 50 : INT32_MAX);
-        if (!w->stopping)
-            continue;
+    while (!w->stopping) /* on_stop_message sets it */
+        h2o_evloop_run(w->loop, INT32_MAX);
+    for (;;) { /* draining */
         uint64_t now = now_ms();
         size_t inflight = atomic_load(&w->inflight), conns = atomic_load(&w->connections);
         if (conns == 0 || (inflight == 0 && now - w->last_activity >= QUIET_MS)) {
@@ -706,6 +686,9 @@ static void *worker_main(void *arg)
                              w->index, inflight);
             w->exit = 1;
         }
+        if (w->exit)
+            break;
+        h2o_evloop_run(w->loop, 50);
     }
     if (atomic_load(&w->inflight) > 0)
         canal__pending_abort_all(w);

@@ -127,22 +127,28 @@ static const char *http1_head_fault(h2o_req_t *h, h2o_socket_t *sock, int folded
 {
     if (h->version >= 0x200)
         return NULL;
-    if (h->version == 0x101 && h->hostconf != NULL && h->authority.base == h->hostconf->authority.hostport.base)
-        return "an HTTP/1.1 request without a Host header field";
     if (folded)
         return "a header line folded onto the next (obs-fold)";
-    if (sock == NULL || sock->input == NULL)
+    const char *p = NULL, *end = NULL, *host = h->input.authority.base;
+    if (sock != NULL && sock->input != NULL) {
+        p = sock->input->bytes, end = p + sock->input->size;
+        /* the usual head first, and alone: no body, and " HTTP/1.1\r\nhost: " with the one
+         * space nearly every client sends right after the target, so Host is there, once */
+        const char *v = h->input.path.base + h->input.path.len + 16;
+        if (h->entity.base == NULL && v + 1 == host && (uintptr_t)h->input.method.base >= (uintptr_t)p &&
+            (uintptr_t)host < (uintptr_t)end && memcmp(v - 7, "\r\nhost: ", 8) == 0)
+            return NULL;
+    }
+    if (h->version == 0x101 && h->hostconf != NULL && h->authority.base == h->hostconf->authority.hostport.base)
+        return "an HTTP/1.1 request without a Host header field";
+    if (p == NULL)
         return NULL;
-    const char *p = sock->input->bytes, *end = p + sock->input->size;
     if (h->entity.base == NULL) {
-        const char *q = h->input.method.base, *host = h->input.authority.base;
+        const char *q = h->input.method.base;
         int n = 0;
         if ((uintptr_t)q < (uintptr_t)p || (uintptr_t)host <= (uintptr_t)q || (uintptr_t)host > (uintptr_t)end)
             return NULL; /* not pointers into this buffer after all */
-        /* the usual head first: " HTTP/1.1\r\nhost: " right after the target */
         const char *v = h->input.path.base + h->input.path.len + 16;
-        if (v + 1 == host && memcmp(v - 7, "\r\nhost: ", 8) == 0)
-            return NULL; /* with the one space nearly every client sends */
         if (v <= host && memcmp(v - 7, "\r\nhost:", 7) == 0) {
             while (v < host && (*v == ' ' || *v == '\t'))
                 v++;
@@ -159,7 +165,7 @@ static const char *http1_head_fault(h2o_req_t *h, h2o_socket_t *sock, int folded
     if ((size_t)(end - p) < m.len + t.len + 2 || memcmp(p, m.base, m.len) != 0 || p[m.len] != ' ' ||
         memcmp(p + m.len + 1, t.base, t.len) != 0)
         return NULL;
-    int host = 0, length = 0, coding = 0;
+    int hosts = 0, length = 0, coding = 0;
     p += m.len + 1 + t.len; /* the rest of the request line: " HTTP/1.1" */
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     while (nl != NULL) {
@@ -175,7 +181,7 @@ static const char *http1_head_fault(h2o_req_t *h, h2o_socket_t *sock, int folded
         case '\t':
             return "a header line folded onto the next (obs-fold)";
         case 'h':
-            host += n >= 5 && memcmp(p, "host:", 5) == 0;
+            hosts += n >= 5 && memcmp(p, "host:", 5) == 0;
             break;
         case 'c':
             length += n >= 15 && memcmp(p, "content-length:", 15) == 0;
@@ -185,7 +191,7 @@ static const char *http1_head_fault(h2o_req_t *h, h2o_socket_t *sock, int folded
             break;
         }
     }
-    if (host > 1)
+    if (hosts > 1)
         return "more than one Host header field";
     if (length > 1)
         return "more than one Content-Length header field";
@@ -317,7 +323,7 @@ static int method_refused(canal_req_t *req)
 
 /* The policies of docs/security.md after the framing (http1_head_fault), in their order; 1 if
  * the request was refused. */
-static int refused(canal_req_t *req, size_t header_bytes)
+static __attribute__((noinline)) int refused(canal_req_t *req, size_t header_bytes)
 {
     h2o_req_t *h = req->h2o;
     const canal_config_t *cfg = &req->app->cfg;
@@ -341,43 +347,37 @@ static int refused(canal_req_t *req, size_t header_bytes)
     return 1;
 }
 
-static void dispatch(canal_req_t *req)
+/* What a handler's return says, when it is not the usual "answered, 0". */
+static __attribute__((noinline)) void handler_outcome(canal_req_t *req, int rc)
+{
+    if (rc == CANAL_PENDING && (req->pending != NULL || req->responded))
+        return;
+    if (rc == CANAL_PENDING)
+        rc = canal_req_fail(req, "the handler returned CANAL_PENDING without canal_req_defer()");
+    if (rc != 0 && !req->responded) {
+        if (req->error == NULL)
+            req->error = canal_req_printf(req, "the handler failed (returned %d)", rc);
+        canal__send_error_page(req);
+    } else if (rc != 0 && !req->error_answered) { /* else logged when answered */
+        canal__log_error("%.*s %.*s: handler failed after answering: %s", (int)req->method.len,
+                         req->method.base, (int)req->path.len, req->path.base,
+                         req->error ? req->error : "(no message)");
+    } else if (!req->responded) {
+        req->error = "the handler returned without answering";
+        canal__send_error_page(req);
+    }
+}
+
+/* The router's own answers: everything but a matched route. */
+static __attribute__((noinline)) void answer_unrouted(canal_req_t *req, int status)
 {
     canal_app_t *app = req->app;
-    h2o_req_t *h = req->h2o;
     char allow[256];
-
-    size_t n = req->path.len + 1;
-    char *scratch = n <= sizeof(req->scratch) ? req->scratch : h2o_mem_alloc_pool(&h->pool, n);
-    int status = canal_router_match(app->router, req->method, req->path, scratch, n, &req->match);
     /* a method the router knows is a token (routes are registered with tokens only): the check
      * of the method waits for the other outcomes */
-    if (status != 200 && method_refused(req))
+    if (method_refused(req))
         return;
     switch (status) {
-    case 200: {
-        req->endpoint = req->match.data;
-        if (req->endpoint->ops && canal__ops_on_match(req))
-            return;
-        int rc = req->endpoint->fn(req, req->endpoint->data);
-        if (rc == CANAL_PENDING && (req->pending != NULL || req->responded))
-            return;
-        if (rc == CANAL_PENDING)
-            rc = canal_req_fail(req, "the handler returned CANAL_PENDING without canal_req_defer()");
-        if (rc != 0 && !req->responded) {
-            if (req->error == NULL)
-                req->error = canal_req_printf(req, "the handler failed (returned %d)", rc);
-            canal__send_error_page(req);
-        } else if (rc != 0 && !req->error_answered) { /* else logged when answered */
-            canal__log_error("%.*s %.*s: handler failed after answering: %s", (int)req->method.len,
-                             req->method.base, (int)req->path.len, req->path.base,
-                             req->error ? req->error : "(no message)");
-        } else if (!req->responded) {
-            req->error = "the handler returned without answering";
-            canal__send_error_page(req);
-        }
-        return;
-    }
     case 308: {
         char *loc = canal_req_printf(req, "%.*s%s%.*s", (int)req->match.location.len,
                                      req->match.location.base, req->query.len ? "?" : "",
@@ -406,6 +406,23 @@ static void dispatch(canal_req_t *req)
         canal_res_problem(req, 400, "malformed request target (a bad percent-escape, %%00 or NUL, or no leading '/')");
         return;
     }
+}
+
+static void dispatch(canal_req_t *req)
+{
+    size_t n = req->path.len + 1;
+    char *scratch = n <= sizeof(req->scratch) ? req->scratch : h2o_mem_alloc_pool(&req->h2o->pool, n);
+    int status = canal_router_match(req->app->router, req->method, req->path, scratch, n, &req->match);
+    if (status != 200) {
+        answer_unrouted(req, status);
+        return;
+    }
+    req->endpoint = req->match.data;
+    if (req->endpoint->ops && canal__ops_on_match(req))
+        return;
+    int rc = req->endpoint->fn(req, req->endpoint->data);
+    if (rc != 0 || !req->responded)
+        handler_outcome(req, rc);
 }
 
 int canal__on_req(h2o_handler_t *self, h2o_req_t *h)

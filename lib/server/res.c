@@ -105,8 +105,9 @@ static const char *escape_markup(canal_req_t *req, const char *json, size_t *len
     return out;
 }
 
-/* Sends the answer; body must live in request memory (or be static). */
-static int send_response(canal_req_t *req, int status, const char *ctype, size_t ctlen,
+/* Sends the answer; body must live in request memory (or be static). Inline: it is most of
+ * what the canal_res_* calls do, and a call's frame is a tenth of a plaintext answer's cost. */
+static inline __attribute__((always_inline)) int send_response(canal_req_t *req, int status, const char *ctype, size_t ctlen,
                          const char *body, size_t len)
 {
     h2o_req_t *h = req->h2o;

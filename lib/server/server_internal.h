@@ -197,9 +197,30 @@ static inline void canal__worker_touch(struct canal_worker *w)
     if (w->stopping)
         canal__worker_touch_now(w);
 }
-/* app.c: a request of c starts (req.c's handler) or ends (its pool's destructor) */
-struct canal_conn *canal__conn_of(h2o_req_t *h);
-void canal__conn_request_done(struct canal_conn *c);
+/* app.c: the socket close callback of canal's connections (sock->on_close.data is the
+ * struct canal_conn), and the end of a connection that has no request left */
+void canal__on_conn_close(void *data);
+void canal__conn_free(struct canal_conn *c);
+/* the connection of a request (req.c's handler), or NULL */
+static inline struct canal_conn *canal__conn_of(h2o_req_t *h)
+{
+    h2o_socket_t *sock = h->conn->callbacks->get_socket != NULL ? h->conn->callbacks->get_socket(h->conn) : NULL;
+    return sock != NULL && sock->on_close.cb == canal__on_conn_close ? sock->on_close.data : NULL;
+}
+/* a request of c ends (req.c's logger): with none left, c is idle from now, or freed if h2o
+ * closed its socket first */
+static inline void canal__conn_request_done(struct canal_conn *c)
+{
+    if (--c->inflight > 0)
+        return;
+    if (c->sock == NULL) {
+        canal__conn_free(c);
+        return;
+    }
+    c->phase = CONN_IDLE;
+    c->since = h2o_now(c->worker->loop);
+    c->seen_bytes = c->sock->bytes_read;
+}
 
 /* async.c */
 int canal__worker_async_init(struct canal_worker *w);
