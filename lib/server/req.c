@@ -5,14 +5,15 @@
  * For each request: the canal_req_t is allocated in h2o's request memory and ends in
  * canal__on_req_done() (see "the requests a worker is handling" below: that is how in-flight
  * requests are counted for graceful shutdown), the raw path is matched by the router, and the
- * outcome is either
- * the route's handler or an answer of the router's own (400, 404, 405 with Allow, 204 for
- * OPTIONS, 308). The query string is checked for bad escapes up front (400) but split into
- * parameters only when a handler asks for one.
+ * outcome is either the route's handler or an answer of the router's own (400, 404, 405 with
+ * Allow, 204 for OPTIONS, 308). The query string is checked for bad escapes up front (400) but
+ * split into parameters only when a handler asks for one.
  *
  * Before routing, the request is held to the policies of docs/security.md: the framing of an
  * HTTP/1 request (Host, Content-Length, Transfer-Encoding: see http1_head_fault()), the
- * method token, dot-segments, then the limits.
+ * method token, the limits, dot-segments, the query. The common request is let through by a
+ * few tests; refused() looks at the rest in that order, and the method waits for the router
+ * when nothing else is wrong (a method the router knows is a token).
  */
 #include <stdio.h>
 #include <string.h>
@@ -27,9 +28,11 @@
  * memory. h2o_req_t has no field for a user's pointer, so each worker maps its h2o_req_t's to
  * canal's objects: a table with open addressing, at most half full, by a hash of the pointer.
  * (h2o_mem_alloc_shared() with a destructor does the same job at the price of a malloc() and a
- * free() per request.) */
-/* h2o_mem_alloc_pool() takes anything of 1,020 bytes or more from malloc() (a quarter of its
- * 4 KiB chunks): the request object stays below that to cost no allocation of its own. */
+ * free() per request.)
+ *
+ * h2o_mem_alloc_pool() takes anything of 1,020 bytes or more from malloc() (a quarter of its
+ * 4 KiB chunks): the request object stays below that to cost no allocation of its own.
+ */
 _Static_assert(sizeof(canal_req_t) < 1020, "canal_req_t no longer fits h2o's pool chunks");
 
 int canal__reqmap_init(struct canal_reqmap *m)
@@ -120,8 +123,9 @@ static int query_ok(canal_str_t q)
  * request line and the Host value libh2o kept: clients send Host first, so that is a few
  * bytes to look at. With a body (Content-Length or Transfer-Encoding: req->entity is set) the
  * whole head is read, and used only if it starts with this request's method and target.
- * sock: the connection's socket (NULL if unknown); folded: a header has an empty name. Returns NULL, or why the request is refused (then the
- * connection is closed: its framing is in doubt).
+ * sock: the connection's socket (NULL if unknown); folded: a header has an empty name.
+ * Returns NULL, or why the request is refused (then the connection is closed: its framing is
+ * in doubt).
  */
 static const char *http1_head_fault(h2o_req_t *h, h2o_socket_t *sock, int folded)
 {
