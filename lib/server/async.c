@@ -102,14 +102,13 @@ void canal_pending_release(canal_pending_t *p)
 void canal__pending_answered(canal_req_t *req)
 {
     /* the answer is on its way: no 504 any more, but the request lives until h2o is done */
-    if (req->pending != NULL && h2o_timeout_is_linked(&req->pending->deadline))
+    if (h2o_timeout_is_linked(&req->pending->deadline))
         h2o_timeout_unlink(&req->pending->deadline);
 }
 
 void canal__pending_gone(canal_req_t *req)
 {
-    if (req->pending != NULL)
-        detach(req->pending);
+    detach(req->pending);
 }
 
 static void on_post(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messages)

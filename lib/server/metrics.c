@@ -3,8 +3,8 @@
  * Prometheus metrics, cheap enough to leave on.
  *
  * Each worker owns an array of slots, one per route (slot 0: requests that matched no route),
- * allocated before the workers start. When h2o disposes of a request (the answer is sent), a
- * request destructor chosen at start (so an app without metrics tests nothing per request)
+ * allocated before the workers start. When h2o disposes of a request (the answer is sent),
+ * canal's end-of-request logger (req.c; an app without metrics pays one pointer test there)
  * adds it to its worker's slot, timed from h2o's own timestamp of its start: a count per
  * (method, status) in a small open-addressing table and a latency histogram. Only that worker
  * writes the slot, so the counters are bumped with relaxed atomic loads and stores (plain

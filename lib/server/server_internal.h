@@ -166,7 +166,7 @@ struct canal_req {
     canal_app_t *app;
     struct canal_conn *conn;      /* its connection, NULL if unknown */
     canal_str_t method, path, query;
-    /* zeroed for every request (req_init in req.c): from here to match */
+    /* zeroed for every request (canal__on_req): from here to match */
     unsigned char is_head;
     unsigned char responded;
     unsigned char query_parsed;
@@ -228,8 +228,10 @@ void canal__worker_async_dispose(struct canal_worker *w);
 void canal__worker_async_free(struct canal_worker *w); /* with the app: after any late post */
 int canal__offload_start(canal_app_t *app);
 void canal__offload_stop(canal_app_t *app);
-void canal__pending_answered(canal_req_t *req);  /* an answer was sent */
-void canal__pending_gone(canal_req_t *req);      /* the request ends */
+/* a deferred request (req->pending set, which the callers test on their hot paths) was
+ * answered, or ends */
+void canal__pending_answered(canal_req_t *req);
+void canal__pending_gone(canal_req_t *req);
 void canal__pending_abort_all(struct canal_worker *w); /* 503 to every unanswered one */
 
 /* The request environment variable that carries the client address to the access log. */
