@@ -23,6 +23,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <jansson.h>
 #include "export.h"
 #include "error.h"
@@ -365,19 +366,38 @@ CANAL_API canal_app_t *canal_req_app(const canal_req_t *req);
 CANAL_API int canal_res_header(canal_req_t *req, const char *name, const char *value);
 
 /**
- * Sends status, Content-Type (may be NULL for none) and a body, which is copied.
- * For HEAD requests the body is left out but Content-Length kept. Returns 0, or CANAL_ESTATE
- * if an answer was sent already.
+ * Sends status, Content-Type (content_type_len bytes at content_type; NULL for none) and a
+ * body, which is copied. For HEAD requests the body is left out but Content-Length kept.
+ * Returns 0, or CANAL_ESTATE if an answer was sent already.
  */
-CANAL_API int canal_res_send(canal_req_t *req, int status, const char *content_type,
-                             const void *body, size_t len);
+CANAL_API int canal_res_send_n(canal_req_t *req, int status, const char *content_type,
+                               size_t content_type_len, const void *body, size_t len);
 
 /**
- * As canal_res_send() without the copy: body must stay valid until the answer has been sent
+ * As canal_res_send_n() without the copy: body must stay valid until the answer has been sent
  * (static data, or request memory from canal_req_alloc() or canal_req_json_dump()).
  */
-CANAL_API int canal_res_send_static(canal_req_t *req, int status, const char *content_type,
-                                    const void *body, size_t len);
+CANAL_API int canal_res_send_static_n(canal_req_t *req, int status, const char *content_type,
+                                      size_t content_type_len, const void *body, size_t len);
+
+/**
+ * canal_res_send_n() with a NUL-terminated content type (NULL for none). Inline, so that the
+ * length of a literal content type is known when compiling, not counted on every answer.
+ */
+static inline int canal_res_send(canal_req_t *req, int status, const char *content_type,
+                                 const void *body, size_t len)
+{
+    return canal_res_send_n(req, status, content_type,
+                            content_type != NULL ? strlen(content_type) : 0, body, len);
+}
+
+/** canal_res_send_static_n() with a NUL-terminated content type (NULL for none). */
+static inline int canal_res_send_static(canal_req_t *req, int status, const char *content_type,
+                                        const void *body, size_t len)
+{
+    return canal_res_send_static_n(req, status, content_type,
+                                   content_type != NULL ? strlen(content_type) : 0, body, len);
+}
 
 /** Sends text/plain (UTF-8); text is a NUL-terminated string and is copied. */
 CANAL_API int canal_res_text(canal_req_t *req, int status, const char *text);

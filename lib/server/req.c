@@ -22,13 +22,14 @@
 
 /* ---- the requests a worker is handling ----
  *
- * canal's request object lives in h2o's request memory and its end-of-request work (the
- * in-flight counts, metrics, a parsed body, a deferral's handle) runs from canal__on_req_done(),
- * the logger on canal's path, which h2o calls with the h2o_req_t just before it releases that
- * memory. h2o_req_t has no field for a user's pointer, so each worker maps its h2o_req_t's to
- * canal's objects: a table with open addressing, at most half full, by a hash of the pointer.
- * (h2o_mem_alloc_shared() with a destructor does the same job at the price of a malloc() and a
- * free() per request.)
+ * canal's request object lives in its HTTP/1 connection (struct canal_conn: one request at a
+ * time) or, for HTTP/2, in h2o's request memory. Its end-of-request work (the in-flight counts,
+ * metrics, a parsed body, a deferral's handle) runs from canal__on_req_done(), the logger on
+ * canal's path, which h2o calls with the h2o_req_t just before it releases that memory.
+ * h2o_req_t has no field for a user's pointer: an HTTP/1 request is found through its socket's
+ * connection, and each worker maps its HTTP/2 h2o_req_t's to canal's objects in a table with
+ * open addressing, at most half full, by a hash of the pointer. (h2o_mem_alloc_shared() with a
+ * destructor does the same job at the price of a malloc() and a free() per request.)
  *
  * h2o_mem_alloc_pool() takes anything of 1,020 bytes or more from malloc() (a quarter of its
  * 4 KiB chunks): the request object stays below that to cost no allocation of its own.
@@ -72,16 +73,22 @@ int canal__reqmap_grow(struct canal_reqmap *m)
 void canal__on_req_done(h2o_logger_t *self, h2o_req_t *h)
 {
     struct canal_worker *w = H2O_STRUCT_FROM_MEMBER(struct canal_worker, ctx, h->conn->ctx);
-    canal_req_t *req = canal__reqmap_take(&w->reqs, h);
-    if (req == NULL)
+    struct canal_conn *c = h->version < 0x200 ? canal__conn_of(h) : NULL;
+    canal_req_t *req;
+    if (c != NULL && c->req.h2o == h)
+        req = &c->req;
+    else if ((req = canal__reqmap_take(&w->reqs, h)) == NULL)
         return; /* not one of canal's, or answered untracked (canal__reqmap_put failed) */
     if (w->app->metrics != NULL)
         canal__metrics_record(req);
     if (req->pending != NULL)
         canal__pending_gone(req);
     json_decref(req->json);
-    if (req->conn != NULL)
-        canal__conn_request_done(req->conn);
+    if ((c = req->conn) != NULL) {
+        if (req == &c->req)
+            req->h2o = NULL; /* free for the connection's next request */
+        canal__conn_request_done(c); /* last: it may free c, and req with it */
+    }
     atomic_fetch_sub(&w->inflight, 1);
     canal__worker_touch(w);
 }
@@ -127,7 +134,8 @@ static int query_ok(canal_str_t q)
  * Returns NULL, or why the request is refused (then the connection is closed: its framing is
  * in doubt).
  */
-static const char *http1_head_fault(h2o_req_t *h, h2o_socket_t *sock, int folded)
+static const char *http1_head_read(h2o_req_t *h, const char *p, const char *end);
+static inline const char *http1_head_fault(h2o_req_t *h, h2o_socket_t *sock, int folded)
 {
     if (h->version >= 0x200)
         return NULL;
@@ -143,6 +151,13 @@ static const char *http1_head_fault(h2o_req_t *h, h2o_socket_t *sock, int folded
             (uintptr_t)host < (uintptr_t)end && memcmp(v - 7, "\r\nhost: ", 8) == 0)
             return NULL;
     }
+    return http1_head_read(h, p, end);
+}
+
+/* The rest of http1_head_fault(), out of line: the head at p..end (NULL if unknown). */
+static __attribute__((noinline)) const char *http1_head_read(h2o_req_t *h, const char *p, const char *end)
+{
+    const char *host = h->input.authority.base;
     if (h->version == 0x101 && h->hostconf != NULL && h->authority.base == h->hostconf->authority.hostport.base)
         return "an HTTP/1.1 request without a Host header field";
     if (p == NULL)
@@ -433,11 +448,14 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
 {
     struct canal_worker *w = H2O_STRUCT_FROM_MEMBER(struct canal_worker, ctx, h->conn->ctx);
     canal_app_t *app = w->app;
-    canal_req_t *req = h2o_mem_alloc_pool(&h->pool, sizeof(*req));
+    struct canal_conn *conn = canal__conn_of(h);
+    int in_conn = conn != NULL && h->version < 0x200 && conn->req.h2o == NULL;
+    canal_req_t *req = in_conn ? &conn->req : h2o_mem_alloc_pool(&h->pool, sizeof(*req));
     req->h2o = h;
     req->worker = w;
     req->app = app;
-    memset(&req->is_head, 0, offsetof(canal_req_t, match) - offsetof(canal_req_t, is_head));
+    memset(&req->is_head, 0, offsetof(canal_req_t, id) - offsetof(canal_req_t, is_head));
+    req->id.base = req->client_addr.base = NULL;
     req->method = (canal_str_t){h->method.base, h->method.len};
     req->is_head = h2o_memis(h->method.base, h->method.len, H2O_STRLIT("HEAD"));
     /* h2o found the query (query_at) in an origin-form target */
@@ -451,8 +469,8 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
     req->query = q ? (canal_str_t){q + 1, target.len - req->path.len - 1} : (canal_str_t){"", 0};
     atomic_fetch_add(&w->requests, 1);
 
-    req->conn = canal__conn_of(h);
-    if (canal__reqmap_put(&w->reqs, req) != 0) {
+    req->conn = conn;
+    if (!in_conn && canal__reqmap_put(&w->reqs, req) != 0) {
         req->conn = NULL; /* not tracked: nothing of it is counted or waited for */
         h->http1_is_persistent = 0;
         canal_res_problem(req, 503, "out of memory");
@@ -460,7 +478,8 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
     }
     if (req->conn != NULL) {
         req->conn->inflight++;
-        req->conn->http2 = h->version >= 0x200;
+        if (!in_conn && h->version >= 0x200)
+            req->conn->http2 = 1; /* for good: HTTP/1 may become HTTP/2, not back */
     }
     atomic_fetch_add(&w->inflight, 1);
     canal__worker_touch(w);
@@ -513,6 +532,8 @@ static void parse_query(canal_req_t *req)
     canal_str_t q = req->query;
     size_t n = 1;
     req->query_parsed = 1;
+    req->query_params = NULL;
+    req->nquery = 0;
     if (q.len == 0)
         return;
     for (size_t i = 0; i < q.len; i++)

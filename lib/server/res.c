@@ -129,7 +129,7 @@ static inline __attribute__((always_inline)) int send_response(canal_req_t *req,
     }
     if (ctype != NULL)
         h2o_add_header(&h->pool, &h->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, ctype, ctlen);
-    int no_content = status < 200 || status == 204 || status == 304;
+    int no_content = status != 200 && (status < 200 || status == 204 || status == 304);
     h->res.content_length = no_content ? SIZE_MAX : len;
     h2o_start_response(h, &generator);
     if (no_content || req->is_head) {
@@ -165,8 +165,8 @@ int canal_res_header(canal_req_t *req, const char *name, const char *value)
     return 0;
 }
 
-int canal_res_send(canal_req_t *req, int status, const char *content_type, const void *body,
-                   size_t len)
+int canal_res_send_n(canal_req_t *req, int status, const char *content_type, size_t content_type_len,
+                     const void *body, size_t len)
 {
     if (req->responded)
         return CANAL_ESTATE;
@@ -175,13 +175,13 @@ int canal_res_send(canal_req_t *req, int status, const char *content_type, const
         copy = h2o_mem_alloc_pool(&req->h2o->pool, len);
         memcpy(copy, body, len);
     }
-    return send_response(req, status, content_type, content_type ? strlen(content_type) : 0, copy, len);
+    return send_response(req, status, content_type, content_type_len, copy, len);
 }
 
-int canal_res_send_static(canal_req_t *req, int status, const char *content_type, const void *body,
-                          size_t len)
+int canal_res_send_static_n(canal_req_t *req, int status, const char *content_type,
+                            size_t content_type_len, const void *body, size_t len)
 {
-    return send_response(req, status, content_type, content_type ? strlen(content_type) : 0, body, len);
+    return send_response(req, status, content_type, content_type_len, body, len);
 }
 
 int canal_res_text(canal_req_t *req, int status, const char *text)

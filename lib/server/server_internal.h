@@ -50,6 +50,39 @@ struct canal_cidr {
     uint8_t bits;
 };
 
+/* A request being handled: in its HTTP/1 connection (struct canal_conn), or else in h2o's
+ * request memory, where it is found by its h2o_req_t (struct canal_reqmap). */
+struct canal_req {
+    /* set for every request */
+    h2o_req_t *h2o;
+    struct canal_worker *worker;
+    canal_app_t *app;
+    struct canal_conn *conn;      /* its connection, NULL if unknown */
+    canal_str_t method, path, query;
+    /* zeroed for every request (canal__on_req): from here to id */
+    unsigned char is_head;
+    unsigned char responded;
+    unsigned char query_parsed;
+    unsigned char error_answered; /* the error page was sent (and error logged) */
+    const struct canal_endpoint *endpoint;
+    char *error;                  /* canal_req_fail() text */
+    json_t *json;                 /* parsed body, released with the request */
+    struct canal_pending *pending; /* canal_req_defer() */
+    struct canal_note {
+        struct canal_note *next;
+        const char *key, *value;
+    } *notes;                     /* canal_req_note(), newest first */
+    /* made on first use: .base is set to NULL for every request */
+    canal_str_t id;               /* canal_req_id() */
+    canal_str_t client_addr;      /* canal_req_client_addr() */
+    /* written before they are read */
+    canal_param_t *query_params;  /* parsed on first use (query_parsed) */
+    size_t nquery;
+    canal_match_t match;
+    char id_buf[48];              /* a generated request ID */
+    char scratch[64];             /* the router's decoded path, when it fits */
+};
+
 /* Every accepted connection, tracked until h2o closes its socket and no request of it is left:
  * for shutdown (closing idle keep-alive connections, which h2o 2.2.5 offers no call for), the
  * connection cap, and the slow-client and keep-alive timeouts (app.c, "sweep"). */
@@ -62,6 +95,10 @@ struct canal_conn {
     uint64_t since;              /* start of the current phase, or the last progress in a body */
     enum { CONN_IDLE, CONN_HEAD, CONN_BODY } phase;
     int http2;                   /* h2o's own HTTP/2 timeouts apply */
+    /* HTTP/1 has one request at a time on a connection (libh2o 2.2.5 reads the next one once
+     * it has disposed of the last), so its request object lives here, as h2o's own does, in use
+     * while req.h2o is set; an HTTP/2 connection's requests are in their h2o request memory */
+    canal_req_t req;
 };
 
 /* A worker's listening socket for one listener. */
@@ -71,9 +108,10 @@ struct canal_listen_sock {
     h2o_accept_ctx_t accept_ctx;
 };
 
-/* The requests a worker is handling, by their h2o_req_t (req.c): canal's request object lives in
- * h2o's request memory, and its end-of-request work runs from a logger on canal's path, which
- * h2o calls with the h2o_req_t when it is done with it. Open addressing, at most half full. */
+/* The requests a worker is handling outside HTTP/1 connections, by their h2o_req_t (req.c): such
+ * a request object lives in h2o's request memory, and its end-of-request work runs from a logger
+ * on canal's path, which h2o calls with the h2o_req_t when it is done with it. Open addressing,
+ * at most half full. */
 struct canal_reqmap {
     canal_req_t **slots;
     size_t mask, n;
@@ -157,36 +195,6 @@ struct canal_app {
     pthread_cond_t start_cond;
     size_t nstarted;              /* workers that said how their start went */
     int start_sync;               /* start_lock and start_cond exist */
-};
-
-struct canal_req {
-    /* set for every request */
-    h2o_req_t *h2o;
-    struct canal_worker *worker;
-    canal_app_t *app;
-    struct canal_conn *conn;      /* its connection, NULL if unknown */
-    canal_str_t method, path, query;
-    /* zeroed for every request (canal__on_req): from here to match */
-    unsigned char is_head;
-    unsigned char responded;
-    unsigned char query_parsed;
-    unsigned char error_answered; /* the error page was sent (and error logged) */
-    const struct canal_endpoint *endpoint;
-    canal_param_t *query_params;  /* parsed on first use */
-    size_t nquery;
-    char *error;                  /* canal_req_fail() text */
-    canal_str_t id;               /* canal_req_id(), made on first use */
-    canal_str_t client_addr;      /* canal_req_client_addr(), found on first use */
-    json_t *json;                 /* parsed body, released with the request */
-    struct canal_pending *pending; /* canal_req_defer() */
-    struct canal_note {
-        struct canal_note *next;
-        const char *key, *value;
-    } *notes;                     /* canal_req_note(), newest first */
-    /* written before they are read */
-    canal_match_t match;
-    char id_buf[48];              /* a generated request ID */
-    char scratch[64];             /* the router's decoded path, when it fits */
 };
 
 /* app.c: records activity while a worker drains for shutdown (a monotonic clock: h2o's loop
