@@ -7,6 +7,8 @@ set -eu
 N1=${1:-20000}
 N2=${2:-120000}
 B=${B:-build/bench/router-bench}
+# the binary from the sources as they are now (a stale one would measure an older router)
+[ "$B" != build/bench/router-bench ] || make -s -C "$(dirname "$0")" >/dev/null
 ir() {
     f=$(mktemp)
     valgrind --tool=callgrind --callgrind-out-file="$f" "$B" --profile "$1" --runs 1 --lookups "$2" >/dev/null 2>&1
