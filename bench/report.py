@@ -12,12 +12,13 @@ import statistics
 import subprocess
 import sys
 
-ORDER = ["canal-router", "canal-controller", "baseline", "ulfius", "evhtp", "nginx", "fastify"]
+ORDER = ["canal-router", "canal-controller", "baseline", "baseline-b", "ulfius", "evhtp", "nginx", "fastify"]
 PEERS = ["ulfius", "evhtp", "nginx", "fastify"]
 ENDPOINTS = ["plaintext", "json", "employee", "orders", "woo"]
 PATHS = {"plaintext": "/home/plaintext", "json": "/home/json", "employee": "/home/employee/3",
          "orders": "/home/orders/3?index=0&size=5", "woo": "/api/woo"}
-COLORS = {"canal-router": "#1f77b4", "canal-controller": "#6baed6", "baseline": "#d62728", "ulfius": "#9467bd",
+COLORS = {"canal-router": "#1f77b4", "canal-controller": "#6baed6", "baseline": "#d62728", "baseline-b": "#ff9896",
+          "ulfius": "#9467bd",
           "evhtp": "#8c564b", "nginx": "#2ca02c", "fastify": "#ff7f0e"}
 
 
@@ -173,6 +174,14 @@ def single_core_md(S, servers, conns, endpoints, lines):
                         x = paired(S, r, pm)
                         t = " †" if busy(r, pm) else ""
                         goal_rows.append((f"router ahead of {p}, `{PATHS[e]}`, c={c}{t}", x, x is not None and x > 1.0))
+    control = [paired(S, S[("baseline-b", 1, e, c)], S[("baseline", 1, e, c)])
+               for e in endpoints for c in conns if ("baseline-b", 1, e, c) in S and ("baseline", 1, e, c) in S]
+    control = [x for x in control if x is not None]
+    if control:
+        lines.append(f"A/A control: baseline-b, the same binary as the baseline, measured like the others, came "
+                     f"out at {min(control):.2f}x to {max(control):.2f}x the baseline (median "
+                     f"{statistics.median(control):.2f}x over {len(control)} cells): ratios inside that band are "
+                     f"not a difference between servers.\n")
     if goal_rows:
         lines.append("| goal | ratio | met |")
         lines.append("|---|---:|---|")

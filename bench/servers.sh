@@ -8,7 +8,9 @@
 #   stop_server PID                SIGTERM, then waits (SIGKILL after 10 s)
 #   tree_pids PID                  PID and its descendants (nginx's worker is a child)
 
-ALL_SERVERS="canal-router canal-controller baseline ulfius evhtp nginx fastify"
+# baseline-b is the baseline again (same binary, own port): an A/A control that shows how far two
+# runs of one server differ here; only on request (bench/run --servers ...,baseline-b)
+ALL_SERVERS="canal-router canal-controller baseline baseline-b ulfius evhtp nginx fastify"
 
 server_cmd() { # name port threads
     local name=$1 port=$2 threads=$3
@@ -16,10 +18,13 @@ server_cmd() { # name port threads
     canal-router | canal-controller)
         printf '%s\n' "$TOP/build/bin/canal-demo" --mode "${name#canal-}" --host 127.0.0.1 --port "$port" \
             --threads "$threads" --access-log off --env production --request-id off \
-            --metrics off --compress off --cors off --static-dir off ;;
+            --metrics off --compress off --cors off --static-dir off --max-connections 30000 ;;
         # the peers and the baseline have no request IDs, metrics, gzip, CORS or static folder:
-        # canal is measured without them too (docs/operations.md has what each costs)
-    baseline)
+        # canal is measured without them too (docs/operations.md has what each costs). Its cap
+        # of open connections (10,000 a worker by default) is set to nginx's worker_connections
+        # below: at 10,000 connections the default cap was reached while the warm-up's
+        # connections were still closing, and new ones waited in the listen backlog.
+    baseline | baseline-b)
         printf '%s\n' "$OUT/h2o-baseline" --host 127.0.0.1 --port "$port" --threads "$threads" \
             --data "$TOP/examples/demo/data/northwind.json" ;;
     ulfius)

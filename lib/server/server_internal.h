@@ -209,7 +209,7 @@ static inline void canal__worker_touch(struct canal_worker *w)
  * struct canal_conn), and the end of a connection that has no request left */
 void canal__on_conn_close(void *data);
 void canal__conn_free(struct canal_conn *c);
-/* the connection of a request (req.c's handler), or NULL */
+/* the connection of a request (req.c: the handler, and the logger for HTTP/1), or NULL */
 static inline struct canal_conn *canal__conn_of(h2o_req_t *h)
 {
     h2o_socket_t *sock = h->conn->callbacks->get_socket != NULL ? h->conn->callbacks->get_socket(h->conn) : NULL;
