@@ -18,8 +18,7 @@ ENDPOINTS = ["plaintext", "json", "employee", "orders", "woo"]
 PATHS = {"plaintext": "/home/plaintext", "json": "/home/json", "employee": "/home/employee/3",
          "orders": "/home/orders/3?index=0&size=5", "woo": "/api/woo"}
 COLORS = {"canal-router": "#1f77b4", "canal-controller": "#6baed6", "baseline": "#d62728", "baseline-b": "#ff9896",
-          "ulfius": "#9467bd",
-          "evhtp": "#8c564b", "nginx": "#2ca02c", "fastify": "#ff7f0e"}
+          "ulfius": "#9467bd", "evhtp": "#8c564b", "nginx": "#2ca02c", "fastify": "#ff7f0e"}
 
 
 def load(path):
