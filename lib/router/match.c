@@ -465,6 +465,21 @@ static __attribute__((noinline)) const struct endpoint *table_pick(const canal_r
     return pick_method(n, mi);
 }
 
+/* The common case at a literal path's node: an endpoint of the request's method that omits
+ * nothing, found by the method's name (its word) with no method index; there is at most one
+ * (pick_method()). NULL when there is none, or the name is longer than a word. */
+static inline const struct endpoint *endpoint_by_word(const struct node *n, canal_str_t method)
+{
+    if (method.len > 8)
+        return NULL;
+    uint64_t w = method.len == 3 ? canal__load3_le(method.base) /* GET */
+                                 : canal__load_le(method.base, method.len);
+    for (uint32_t i = 0; i < n->neps; i++) /* the length matches and nothing is omitted */
+        if (n->eps[i].mword == w && ((uint32_t)n->eps[i].omitted << 16 | n->eps[i].mlen) == method.len)
+            return &n->eps[i];
+    return NULL;
+}
+
 /* The fast way for literal routes: the endpoint the walk would find for a scanned path in the
  * table of all-literal paths, or NULL to take the walk. A path of literals only: the walk would
  * follow literal children all the way down (they come first at every level) and answer with
@@ -487,16 +502,8 @@ table_match(const canal_router_t *r, canal_str_t method, const char *p, struct p
     }
     if (n == NULL)
         return NULL;
-    /* The common case: an endpoint of the request's method that omits nothing, found by the
-     * method's name (its word) with no method index; there is at most one (pick_method()). */
-    if (method.len <= 8) {
-        uint64_t w = method.len == 3 ? canal__load3_le(method.base) /* GET */
-                                     : canal__load_le(method.base, method.len);
-        for (uint32_t i = 0; i < n->neps; i++) /* the length matches and nothing is omitted */
-            if (n->eps[i].mword == w && ((uint32_t)n->eps[i].omitted << 16 | n->eps[i].mlen) == method.len)
-                return &n->eps[i];
-    }
-    return table_pick(r, n, method, s);
+    const struct endpoint *ep = endpoint_by_word(n, method);
+    return ep != NULL ? ep : table_pick(r, n, method, s);
 }
 
 /* The match of an endpoint from the table: every segment up to its node is a literal, so the
@@ -546,11 +553,11 @@ static __attribute__((noinline)) int match_full(const canal_router_t *r, canal_s
 
 /* The fastest way, for the usual request to a short literal route: a path of at most 16 bytes
  * after its '/', held in two words in registers, hashed as scan() does, found in the first slot
- * of its hash as it comes (no folding), and an endpoint of the request's method that omits
- * nothing and has no parameters. Anything else (a trailing '/', a collision, another case than
- * the key's, a '%', another method, defaults to fill in) is left to match_full(), which starts
- * over: a miss here costs a few dozen instructions more, a hit spares scan()'s frame. */
-static inline __attribute__((always_inline)) const struct canal_route *
+ * of its hash as it comes (no folding), and the endpoint_by_word() of the request's method.
+ * Anything else (a trailing '/', a collision, another case than the key's, a '%', another
+ * method) is left to match_full(), which starts over: a miss here costs a few dozen
+ * instructions more, a hit spares scan()'s frame. */
+static inline __attribute__((always_inline)) const struct endpoint *
 short_match(const canal_router_t *r, canal_str_t method, const char *p, size_t n)
 {
     uint64_t w0, w1 = 0, h;
@@ -568,27 +575,16 @@ short_match(const canal_router_t *r, canal_str_t method, const char *p, size_t n
     if (lp->hash != h || lp->len != n || canal__load64_le(lp->key) != w0 ||
         (n > 8 && canal__load64_le(lp->key + 8) != w1))
         return NULL;
-    if (method.len > 8)
-        return NULL;
-    uint64_t mw = method.len == 3 ? canal__load3_le(method.base) : canal__load_le(method.base, method.len);
-    const struct node *node = lp->node;
-    for (uint32_t i = 0; i < node->neps; i++) {
-        const struct endpoint *ep = &node->eps[i];
-        if (ep->mword == mw && ((uint32_t)ep->omitted << 16 | ep->mlen) == method.len)
-            return ep->route->nparams == 0 ? ep->route : NULL;
-    }
-    return NULL;
+    return endpoint_by_word(lp->node, method);
 }
 
 int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t path, char *scratch,
                        size_t scratch_size, canal_match_t *m)
 {
-    const struct canal_route *rt;
+    const struct endpoint *ep;
     if (path.len - 2 < 16 && scratch_size >= path.len && path.base[0] == '/' && r->npaths > 0 &&
-        (rt = short_match(r, method, path.base + 1, path.len - 1)) != NULL) {
-        m->route = rt;
-        m->data = rt->data;
-        m->nparams = 0;
+        (ep = short_match(r, method, path.base + 1, path.len - 1)) != NULL) {
+        fill_table(ep, m);
         return 200;
     }
     return match_full(r, method, path, scratch, scratch_size, m);

@@ -2,8 +2,8 @@
 /*
  * The one h2o handler of a canal app, and the request accessors.
  *
- * For each request: the canal_req_t is allocated in h2o's request memory and ends in
- * canal__on_req_done() (see "the requests a worker is handling" below: that is how in-flight
+ * For each request: the canal_req_t is taken from its HTTP/1 connection or h2o's request
+ * memory and ends in canal__on_req_done() (see "the requests a worker is handling" below: that is how in-flight
  * requests are counted for graceful shutdown), the raw path is matched by the router, and the
  * outcome is either the route's handler or an answer of the router's own (400, 404, 405 with
  * Allow, 204 for OPTIONS, 308). The query string is checked for bad escapes up front (400) but
