@@ -39,6 +39,7 @@
 #include <stdint.h>
 #include "server.h"
 #include "openapi.h"
+#include "ops.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -233,6 +234,14 @@ CANAL_API const canal_route_t *canal_action_route_at(const canal_action_t *a, si
  * @return a new reference, or NULL when out of memory.
  */
 CANAL_API json_t *canal_mvc_openapi(const canal_mvc_t *mvc, const canal_openapi_info_t *info);
+
+/**
+ * A controller filter (canal_mvc_filter(), canal_controller_filter(), or an action's
+ * filters) that applies policy to the routes of the actions it covers, as
+ * canal_app_cors_route() does: the server answers preflights and adds the headers, so the
+ * filter itself does nothing per request. policy is borrowed: it must outlive the mvc object.
+ */
+CANAL_API canal_filter_t canal_cors_filter(const canal_cors_t *policy);
 
 /* ---- inside an action or a filter ---- */
 

@@ -17,7 +17,6 @@
 #include <stddef.h>
 #include "export.h"
 #include "server.h"
-#include "controller.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -135,13 +134,6 @@ CANAL_API int canal_app_cors(canal_app_t *app, const char *prefix, const canal_c
 CANAL_API int canal_app_cors_route(canal_app_t *app, const canal_route_t *route,
                                    const canal_cors_t *policy);
 
-/**
- * A controller filter (canal_mvc_filter(), canal_controller_filter(), or an action's
- * filters) that applies policy to the routes of the actions it covers, as
- * canal_app_cors_route() does: the server answers preflights and adds the headers, so the
- * filter itself does nothing per request. policy is borrowed: it must outlive the mvc object.
- */
-CANAL_API canal_filter_t canal_cors_filter(const canal_cors_t *policy);
 
 #ifdef __cplusplus
 }

@@ -100,6 +100,7 @@ typedef struct canal_param {
  */
 typedef struct canal_match {
     const canal_route_t *route; /**< 200: the route that matched */
+    size_t index;               /**< 200: its number (canal_route_index()) */
     void *data;                 /**< 200: that route's data */
     uint64_t allow;             /**< 405 and 204: bit i set when method i matches the path */
     canal_str_t location;       /**< 308: the path (no query) to redirect to */
@@ -176,6 +177,9 @@ CANAL_API int canal_router_match(const canal_router_t *r, canal_str_t method, ca
 
 /** A captured value by parameter name (exact comparison), or NULL. Borrowed from m. */
 CANAL_API const canal_str_t *canal_match_get(const canal_match_t *m, const char *name);
+
+/** The route's number: its place in registration order, from 0 (canal_router_route_at()). */
+CANAL_API size_t canal_route_index(const canal_route_t *route);
 
 /** The number of distinct methods the router knows (they are numbered 0..count-1). */
 CANAL_API size_t canal_router_method_count(const canal_router_t *r);

@@ -167,6 +167,7 @@ static void fill(const struct endpoint *ep, size_t depth, const canal_str_t *cap
 {
     const struct canal_route *rt = ep->route;
     m->route = rt;
+    m->index = rt->index;
     m->data = rt->data;
     m->nparams = 0;
     for (size_t i = 0; i < rt->nparams; i++) {
@@ -513,6 +514,7 @@ static inline void fill_table(const struct endpoint *ep, canal_match_t *m)
     const struct canal_route *rt = ep->route;
     if (rt->nparams == 0) {
         m->route = rt;
+        m->index = rt->index;
         m->data = rt->data;
         m->nparams = 0;
     } else {

@@ -664,6 +664,11 @@ void *canal_route_data(const canal_route_t *route)
     return route->data;
 }
 
+size_t canal_route_index(const canal_route_t *route)
+{
+    return route->index;
+}
+
 size_t canal_route_param_count(const canal_route_t *route)
 {
     return route->nparams;

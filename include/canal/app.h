@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file canal/app.h
+ * The application: its configuration, routes, listeners, worker threads and graceful
+ * shutdown, and the health endpoints.
+ *
+ * An app owns a router (canal/router.h). Routes are added before canal_app_start(); then one
+ * worker thread per core runs its own h2o event loop with its own listening socket
+ * (SO_REUSEPORT), matches each request with the router and calls the route's handler on that
+ * thread.
+ *
+ * This header does not include h2o.h: canal_req_t is opaque and apps need no h2o flags.
+ * Configuration strings are copied by canal_app_create(); handler data is borrowed (unless a
+ * dispose callback is given).
+ */
+#ifndef CANAL_APP_H
+#define CANAL_APP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "export.h"
+#include "error.h"
+#include "router.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** An application: configuration, router, listeners and worker threads. Opaque;
+ * canal_app_create() and canal_app_destroy(). */
+typedef struct canal_app canal_app_t;
+/** A request being answered. Opaque; valid until its answer has been sent (or, for a deferred
+ * request, as canal_pending_req() says). */
+typedef struct canal_req canal_req_t;
+
+/** Development shows an HTML error page with the details; production answers without them. */
+typedef enum canal_env {
+    CANAL_ENV_PRODUCTION = 0, /**< errors answer a bare 500; details go to stderr only */
+    CANAL_ENV_DEVELOPMENT = 1 /**< errors answer an HTML page with the request's details */
+} canal_env_t;
+
+/**
+ * Application configuration. Initialise with canal_config_init(), then change fields, read
+ * the environment (canal_config_from_env()) and the command line (canal_config_from_args()).
+ * Strings are borrowed until canal_app_create(), which copies them.
+ */
+typedef struct canal_config {
+    const char *host;          /**< listen address (default "127.0.0.1"); "0.0.0.0", "::" */
+    uint16_t port;             /**< listen port (default 8080; 0 picks a free port) */
+    unsigned threads;          /**< worker threads; 0 (default) means one per online core */
+    canal_env_t env;           /**< default CANAL_ENV_PRODUCTION */
+    size_t max_body_size;      /**< largest request body buffered; over it 413 (default 1 MiB) */
+    size_t max_target_length;  /**< longest request target (path and query); over it 414 (8 KiB) */
+    size_t max_header_count;   /**< most request header fields; over it 431 (default 64) */
+    size_t max_header_bytes;   /**< most bytes of header names and values; over it 431 (16 KiB) */
+    size_t max_query_params;   /**< most query parameters; over it 414 (default 256) */
+    unsigned shutdown_timeout_ms; /**< graceful shutdown deadline for in-flight requests (10 s) */
+    const char *access_log;    /**< NULL: no access log (default); "-": stdout; else a file */
+    int no_signals;            /**< 0: canal_app_wait() stops on SIGINT/SIGTERM (default) */
+    unsigned request_timeout_ms; /**< a deferred answer not given by then is a 504 (30 s) */
+    unsigned offload_threads;  /**< threads of the blocking-work pool (default 4) */
+    size_t offload_queue;      /**< jobs that may wait for them; more is a 503 (default 1024) */
+    uint16_t tls_port;         /**< if not 0, also listen with TLS (HTTP/2 and HTTP/1.1 by ALPN) */
+    const char *tls_cert;      /**< PEM certificate chain file for tls_port */
+    const char *tls_key;       /**< PEM private key file for tls_port */
+    /* behind a load balancer (see docs/deploy.md) */
+    unsigned shutdown_delay_ms; /**< on a stop, keep listening and serving this long while
+                                     readiness answers 503, then shut down (default 0) */
+    int request_id;            /**< 1: every answer carries X-Request-Id, also in the access log
+                                    and in problem details as "requestId" (default 0) */
+    const char *trusted_proxies; /**< addresses and CIDRs ("127.0.0.1, 10.0.0.0/8, ::1") whose
+                                      X-Forwarded-For / Forwarded / X-Request-Id are believed;
+                                      NULL (default): none */
+    canal_router_options_t router; /**< options of the app's router */
+    /* slow and idle clients (HTTP/1.1; see docs/server.md, "Limits") */
+    unsigned header_timeout_ms;    /**< whole request head within this, from its first byte;
+                                        else 408 and close (default 10 s) */
+    unsigned body_timeout_ms;      /**< most time without a byte while a body is incomplete;
+                                        else 408 and close (default 10 s) */
+    unsigned keepalive_timeout_ms; /**< an idle connection (no request, nothing received) is
+                                        closed after this (default 60 s; HTTP/2 idle too) */
+    size_t max_connections;        /**< open connections per worker; at the cap the worker
+                                        stops accepting until one closes (default 10,000) */
+    size_t max_json_depth;         /**< deepest JSON body canal_req_json() parses (64; jansson
+                                        stops at 2048 whatever this says) */
+} canal_config_t;
+
+/** Sets every field of cfg to its default. */
+CANAL_API void canal_config_init(canal_config_t *cfg);
+
+/**
+ * Reads CANAL_HOST, CANAL_PORT, CANAL_THREADS, CANAL_ENV, CANAL_ACCESS_LOG,
+ * CANAL_SHUTDOWN_DELAY, CANAL_REQUEST_ID (on|off), CANAL_TRUSTED_PROXIES and the limits
+ * CANAL_MAX_BODY, CANAL_MAX_TARGET, CANAL_MAX_HEADERS, CANAL_MAX_HEADER_BYTES,
+ * CANAL_MAX_QUERY_PARAMS, CANAL_HEADER_TIMEOUT, CANAL_BODY_TIMEOUT, CANAL_KEEPALIVE_TIMEOUT
+ * (milliseconds), CANAL_MAX_CONNECTIONS and CANAL_MAX_JSON_DEPTH into cfg.
+ * The strings stay owned by the environment. Returns 0, or CANAL_EINVAL for a bad value
+ * (err, if given, names it); cfg may then be partly updated.
+ */
+CANAL_API int canal_config_from_env(canal_config_t *cfg, canal_error_info_t *err);
+
+/**
+ * Reads canal's flags from a command line into cfg and removes them from argv, leaving the
+ * program name and any other arguments (in order) for the app: --host H, --port N,
+ * --threads N, --env development|production, --access-log PATH|-|off, --max-body BYTES,
+ * --max-target BYTES, --max-headers N, --max-header-bytes BYTES, --max-query-params N,
+ * --shutdown-timeout MS, --shutdown-delay MS, --request-id on|off, --trusted-proxies LIST|off,
+ * --header-timeout MS, --body-timeout MS, --keepalive-timeout MS, --max-connections N,
+ * --max-json-depth N (also written --flag=value; the others are in canal_config_usage()).
+ * Strings point into argv.
+ * Returns 0, or CANAL_EINVAL for a missing or bad value (err names the flag).
+ */
+CANAL_API int canal_config_from_args(canal_config_t *cfg, int *argc, char **argv,
+                                     canal_error_info_t *err);
+
+/** The usage text of the flags canal_config_from_args() understands. Static. */
+CANAL_API const char *canal_config_usage(void);
+
+/**
+ * A request handler. It answers with one canal_res_* call and returns 0, or fails by
+ * returning canal_req_fail() (or any value but 0 and CANAL_PENDING): the client then gets a
+ * 500 (production)
+ * or the developer error page (development). Returning 0 without answering is a bug, answered
+ * with a 500 too. A handler that will answer later returns CANAL_PENDING (see
+ * canal_req_defer() and canal_offload()).
+ */
+typedef int (*canal_handler_fn)(canal_req_t *req, void *data);
+
+/** What a handler returns when it answers later. */
+#define CANAL_PENDING 1
+
+/**
+ * Creates an app. cfg may be NULL for the defaults; it is copied. NULL when out of memory, or
+ * when cfg->trusted_proxies is not a list of addresses and CIDRs (the reason is on stderr;
+ * canal_config_from_args() and canal_config_from_env() check it first).
+ */
+CANAL_API canal_app_t *canal_app_create(const canal_config_t *cfg);
+
+/** Stops the app if running (waiting for it), frees everything. NULL is a no-op. */
+CANAL_API void canal_app_destroy(canal_app_t *app);
+
+/** The app's configuration as copied at creation. Borrowed. */
+CANAL_API const canal_config_t *canal_app_config(const canal_app_t *app);
+
+/** The app's router, to register routes at the router level or list them. Borrowed. */
+CANAL_API canal_router_t *canal_app_router(canal_app_t *app);
+
+/**
+ * Registers a handler for a method and a route template (see canal/router.h).
+ * data is borrowed; if dispose is given it is called on data when the app is destroyed.
+ * name may be NULL; a named route can be used for link generation.
+ * Returns 0 or a router error (err, if given, has the position and the reason). Only before
+ * canal_app_start(): CANAL_ESTATE afterwards.
+ */
+CANAL_API int canal_app_route(canal_app_t *app, const char *method, const char *tmpl,
+                              const char *name, canal_handler_fn handler, void *data,
+                              void (*dispose)(void *), canal_error_info_t *err);
+
+/** canal_app_route() for GET with no name, no dispose, no error details. */
+CANAL_API int canal_app_get(canal_app_t *app, const char *tmpl, canal_handler_fn h, void *data);
+/** canal_app_route() for POST. */
+CANAL_API int canal_app_post(canal_app_t *app, const char *tmpl, canal_handler_fn h, void *data);
+/** canal_app_route() for PUT. */
+CANAL_API int canal_app_put(canal_app_t *app, const char *tmpl, canal_handler_fn h, void *data);
+/** canal_app_route() for DELETE. */
+CANAL_API int canal_app_delete(canal_app_t *app, const char *tmpl, canal_handler_fn h,
+                               void *data);
+/** canal_app_route() for PATCH. */
+CANAL_API int canal_app_patch(canal_app_t *app, const char *tmpl, canal_handler_fn h, void *data);
+
+/**
+ * Adds a listener (host:port). Without any, the app listens on the configuration's host and
+ * port. Only before canal_app_start(). Returns 0, CANAL_ESTATE or CANAL_ENOMEM.
+ */
+CANAL_API int canal_app_listen(canal_app_t *app, const char *host, uint16_t port);
+
+/**
+ * Adds a TLS listener: HTTP/2 and HTTP/1.1 offered by ALPN (cleartext listeners speak HTTP/1.1
+ * and HTTP/2 with prior knowledge or by upgrade). The certificate chain and key (PEM files) are
+ * loaded now: a missing, unreadable or mismatched file is CANAL_EINVAL with the reason in err.
+ * Only before canal_app_start().
+ */
+CANAL_API int canal_app_listen_tls(canal_app_t *app, const char *host, uint16_t port,
+                                   const char *cert_file, const char *key_file,
+                                   canal_error_info_t *err);
+
+/** 1 if listener i uses TLS (after canal_app_start(), listener 0 is the first added). */
+CANAL_API int canal_app_listener_tls(const canal_app_t *app, size_t i);
+
+/**
+ * Binds the listeners and starts the worker threads; returns at once.
+ * Returns 0; CANAL_ESYS when a socket cannot be bound (the reason is on stderr), CANAL_ESTATE
+ * if already started.
+ */
+CANAL_API int canal_app_start(canal_app_t *app);
+
+/**
+ * Blocks until the app is stopped (canal_app_stop(), or SIGINT/SIGTERM unless no_signals),
+ * then shuts down gracefully: readiness turns 503 at once (canal_app_draining()); for
+ * shutdown_delay_ms the app goes on listening and serving (a second stop ends that wait);
+ * then it stops accepting, lets in-flight requests finish within the shutdown timeout,
+ * closes the connections and joins the workers. Returns 0, or CANAL_ESTATE if the app was
+ * not started.
+ */
+CANAL_API int canal_app_wait(canal_app_t *app);
+
+/** canal_app_start() then canal_app_wait(). */
+CANAL_API int canal_app_run(canal_app_t *app);
+
+/** Asks a running app to stop. Safe from any thread and from a signal handler. */
+CANAL_API void canal_app_stop(canal_app_t *app);
+
+/** The port listener i is bound to (useful with port 0), or 0 before start or past the end. */
+CANAL_API uint16_t canal_app_port(const canal_app_t *app, size_t i);
+
+/** The number of worker threads (after canal_app_start(); the configured count before). */
+CANAL_API size_t canal_app_worker_count(const canal_app_t *app);
+
+/** Requests worker i has dispatched so far (0 past the end). Safe from any thread. */
+CANAL_API uint64_t canal_app_worker_requests(const canal_app_t *app, size_t i);
+
+/** 1 once the app has been asked to stop (its readiness then answers 503). Any thread. */
+CANAL_API int canal_app_draining(const canal_app_t *app);
+
+/* ---- health endpoints (docs/deploy.md) ---- */
+
+/**
+ * An app's own readiness: return 1 when it can serve (its database is reachable, its caches
+ * are warm...), 0 when not. Called on worker threads, possibly at the same time on several:
+ * it must be thread-safe and quick (it is probed often).
+ */
+typedef int (*canal_ready_fn)(canal_app_t *app, void *data);
+
+/**
+ * Mounts the health endpoints under prefix ("/health"): GET (and HEAD) prefix/live answers
+ * 200 {"status":"live"} while the app's loops run; prefix/ready answers 200
+ * {"status":"ready"}, or 503 {"status":"draining"} once a stop was asked for (see
+ * shutdown_delay_ms), or 503 {"status":"not ready"} when ready (may be NULL) returns 0.
+ * Neither is cached (Cache-Control: no-store). data is borrowed. Returns 0 or a
+ * canal_app_route() error (CANAL_EEXIST if those routes exist, CANAL_ESTATE once started).
+ */
+CANAL_API int canal_app_health(canal_app_t *app, const char *prefix, canal_ready_fn ready,
+                               void *data);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
