@@ -198,7 +198,7 @@ int main(int argc, char **argv)
     if ((rc = serve_openapi(app, mvc, mode, swagger_ui)) != 0)
         return 1;
     if (list_routes) { /* the route table, "METHOD TEMPLATE [NAME]" a line, for tests */
-        canal_router_t *r = canal_app_router(app);
+        const canal_router_t *r = canal_app_router(app);
         size_t n = canal_router_list(r, NULL, 0);
         char *buf = malloc(n + 1);
         if (buf != NULL)

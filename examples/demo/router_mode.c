@@ -109,7 +109,7 @@ int demo_router_mode(canal_app_t *app, canal_error_info_t *err)
         {"api/woo", woo},
     };
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-        int rc = canal_app_route(app, "GET", routes[i].tmpl, NULL, routes[i].fn, NULL, NULL, err);
+        int rc = canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = routes[i].tmpl, .handler = routes[i].fn}, NULL, err);
         if (rc != 0)
             return rc;
     }

@@ -117,12 +117,12 @@ CANAL_API int canal_config_from_args(canal_config_t *cfg, int *argc, char **argv
 CANAL_API const char *canal_config_usage(void);
 
 /**
- * A request handler. It answers with one canal_res_* call and returns 0, or fails by
- * returning canal_req_fail() (or any value but 0 and CANAL_PENDING): the client then gets a
- * 500 (production)
- * or the developer error page (development). Returning 0 without answering is a bug, answered
- * with a 500 too. A handler that will answer later returns CANAL_PENDING (see
- * canal_req_defer() and canal_offload()).
+ * A request handler. It sets the answer on the request (canal_res_text(), canal_res_json(),
+ * canal_res_problem(), ... in canal/response.h) and returns 0; canal sends that answer when
+ * the handler returns. It fails by returning canal_req_fail() (or any negative value): the
+ * client then gets a 500 (production) or the developer error page (development), whatever
+ * answer was set. Returning 0 without setting an answer is a bug, answered with a 500 too. A
+ * handler that will answer later returns CANAL_PENDING (see canal/async.h).
  */
 typedef int (*canal_handler_fn)(canal_req_t *req, void *data);
 
@@ -131,7 +131,7 @@ typedef int (*canal_handler_fn)(canal_req_t *req, void *data);
 
 /**
  * Creates an app. cfg may be NULL for the defaults; it is copied. NULL when out of memory, or
- * when cfg->trusted_proxies is not a list of addresses and CIDRs (the reason is on stderr;
+ * when cfg->trusted_proxies is not a list of addresses and CIDRs (the reason is logged;
  * canal_config_from_args() and canal_config_from_env() check it first).
  */
 CANAL_API canal_app_t *canal_app_create(const canal_config_t *cfg);
@@ -142,21 +142,52 @@ CANAL_API void canal_app_destroy(canal_app_t *app);
 /** The app's configuration as copied at creation. Borrowed. */
 CANAL_API const canal_config_t *canal_app_config(const canal_app_t *app);
 
-/** The app's router, to register routes at the router level or list them. Borrowed. */
-CANAL_API canal_router_t *canal_app_router(canal_app_t *app);
+/**
+ * The app's router, to list its routes or generate links (canal/router.h). Borrowed and
+ * read-only: routes are added with canal_app_route(), which gives each one its handler.
+ */
+CANAL_API const canal_router_t *canal_app_router(const canal_app_t *app);
+
+/** One route of an app, for canal_app_route(). Designated initializers: zero is a default. */
+typedef struct canal_endpoint_spec {
+    const char *method;       /**< an HTTP method token; NULL means "GET" */
+    const char *tmpl;         /**< the route template (canal/router.h) */
+    canal_handler_fn handler; /**< required */
+    void *data;               /**< passed to handler; it is also the route's data
+                                   (canal_route_data()). Borrowed unless dispose is set */
+    void (*dispose)(void *data); /**< if set, called on data when the app is destroyed */
+    const char *name;         /**< a route name for link generation, or NULL */
+    canal_route_group_t *group; /**< from canal_app_group(): its prefix comes first; or NULL */
+} canal_endpoint_spec_t;
 
 /**
- * Registers a handler for a method and a route template (see canal/router.h).
- * data is borrowed; if dispose is given it is called on data when the app is destroyed.
- * name may be NULL; a named route can be used for link generation.
- * Returns 0 or a router error (err, if given, has the position and the reason). Only before
- * canal_app_start(): CANAL_ESTATE afterwards.
+ * Registers a route and its handler. Strings are copied. Only before canal_app_start().
+ * *route (if route is not NULL) receives the new route, owned by the app's router.
+ * Returns 0 or a canal error, with err (if given) filled on every failure: a router error
+ * (the position in the template and the reason), CANAL_EINVAL without a handler,
+ * CANAL_ESTATE once started, CANAL_ENOMEM. The first failure of any registration call is
+ * also kept by the app: canal_app_start() then fails with it, and canal_app_error() says
+ * what it was, so a program may register everything and check once.
  */
-CANAL_API int canal_app_route(canal_app_t *app, const char *method, const char *tmpl,
-                              const char *name, canal_handler_fn handler, void *data,
-                              void (*dispose)(void *), canal_error_info_t *err);
+CANAL_API int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec,
+                              const canal_route_t **route, canal_error_info_t *err);
 
-/** canal_app_route() for GET with no name, no dispose, no error details. */
+/**
+ * A route group: a template prefix for the routes registered with it (spec.group), under
+ * parent (another group) or, if parent is NULL, at the root. Owned by the app's router.
+ * NULL when out of memory (also kept as the app's registration error).
+ */
+CANAL_API canal_route_group_t *canal_app_group(canal_app_t *app, canal_route_group_t *parent,
+                                               const char *prefix);
+
+/**
+ * The app's first registration error: 0 if none, else its code, with *err (if given) a copy
+ * of the error info the failing call reported.
+ */
+CANAL_API int canal_app_error(const canal_app_t *app, canal_error_info_t *err);
+
+/** canal_app_route() for GET with no name, no dispose, no group; the error is kept by the app
+ * (canal_app_error()). */
 CANAL_API int canal_app_get(canal_app_t *app, const char *tmpl, canal_handler_fn h, void *data);
 /** canal_app_route() for POST. */
 CANAL_API int canal_app_post(canal_app_t *app, const char *tmpl, canal_handler_fn h, void *data);

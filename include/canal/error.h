@@ -46,4 +46,12 @@ CANAL_API const char *canal_strerror(int err);
 /** The name of an error code ("CANAL_EINVAL"); "CANAL_EUNKNOWN" for other values. Static. */
 CANAL_API const char *canal_err_name(int err);
 
+/**
+ * Fills *err (if err is not NULL) with code, position and the message (printf format; NULL:
+ * canal_strerror(code)), cut to fit. Returns code, so a failing call can end with
+ * `return canal_error_set(err, CANAL_EINVAL, 0, "no handler");`.
+ */
+CANAL_API int canal_error_set(canal_error_info_t *err, int code, size_t position, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 #endif

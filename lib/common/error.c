@@ -3,6 +3,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* strndup, strncasecmp, REG_STARTEND: also when built without the Makefile */
 #endif
+#include <stdarg.h>
+#include <stdio.h>
 #include "canal/error.h"
 #include "canal/version.h"
 
@@ -28,6 +30,23 @@ const char *canal_err_name(int err)
 #undef XX
     }
     return "CANAL_EUNKNOWN";
+}
+
+int canal_error_set(canal_error_info_t *err, int code, size_t position, const char *fmt, ...)
+{
+    if (err == NULL)
+        return code;
+    err->code = code;
+    err->position = position;
+    if (fmt == NULL) {
+        snprintf(err->message, sizeof(err->message), "%s", canal_strerror(code));
+        return code;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof(err->message), fmt, ap);
+    va_end(ap);
+    return code;
 }
 
 const char *canal_version(void)

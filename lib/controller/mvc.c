@@ -294,12 +294,11 @@ static int add_route(canal_action_t *a, const char *method, const char *tmpl, co
         return fail(err, CANAL_ENOMEM, "out of memory");
     a->routes = grown;
     canal_error_info_t e;
-    int rc = canal_app_route(app, method, tmpl, name, canal__mvc_dispatch, a, NULL, &e);
+    canal_endpoint_spec_t spec = {.method = method, .tmpl = tmpl, .name = name, .handler = canal__mvc_dispatch, .data = a};
+    int rc = canal_app_route(app, &spec, &a->routes[a->nroutes], &e);
     if (rc != 0)
         return fail(err, rc, "%s.%s: %s %s: %s", a->ctrl->name, a->def.name, method, tmpl, e.message);
-    /* the route just added is the router's last */
-    canal_router_t *r = canal_app_router(app);
-    a->routes[a->nroutes++] = canal_router_route_at(r, canal_router_route_count(r) - 1);
+    a->nroutes++;
     rc = canal__mvc_apply_cors(a, a->nroutes - 1);
     return rc != 0 ? fail(err, rc, "%s.%s: CORS policy: %s", a->ctrl->name, a->def.name, canal_strerror(rc)) : 0;
 }

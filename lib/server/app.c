@@ -137,6 +137,7 @@ void canal_app_destroy(canal_app_t *app)
     canal__metrics_dispose(app);
     canal__ops_dispose(app);
     canal_router_destroy(app->router);
+    canal__endpoints_dispose(app);
     if (app->hostconf != NULL)
         h2o_config_dispose(&app->globalconf);
     if (app->logfh != NULL)
@@ -171,57 +172,6 @@ const canal_config_t *canal_app_config(const canal_app_t *app)
 {
     return &app->cfg;
 }
-
-canal_router_t *canal_app_router(canal_app_t *app)
-{
-    return app->router;
-}
-
-static void endpoint_dispose(void *p)
-{
-    struct canal_endpoint *ep = p;
-    if (ep->dispose != NULL)
-        ep->dispose(ep->data);
-    free(ep);
-}
-
-int canal_app_route(canal_app_t *app, const char *method, const char *tmpl, const char *name,
-                    canal_handler_fn handler, void *data, void (*dispose)(void *),
-                    canal_error_info_t *err)
-{
-    if (atomic_load(&app->state) != 0) {
-        if (err != NULL)
-            *err = (canal_error_info_t){CANAL_ESTATE, 0, "routes are added before the app starts"};
-        return CANAL_ESTATE;
-    }
-    if (handler == NULL) {
-        if (err != NULL)
-            *err = (canal_error_info_t){CANAL_EINVAL, 0, "no handler"};
-        return CANAL_EINVAL;
-    }
-    struct canal_endpoint *ep = malloc(sizeof(*ep));
-    if (ep == NULL)
-        return CANAL_ENOMEM;
-    *ep = (struct canal_endpoint){.fn = handler, .data = data, .dispose = dispose};
-    canal_route_spec_t spec = {.method = method, .tmpl = tmpl, .name = name, .data = ep,
-                               .dispose = endpoint_dispose};
-    int rc = canal_router_add(app->router, &spec, NULL, err);
-    if (rc != 0)
-        free(ep); /* the router calls dispose only for routes it keeps */
-    return rc;
-}
-
-#define METHOD_SHORTCUT(fn, verb)                                                                \
-    int fn(canal_app_t *app, const char *tmpl, canal_handler_fn h, void *data)                 \
-    {                                                                                          \
-        return canal_app_route(app, verb, tmpl, NULL, h, data, NULL, NULL);                    \
-    }
-METHOD_SHORTCUT(canal_app_get, "GET")
-METHOD_SHORTCUT(canal_app_post, "POST")
-METHOD_SHORTCUT(canal_app_put, "PUT")
-METHOD_SHORTCUT(canal_app_delete, "DELETE")
-METHOD_SHORTCUT(canal_app_patch, "PATCH")
-#undef METHOD_SHORTCUT
 
 static int add_listener(canal_app_t *app, const char *host, uint16_t port)
 {
@@ -730,6 +680,10 @@ static void close_listeners(canal_app_t *app)
 int canal_app_start(canal_app_t *app)
 {
     int expected = 0;
+    if (app->reg_err.code != 0) {
+        canal__log_error("not started: a registration failed: %s", app->reg_err.message);
+        return app->reg_err.code;
+    }
     if (!atomic_compare_exchange_strong(&app->state, &expected, 1))
         return CANAL_ESTATE;
     if (app->nlisteners == 0 && add_listener(app, app->cfg.host, app->cfg.port) != 0)

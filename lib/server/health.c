@@ -62,10 +62,10 @@ int canal_app_health(canal_app_t *app, const char *prefix, canal_ready_fn ready_
     }
     *h = (struct canal_health){ready_fn, data};
     snprintf(tmpl, size, "%.*s%slive", (int)n, prefix, n ? "/" : "");
-    int rc = canal_app_route(app, "GET", tmpl, NULL, live, NULL, NULL, NULL);
+    int rc = canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = tmpl, .handler = live}, NULL, NULL);
     if (rc == 0) {
         snprintf(tmpl, size, "%.*s%sready", (int)n, prefix, n ? "/" : "");
-        rc = canal_app_route(app, "GET", tmpl, NULL, ready, h, free, NULL);
+        rc = canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = tmpl, .handler = ready, .data = h, .dispose = free}, NULL, NULL);
         if (rc == 0)
             h = NULL; /* the route owns it now */
     }

@@ -75,7 +75,7 @@ static unsigned method_index(h2o_iovec_t m)
 void canal__metrics_record(canal_req_t *req)
 {
     h2o_req_t *h = req->h2o;
-    struct canal__mslot *s = &req->worker->mslots[req->endpoint ? req->endpoint->slot : 0];
+    struct canal__mslot *s = &req->worker->mslots[req->endpoint ? req->match.index + 1 : 0];
     /* from h2o's timestamp of the request's start (the event loop's clock when the request's
      * first bytes were read: no clock is read per request at the start) to now */
     struct timespec now;
@@ -233,7 +233,7 @@ int canal_app_metrics(canal_app_t *app, const char *path, canal_error_info_t *er
     }
     if ((app->metrics = calloc(1, sizeof(*app->metrics))) == NULL)
         return CANAL_ENOMEM;
-    int rc = canal_app_route(app, "GET", path, NULL, scrape, NULL, NULL, err);
+    int rc = canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = path, .handler = scrape}, NULL, err);
     if (rc != 0) {
         free(app->metrics);
         app->metrics = NULL;
@@ -256,8 +256,6 @@ int canal__metrics_start(canal_app_t *app)
     m->routes[0] = "(unmatched)";
     for (size_t i = 0; i < n; i++) {
         const canal_route_t *r = canal_router_route_at(app->router, i);
-        struct canal_endpoint *ep = canal_route_data(r);
-        ep->slot = (unsigned)(i + 1);
         /* "home/plaintext" and "/home/plaintext" are one template: label both with the '/' */
         const char *t = canal_route_template(r);
         while (*t == '/')

@@ -263,7 +263,7 @@ static void set_operation_id(json_t *op, json_t *ids, const char *method, const 
     json_object_set_new(op, "operationId", json_string(unique));
 }
 
-static int is_docs_route(const canal_route_t *route);
+static int is_docs_route(canal_app_t *app, const canal_route_t *route);
 
 json_t *canal_openapi_build(canal_app_t *app, const canal_openapi_info_t *info, canal_openapi_fn fn,
                             void *data)
@@ -288,7 +288,7 @@ json_t *canal_openapi_build(canal_app_t *app, const canal_openapi_info_t *info, 
         const canal_route_t *route = canal_router_route_at(r, i);
         char mbuf[16];
         const char *method = method_field(canal_route_method(route), mbuf, sizeof(mbuf));
-        if (method == NULL || is_docs_route(route))
+        if (method == NULL || is_docs_route(app, route))
             continue;
         size_t nsegs = canal_route_segment_count(route);
         for (size_t k = nsegs + 1; k-- > canal_route_required_segments(route);) {
@@ -378,19 +378,23 @@ static int serve_docs(canal_req_t *req, void *data)
     return canal_res_send_static(req, b->status, b->type, b->body, b->len);
 }
 
-static int is_docs_route(const canal_route_t *route)
+static int is_docs_route(canal_app_t *app, const canal_route_t *route)
 {
-    const struct canal_endpoint *ep = canal_route_data(route);
-    return ep != NULL && (ep->fn == serve_openapi || ep->fn == serve_docs);
+    const struct canal_endpoint *ep = canal__endpoint_of(app, route);
+    return ep != NULL && ep->docs;
 }
 
 /* Registers GET tmpl answering with b (which the route then owns). */
 static int add_blob(canal_app_t *app, const char *tmpl, canal_handler_fn fn, struct blob *b,
                     canal_error_info_t *err)
 {
-    int rc = canal_app_route(app, "GET", tmpl, NULL, fn, b, blob_dispose, err);
+    canal_endpoint_spec_t spec = {.tmpl = tmpl, .handler = fn, .data = b, .dispose = blob_dispose};
+    const canal_route_t *route;
+    int rc = canal_app_route(app, &spec, &route, err);
     if (rc != 0)
         blob_dispose(b);
+    else
+        canal__endpoint_of(app, route)->docs = 1;
     return rc;
 }
 

@@ -156,7 +156,7 @@ static struct canal_endpoint *find_endpoint(canal_app_t *app, const char *method
         while (*t == '/')
             t++;
         if (strcmp(canal_route_method(r), method) == 0 && strcmp(t, tmpl) == 0)
-            return canal_route_data(r);
+            return canal__endpoint_of(app, r);
     }
     return NULL;
 }
@@ -449,8 +449,8 @@ int canal__cors_preflight(canal_req_t *req)
     if (canal_router_match(req->app->router, (canal_str_t){method.base, method.len}, req->path, scratch,
                            req->path.len + 1, &m) != 200)
         return 0;
-    const struct canal_endpoint *ep = m.data;
-    const struct canal__cors *c = ep->cors;
+    const struct canal_endpoint *ep = canal__endpoint_of(req->app, m.route);
+    const struct canal__cors *c = ep != NULL ? ep->cors : NULL;
     if (c == NULL)
         return 0;
     h2o_iovec_t asked = find_header(h, NULL, H2O_STRLIT("access-control-request-headers"));
@@ -500,7 +500,7 @@ int canal__ops_start(canal_app_t *app)
     /* CORS: rules in the order given, so a later one wins */
     for (size_t i = 0, n = canal_router_route_count(app->router); i < n; i++) {
         const canal_route_t *r = canal_router_route_at(app->router, i);
-        struct canal_endpoint *ep = canal_route_data(r);
+        struct canal_endpoint *ep = &app->endpoints[i];
         for (size_t k = 0; k < ops->nrules; k++) {
             const struct cors_rule *rule = &ops->rules[k];
             if (rule->route != NULL ? rule->route == r : covers(rule->prefix, canal_route_template(r)))

@@ -436,7 +436,12 @@ static void dispatch(canal_req_t *req)
         answer_unrouted(req, status);
         return;
     }
-    req->endpoint = req->match.data;
+    if (req->match.index >= req->app->nendpoints) { /* cannot be: routes come in with one */
+        canal_req_fail(req, "route %zu has no endpoint", req->match.index);
+        canal__send_error_page(req);
+        return;
+    }
+    req->endpoint = &req->app->endpoints[req->match.index];
     if (req->endpoint->ops && canal__ops_on_match(req))
         return;
     int rc = req->endpoint->fn(req, req->endpoint->data);

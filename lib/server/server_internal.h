@@ -18,16 +18,17 @@
 #include <h2o.h>
 #include "canal/server.h"
 
-/* What the router keeps as a route's data. */
+/* The server's record of a route, at the route's number in app->endpoints (routes.c). */
 struct canal_endpoint {
     canal_handler_fn fn;
     void *data;
     void (*dispose)(void *);
+    const canal_route_t *route;
     /* ops.c, settled before the app starts */
     const struct canal__cors *cors; /* CORS policy, or NULL */
-    unsigned slot;                  /* metrics: 1 + the route's index (0: unmatched) */
     signed char compress;           /* 0 as configured, -1 never, 1 even if not compressible */
     unsigned char ops;              /* cors or compress set: the one test made per request */
+    unsigned char docs;             /* openapi.c: the OpenAPI document or its docs page */
 };
 
 struct canal_listener {
@@ -170,6 +171,9 @@ struct canal_app {
     canal_config_t cfg;
     char *host, *access_log, *tls_cert, *tls_key, *trusted_proxies; /* owned copies of cfg's strings */
     canal_router_t *router;
+    struct canal_endpoint *endpoints; /* routes.c: one per route, at the route's number */
+    size_t nendpoints, cap_endpoints;
+    canal_error_info_t reg_err;   /* the first registration error (code 0: none) */
     h2o_globalconf_t globalconf;
     h2o_hostconf_t *hostconf;
     h2o_pathconf_t *pathconf;
@@ -196,6 +200,12 @@ struct canal_app {
     size_t nstarted;              /* workers that said how their start went */
     int start_sync;               /* start_lock and start_cond exist */
 };
+
+/* routes.c: the endpoint of one of the app's routes (NULL if it is not one), and the end */
+struct canal_endpoint *canal__endpoint_of(canal_app_t *app, const canal_route_t *route);
+void canal__endpoints_dispose(canal_app_t *app);
+/* routes.c: keeps err as the app's registration error if it is the first; returns err->code */
+int canal__reg_error(canal_app_t *app, const canal_error_info_t *err);
 
 /* app.c: records activity while a worker drains for shutdown (a monotonic clock: h2o's loop
  * time is cached per iteration and a blocking handler can make it stale) */

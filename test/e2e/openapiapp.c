@@ -126,8 +126,7 @@ static int router_mode(canal_app_t *app, canal_error_info_t *err)
         {"PURGE", "cache", NULL},
     };
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-        int rc = canal_app_route(app, routes[i].method, routes[i].tmpl, routes[i].name,
-                                 route_handler, NULL, NULL, err);
+        int rc = canal_app_route(app, &(canal_endpoint_spec_t){.method = routes[i].method, .tmpl = routes[i].tmpl, .name = routes[i].name, .handler = route_handler}, NULL, err);
         if (rc != 0)
             return rc;
     }

@@ -197,7 +197,7 @@ int main(int argc, char **argv)
         {"GET", "failcode", fail_code},  {"GET", "resfail", res_fail},
     };
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
-        if (canal_app_route(app, routes[i].method, routes[i].tmpl, NULL, routes[i].fn, NULL, NULL, &err) != 0) {
+        if (canal_app_route(app, &(canal_endpoint_spec_t){.method = routes[i].method, .tmpl = routes[i].tmpl, .handler = routes[i].fn}, NULL, &err) != 0) {
             fprintf(stderr, "canal-testapp: %s: %s\n", routes[i].tmpl, err.message);
             return 1;
         }

@@ -124,7 +124,7 @@ static inline void app_config(canal_config_t *cfg, unsigned threads)
 static inline void add_routes(canal_app_t *app, const struct test_route *routes)
 {
     for (const struct test_route *t = routes; t->method != NULL; t++)
-        if (canal_app_route(app, t->method, t->tmpl, NULL, t->handler, NULL, NULL, NULL) != 0)
+        if (canal_app_route(app, &(canal_endpoint_spec_t){.method = t->method, .tmpl = t->tmpl, .handler = t->handler}, NULL, NULL) != 0)
             fail_msg("route %s %s was refused", t->method, t->tmpl);
 }
 

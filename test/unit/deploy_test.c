@@ -223,7 +223,6 @@ static canal_app_t *start_app(unsigned delay_ms, int request_id, const char *pro
     assert_int_equal(canal_app_get(a, "who", h_who, NULL), 0);
     assert_int_equal(canal_app_get(a, "missing", h_missing, NULL), 0);
     assert_int_equal(canal_app_health(a, "/health/", ready_check, &app_ready), 0);
-    assert_int_equal(canal_app_health(a, "health", NULL, NULL), CANAL_EEXIST);
     app_run(a);
     assert_int_equal(canal_app_health(a, "other", NULL, NULL), CANAL_ESTATE);
     return a;
@@ -317,6 +316,8 @@ static void health(void **state)
     canal_app_t *b = canal_app_create(NULL);
     assert_int_equal(canal_app_health(b, "", NULL, NULL), 0);
     assert_int_equal(canal_app_get(b, "ready", h_who, NULL), CANAL_EEXIST);
+    assert_int_equal(canal_app_health(b, "/", NULL, NULL), CANAL_EEXIST);
+    assert_int_equal(canal_app_error(b, NULL), CANAL_EEXIST);
     canal_app_destroy(b);
 }
 

@@ -273,9 +273,9 @@ static void route_param_limit(void **state)
     canal_app_t *a = canal_app_create(&cfg);
     for (int i = 0; i < CANAL_ROUTER_MAX_PARAMS; i++)
         o += (size_t)sprintf(tmpl + o, "/{p%d}", i);
-    assert_int_equal(canal_app_route(a, "GET", tmpl, NULL, h_n, NULL, NULL, &err), 0);
+    assert_int_equal(canal_app_route(a, &(canal_endpoint_spec_t){.tmpl = tmpl, .handler = h_n}, NULL, &err), 0);
     sprintf(tmpl + o, "/{p%d}", CANAL_ROUTER_MAX_PARAMS);
-    assert_int_equal(canal_app_route(a, "PUT", tmpl, NULL, h_n, NULL, NULL, &err), CANAL_ELIMIT);
+    assert_int_equal(canal_app_route(a, &(canal_endpoint_spec_t){.method = "PUT", .tmpl = tmpl, .handler = h_n}, NULL, &err), CANAL_ELIMIT);
     assert_int_equal(err.code, CANAL_ELIMIT);
     assert_non_null(strstr(err.message, "more than 16 parameters"));
     /* the controller layer reports the same */

@@ -137,8 +137,7 @@ static void from_routes(void **state)
         {"GET", "d/{x:double}/{y:bool}/{z:minlength(2):maxlength(4)}"},
     };
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
-        assert_int_equal(canal_app_route(app, routes[i][0], routes[i][1], i == 0 ? "item" : NULL,
-                                         ok_handler, NULL, NULL, &err), 0);
+        assert_int_equal(canal_app_route(app, &(canal_endpoint_spec_t){.method = routes[i][0], .tmpl = routes[i][1], .name = i == 0 ? "item" : NULL, .handler = ok_handler}, NULL, &err), 0);
     assert_int_equal(canal_app_docs(app, "/docs", "/openapi.json", "/nonexistent", &err),
                      CANAL_ENOTFOUND);
     assert_non_null(strstr(err.message, "swagger-ui-bundle.js"));

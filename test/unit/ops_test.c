@@ -88,7 +88,13 @@ static void api_errors(void **state)
     assert_int_equal(canal_app_metrics(app, "a", &err), CANAL_EEXIST); /* the route exists */
     assert_int_equal(canal_app_metrics(app, "metrics", &err), 0);
     assert_int_equal(canal_app_metrics(app, "metrics2", &err), CANAL_EEXIST);
+    /* the first failed route registration is kept, and the app does not start with it */
+    assert_int_equal(canal_app_error(app, &err), CANAL_ESYNTAX);
+    assert_int_equal(canal_app_start(app), CANAL_ESYNTAX);
+    canal_app_destroy(app);
 
+    app = new_app(1);
+    assert_int_equal(canal_app_get(app, "a", h_small, NULL), 0);
     app_run(app);
     assert_int_equal(canal_app_static(app, "/t", "/tmp", 0, &err), CANAL_ESTATE);
     assert_int_equal(canal_app_compress(app, NULL), CANAL_ESTATE);
@@ -310,7 +316,7 @@ static void cors_router(void **state)
                                                 {NULL}});
     assert_int_equal(canal_app_cors(app, "/api/", &strict), 0);
     assert_int_equal(canal_app_get(app, "api/late", h_small, NULL), 0); /* covered too */
-    canal_router_t *rt = canal_app_router(app);
+    const canal_router_t *rt = canal_app_router(app);
     assert_int_equal(canal_app_cors_route(app, canal_router_route_at(rt, 3), &(canal_cors_t){.origins = "*"}), 0);
     app_run(app);
 

@@ -156,9 +156,6 @@ static void app_setup(void)
     app = canal_app_create(&cfg);
     assert_non_null(app);
     add_routes(app, routes);
-    canal_error_info_t err;
-    assert_int_equal(canal_app_route(app, "GET", "bad/{", NULL, h_empty, NULL, NULL, &err), CANAL_ESYNTAX);
-    assert_int_equal(canal_app_route(app, "GET", "q", NULL, h_empty, NULL, NULL, &err), CANAL_EEXIST);
     app_run(app);
     assert_true(client_port > 0);
     assert_int_equal(canal_app_get(app, "late", h_empty, NULL), CANAL_ESTATE);
@@ -275,6 +272,53 @@ static void request_policies(void **state)
     canal_app_destroy(app);
 }
 
+/* The route's data is the data the app registered (issue 15: the server kept its own struct
+ * there, and a handler reading it got canal's endpoint). Routes under groups, and the route
+ * canal_app_route() hands back. */
+static int h_route_data(canal_req_t *req, void *data)
+{
+    const char *mine = canal_route_data(canal_req_route(req));
+    if (mine != data)
+        return canal_req_fail(req, "the route's data is not the handler's");
+    return canal_res_text(req, 200, mine);
+}
+
+static void route_data_is_the_apps(void **state)
+{
+    canal_config_t cfg;
+    app_config(&cfg, 1);
+    canal_app_t *a = canal_app_create(&cfg);
+    static char raw[] = "the user's data", grouped[] = "grouped";
+    const canal_route_t *route = NULL;
+    assert_int_equal(canal_app_route(a, &(canal_endpoint_spec_t){.tmpl = "raw", .handler = h_route_data, .data = raw},
+                                     &route, NULL),
+                     0);
+    assert_non_null(route);
+    assert_ptr_equal(canal_route_data(route), raw);
+    assert_string_equal(canal_route_template(route), "raw");
+    canal_route_group_t *api = canal_app_group(a, NULL, "api/{version:int}");
+    canal_route_group_t *items = canal_app_group(a, api, "items");
+    assert_non_null(items);
+    assert_int_equal(canal_app_route(a,
+                                     &(canal_endpoint_spec_t){.method = "PUT", .tmpl = "{id:int}", .name = "item",
+                                                              .handler = h_route_data, .data = grouped, .group = items},
+                                     &route, NULL),
+                     0);
+    assert_string_equal(canal_route_template(route), "/api/{version:int}/items/{id:int}");
+    assert_int_equal(canal_route_index(route), 1);
+    assert_int_equal(canal_app_error(a, NULL), 0);
+    app_run(a);
+    struct reply r;
+    get("/raw", &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, raw);
+    request("PUT /api/2/items/7 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, grouped);
+    app_stop(a);
+    canal_app_destroy(a);
+}
+
 static int disposed;
 static void count_dispose(void *p)
 {
@@ -293,8 +337,17 @@ static void misc(void **state)
     /* an app that never started is destroyed cleanly, with its routes' data disposed */
     canal_app_t *a = canal_app_create(NULL);
     static int one = 1;
-    assert_int_equal(canal_app_route(a, "GET", "x", "x", h_empty, &one, count_dispose, NULL), 0);
-    assert_int_equal(canal_app_route(a, "GET", "x", "y", h_empty, &one, count_dispose, NULL), CANAL_EEXIST);
+    assert_int_equal(canal_app_route(a, &(canal_endpoint_spec_t){.tmpl = "x", .name = "x", .handler = h_empty, .data = &one, .dispose = count_dispose}, NULL, NULL), 0);
+    assert_int_equal(canal_app_route(a, &(canal_endpoint_spec_t){.tmpl = "x", .name = "y", .handler = h_empty, .data = &one, .dispose = count_dispose}, NULL, NULL), CANAL_EEXIST);
+    /* registration errors are sticky: the first is kept, and the app does not start */
+    canal_error_info_t err, first;
+    assert_int_equal(canal_app_route(a, &(canal_endpoint_spec_t){.tmpl = "bad/{", .handler = h_empty}, NULL, &err), CANAL_ESYNTAX);
+    assert_int_equal(err.code, CANAL_ESYNTAX);
+    assert_int_equal(canal_app_route(a, &(canal_endpoint_spec_t){.tmpl = "nohandler"}, NULL, &err), CANAL_EINVAL);
+    assert_string_equal(err.message, "a route needs a handler");
+    assert_int_equal(canal_app_error(a, &first), CANAL_EEXIST);
+    assert_int_equal(first.code, CANAL_EEXIST);
+    assert_int_equal(canal_app_start(a), CANAL_EEXIST);
     assert_int_equal(canal_app_wait(a), CANAL_ESTATE);
     canal_app_destroy(a);
     assert_int_equal(disposed, 1); /* the kept route's data only */
@@ -316,7 +369,7 @@ int main(void)
         cmocka_unit_test(config_defaults), cmocka_unit_test(config_args),
         cmocka_unit_test(config_bad_args), cmocka_unit_test(config_env),
         cmocka_unit_test(live_app),        cmocka_unit_test(request_policies),
-        cmocka_unit_test(misc),
+        cmocka_unit_test(misc),            cmocka_unit_test(route_data_is_the_apps),
         cmocka_unit_test(bind_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An app's routes: the server's endpoint table and the registration calls.
+ *
+ * The router numbers its routes in registration order; the app keeps one struct canal_endpoint
+ * per route at that number (app->endpoints[i] for route i): the handler, its data and what the
+ * server settles about the route before it starts (CORS, compression, docs). The router's own
+ * data of a route is the handler's data, so canal_route_data() gives the app's user what they
+ * registered, never canal's struct. Routes only come in through canal_app_route(): the app's
+ * router is handed out read-only.
+ *
+ * Registration errors are sticky: the first is kept in app->reg_err, and canal_app_start()
+ * fails with it.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "server_internal.h"
+
+int canal__reg_error(canal_app_t *app, const canal_error_info_t *err)
+{
+    if (app->reg_err.code == 0)
+        app->reg_err = *err;
+    return err->code;
+}
+
+int canal_app_error(const canal_app_t *app, canal_error_info_t *err)
+{
+    if (err != NULL && app->reg_err.code != 0)
+        *err = app->reg_err;
+    return app->reg_err.code;
+}
+
+int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const canal_route_t **route,
+                    canal_error_info_t *err)
+{
+    canal_error_info_t e = {0};
+    const canal_route_t *r;
+    if (atomic_load(&app->state) != 0)
+        canal_error_set(&e, CANAL_ESTATE, 0, "routes are added before the app starts");
+    else if (spec == NULL || spec->handler == NULL)
+        canal_error_set(&e, CANAL_EINVAL, 0, "a route needs a handler");
+    else if (app->nendpoints == app->cap_endpoints) {
+        size_t cap = app->cap_endpoints ? 2 * app->cap_endpoints : 16;
+        struct canal_endpoint *grown = realloc(app->endpoints, cap * sizeof(*grown));
+        if (grown == NULL)
+            canal_error_set(&e, CANAL_ENOMEM, 0, NULL);
+        else
+            app->endpoints = grown, app->cap_endpoints = cap;
+    }
+    if (e.code == 0) {
+        canal_route_spec_t rs = {.method = spec->method, .tmpl = spec->tmpl, .name = spec->name, .data = spec->data};
+        if (spec->group != NULL)
+            canal_group_add(spec->group, &rs, &r, &e);
+        else
+            canal_router_add(app->router, &rs, &r, &e);
+    }
+    if (e.code != 0) {
+        if (err != NULL)
+            *err = e;
+        return canal__reg_error(app, &e);
+    }
+    /* routes come in only here, so the router's number for r is the next slot */
+    app->endpoints[app->nendpoints++] =
+        (struct canal_endpoint){.fn = spec->handler, .data = spec->data, .dispose = spec->dispose, .route = r};
+    if (route != NULL)
+        *route = r;
+    return 0;
+}
+
+canal_route_group_t *canal_app_group(canal_app_t *app, canal_route_group_t *parent, const char *prefix)
+{
+    canal_route_group_t *g = canal_router_group(app->router, parent, prefix);
+    if (g == NULL) {
+        canal_error_info_t e;
+        canal_error_set(&e, CANAL_ENOMEM, 0, "route group %s: out of memory", prefix);
+        canal__reg_error(app, &e);
+    }
+    return g;
+}
+
+#define METHOD_SHORTCUT(fn, verb)                                                                \
+    int fn(canal_app_t *app, const char *tmpl, canal_handler_fn h, void *data)                 \
+    {                                                                                          \
+        canal_endpoint_spec_t spec = {.method = verb, .tmpl = tmpl, .handler = h, .data = data}; \
+        return canal_app_route(app, &spec, NULL, NULL);                                        \
+    }
+METHOD_SHORTCUT(canal_app_get, "GET")
+METHOD_SHORTCUT(canal_app_post, "POST")
+METHOD_SHORTCUT(canal_app_put, "PUT")
+METHOD_SHORTCUT(canal_app_delete, "DELETE")
+METHOD_SHORTCUT(canal_app_patch, "PATCH")
+#undef METHOD_SHORTCUT
+
+const canal_router_t *canal_app_router(const canal_app_t *app)
+{
+    return app->router;
+}
+
+struct canal_endpoint *canal__endpoint_of(canal_app_t *app, const canal_route_t *route)
+{
+    size_t i = canal_route_index(route);
+    return i < app->nendpoints && app->endpoints[i].route == route ? &app->endpoints[i] : NULL;
+}
+
+void canal__endpoints_dispose(canal_app_t *app)
+{
+    for (size_t i = 0; i < app->nendpoints; i++)
+        if (app->endpoints[i].dispose != NULL)
+            app->endpoints[i].dispose(app->endpoints[i].data);
+    free(app->endpoints);
+    app->endpoints = NULL;
+    app->nendpoints = app->cap_endpoints = 0;
+}
