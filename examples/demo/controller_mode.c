@@ -8,44 +8,44 @@
 #include "demo.h"
 #include "northwind.h"
 
-static int plaintext(canal_ctx_t *ctx)
+static int plaintext(canal_ctx_t *ctx, canal_req_t *req)
 {
-    return canal_result_static(ctx, 200, DEMO_TEXT_TYPE, "Hello, World!", 13);
+    return canal_res_body_static(req, 200, DEMO_TEXT_TYPE, "Hello, World!", 13);
 }
 
 /* As in router mode, the small answers use the streaming JSON writer (no json_t). */
-static int json(canal_ctx_t *ctx)
+static int json(canal_ctx_t *ctx, canal_req_t *req)
 {
-    canal_jw_t *w = canal_ctx_jw(ctx);
+    canal_jw_t *w = canal_req_jw(req);
     demo_write_message(w);
-    return canal_result_jw(ctx, 200, w);
+    return canal_res_jw(req, 200, w);
 }
 
 enum { EMPLOYEE_ID };
-static int employee(canal_ctx_t *ctx)
+static int employee(canal_ctx_t *ctx, canal_req_t *req)
 {
     int32_t id = canal_ctx_int32(ctx, EMPLOYEE_ID);
     json_t *e = northwind_employee(id);
     if (e == NULL)
-        return canal_result_not_found(ctx, canal_req_printf(canal_ctx_req(ctx), "no employee with id %d", (int)id));
-    return canal_result_json(ctx, 200, e);
+        return canal_res_problem(req, 404, "no employee with id %d", (int)id);
+    return canal_res_json(req, 200, e);
 }
 
 enum { ORDERS_ID, ORDERS_CUSTOMER, ORDERS_INDEX, ORDERS_SIZE };
-static int orders(canal_ctx_t *ctx)
+static int orders(canal_ctx_t *ctx, canal_req_t *req)
 {
     canal_str_t customer = canal_ctx_str(ctx, ORDERS_CUSTOMER);
     json_t *page = northwind_orders(canal_ctx_int32(ctx, ORDERS_ID),
                                     canal_ctx_has(ctx, ORDERS_CUSTOMER) ? customer.base : NULL, customer.len,
                                     canal_ctx_int32(ctx, ORDERS_INDEX), canal_ctx_int32(ctx, ORDERS_SIZE));
-    return canal_result_json_new(ctx, 200, page);
+    return canal_res_json_new(req, 200, page);
 }
 
-static int woo(canal_ctx_t *ctx)
+static int woo(canal_ctx_t *ctx, canal_req_t *req)
 {
-    canal_jw_t *w = canal_ctx_jw(ctx);
+    canal_jw_t *w = canal_req_jw(req);
     demo_write_woo(w);
-    return canal_result_jw(ctx, 200, w);
+    return canal_res_jw(req, 200, w);
 }
 
 static const canal_action_def_t home_actions[] = {

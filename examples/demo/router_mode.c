@@ -11,22 +11,22 @@
 
 static int plaintext(canal_req_t *req, void *data)
 {
-    return canal_res_send_static(req, 200, DEMO_TEXT_TYPE, "Hello, World!", 13);
+    return canal_res_body_static(req, 200, DEMO_TEXT_TYPE, "Hello, World!", 13);
 }
 
 /* The small answers are written with the streaming JSON writer: no json_t is built. */
 static int json(canal_req_t *req, void *data)
 {
-    canal_jw_t *w = canal_res_jw(req);
+    canal_jw_t *w = canal_req_jw(req);
     demo_write_message(w);
-    return canal_res_jw_send(req, 200, w);
+    return canal_res_jw(req, 200, w);
 }
 
 static int woo(canal_req_t *req, void *data)
 {
-    canal_jw_t *w = canal_res_jw(req);
+    canal_jw_t *w = canal_req_jw(req);
     demo_write_woo(w);
-    return canal_res_jw_send(req, 200, w);
+    return canal_res_jw(req, 200, w);
 }
 
 static int employee(canal_req_t *req, void *data)

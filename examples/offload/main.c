@@ -9,6 +9,13 @@
  *   GET /offload/sleep?ms=N         sleeps N ms (at most 10000) on the pool
  *   GET /deferred?ms=N              a thread of its own answers after N ms (canal_pending_post)
  *
+ * and the same in controller mode: actions of an "Items" controller that offload their SQLite
+ * work, with their after-filter run when the answer completes:
+ *   GET  /api/items/{id:int}        the item, or 404
+ *   POST /api/items                 {"name": ..., "price": ...}: 201 with the Location of the
+ *                                   new item (link generation), or 400 from binding
+ *   GET  /api/items/slow?ms=N       sleeps N ms on the pool, then 200 (a full queue: 503)
+ *
  *   build/bin/canal-offload [--db FILE] [canal's flags: --port, --offload-threads, ...]
  */
 #include <pthread.h>
@@ -30,7 +37,7 @@ static void sleep_ms(long ms)
 
 static int plaintext(canal_req_t *req, void *data)
 {
-    return canal_res_send_static(req, 200, "text/plain; charset=utf-8", "Hello, World!", 13);
+    return canal_res_body_static(req, 200, "text/plain; charset=utf-8", "Hello, World!", 13);
 }
 
 /* ---- a SQLite query on the pool ---- */
@@ -57,20 +64,30 @@ static void make_db_key(void)
     pthread_key_create(&db_key, close_db);
 }
 
+/* This pool thread's connection, or NULL with the reason in error. */
+static sqlite3 *thread_db(char *error, size_t size)
+{
+    pthread_once(&db_key_once, make_db_key);
+    sqlite3 *db = pthread_getspecific(db_key);
+    if (db == NULL) {
+        if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+            snprintf(error, size, "open %s: %s", db_path, sqlite3_errmsg(db));
+            sqlite3_close(db);
+            return NULL;
+        }
+        sqlite3_busy_timeout(db, 5000); /* writers from several pool threads take turns */
+        pthread_setspecific(db_key, db);
+    }
+    return db;
+}
+
 static void item_work(void *data) /* on a pool thread: no canal_req_t here */
 {
     struct item_job *job = data;
     sqlite3_stmt *stmt = NULL;
-    pthread_once(&db_key_once, make_db_key);
-    sqlite3 *db = pthread_getspecific(db_key);
-    if (db == NULL) {
-        if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-            snprintf(job->error, sizeof(job->error), "open %s: %s", db_path, sqlite3_errmsg(db));
-            sqlite3_close(db);
-            return;
-        }
-        pthread_setspecific(db_key, db);
-    }
+    sqlite3 *db = thread_db(job->error, sizeof(job->error));
+    if (db == NULL)
+        return;
     if (sqlite3_prepare_v2(db, "SELECT name, price FROM items WHERE id = ?", -1, &stmt, NULL) != SQLITE_OK) {
         snprintf(job->error, sizeof(job->error), "prepare: %s", sqlite3_errmsg(db));
         return;
@@ -89,7 +106,7 @@ static void item_done(canal_req_t *req, void *data) /* back on the request's thr
     struct item_job *job = data;
     if (req != NULL) { /* NULL: the client left, or the deadline answered 504 */
         if (job->error[0])
-            canal_res_fail(req, "%s", job->error);
+            canal_req_fail(req, "%s", job->error);
         else if (!job->found)
             canal_res_problem(req, 404, "no item %d", job->id);
         else
@@ -172,13 +189,159 @@ static int deferred(canal_req_t *req, void *data)
     l->pending = canal_req_defer(req);
     pthread_t t;
     if (l->pending == NULL || pthread_create(&t, NULL, later_thread, l) != 0) {
-        canal_pending_release(l->pending);
+        canal_pending_complete(l->pending);
         free(l);
         return canal_req_fail(req, "cannot start a thread");
     }
     pthread_detach(t);
     return CANAL_PENDING;
 }
+
+/* ---- the same in controller mode: actions that offload ---- */
+
+/* An action's job: the item (first, so that item_work() takes the job as it is), its context
+ * (valid while the request is: done gets req NULL otherwise) and the bound values. */
+struct action_job {
+    struct item_job item;
+    canal_ctx_t *ctx;
+    long ms;
+};
+
+static void action_item_done(canal_req_t *req, void *data)
+{
+    struct action_job *job = data;
+    if (req != NULL) {
+        if (job->item.error[0])
+            canal_req_fail(req, "%s", job->item.error);
+        else if (!job->item.found)
+            canal_res_problem(req, 404, "no item %d", job->item.id);
+        else
+            canal_res_json_new(req, 200, json_pack("{s:i, s:s, s:f}", "id", job->item.id, "name", job->item.name,
+                                                   "price", job->item.price));
+    }
+    free(job);
+}
+
+/* Offloads work with the job, or answers what canal_offload() set (a 503) and frees it. */
+static int offload_job(canal_req_t *req, void (*work)(void *), canal_pending_fn done, struct action_job *job)
+{
+    int rc = canal_offload(req, work, done, job);
+    if (rc != CANAL_PENDING)
+        free(job);
+    return rc;
+}
+
+static struct action_job *new_job(canal_ctx_t *ctx, canal_req_t *req)
+{
+    struct action_job *job = calloc(1, sizeof(*job));
+    if (job != NULL)
+        job->ctx = ctx;
+    return job;
+}
+
+enum { GET_ID };
+static int action_get(canal_ctx_t *ctx, canal_req_t *req)
+{
+    struct action_job *job = new_job(ctx, req);
+    if (job == NULL)
+        return canal_req_fail(req, "out of memory");
+    job->item.id = canal_ctx_int32(ctx, GET_ID);
+    return offload_job(req, item_work, action_item_done, job);
+}
+
+static void create_work(void *data)
+{
+    struct action_job *job = data;
+    sqlite3_stmt *stmt = NULL;
+    sqlite3 *db = thread_db(job->item.error, sizeof(job->item.error));
+    if (db == NULL)
+        return;
+    if (sqlite3_prepare_v2(db, "INSERT INTO items(name, price) VALUES (?, ?)", -1, &stmt, NULL) != SQLITE_OK ||
+        sqlite3_bind_text(stmt, 1, job->item.name, -1, SQLITE_STATIC) != SQLITE_OK ||
+        sqlite3_bind_double(stmt, 2, job->item.price) != SQLITE_OK || sqlite3_step(stmt) != SQLITE_DONE)
+        snprintf(job->item.error, sizeof(job->item.error), "insert: %s", sqlite3_errmsg(db));
+    else
+        job->item.id = (int)sqlite3_last_insert_rowid(db);
+    sqlite3_finalize(stmt);
+}
+
+static void create_done(canal_req_t *req, void *data)
+{
+    struct action_job *job = data;
+    if (req != NULL) {
+        char id[16];
+        snprintf(id, sizeof(id), "%d", job->item.id);
+        if (job->item.error[0])
+            canal_req_fail(req, "%s", job->item.error);
+        else
+            canal_ctx_created(job->ctx, NULL, "Get", (canal_kv_t[]){{"id", id}}, 1,
+                              json_pack("{s:i, s:s, s:f}", "id", job->item.id, "name", job->item.name, "price",
+                                        job->item.price));
+    }
+    free(job);
+}
+
+enum { CREATE_NAME, CREATE_PRICE };
+static int action_create(canal_ctx_t *ctx, canal_req_t *req)
+{
+    struct action_job *job = new_job(ctx, req);
+    if (job == NULL)
+        return canal_req_fail(req, "out of memory");
+    canal_str_t name = canal_ctx_str(ctx, CREATE_NAME);
+    snprintf(job->item.name, sizeof(job->item.name), "%.*s", (int)name.len, name.base);
+    job->item.price = canal_ctx_double(ctx, CREATE_PRICE);
+    return offload_job(req, create_work, create_done, job);
+}
+
+static void slow_work(void *data)
+{
+    sleep_ms(((struct action_job *)data)->ms);
+}
+
+static void slow_done(canal_req_t *req, void *data)
+{
+    struct action_job *job = data;
+    if (req != NULL)
+        canal_res_text(req, 200, canal_req_printf(req, "slept %ld", job->ms));
+    free(job);
+}
+
+enum { SLOW_MS };
+static int action_slow(canal_ctx_t *ctx, canal_req_t *req)
+{
+    struct action_job *job = new_job(ctx, req);
+    if (job == NULL)
+        return canal_req_fail(req, "out of memory");
+    job->ms = canal_ctx_int32(ctx, SLOW_MS);
+    return offload_job(req, slow_work, slow_done, job);
+}
+
+/* Runs when the answer is committed, deferred or not: it sees the status the action's done
+ * (or canal_offload()'s 503) set. */
+static int served_by(canal_ctx_t *ctx, void *data)
+{
+    char status[8];
+    snprintf(status, sizeof(status), "%d", canal_res_status_code(canal_ctx_req(ctx)));
+    return canal_res_header(canal_ctx_req(ctx), "x-after-filter", status);
+}
+
+static const canal_action_def_t item_actions[] = {
+    {.name = "Slow", .routes = {"slow"}, .handler = action_slow,
+     .params = {{.name = "ms", .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_INT32, .def = "100", .min = "0",
+                 .max = "10000"}}},
+    {.name = "Get", .routes = {"{id:int}"}, .handler = action_get,
+     .params = {{.name = "id", .source = CANAL_FROM_ROUTE, .type = CANAL_TYPE_INT32}}},
+    {.name = "Create", .methods = "POST", .routes = {""}, .handler = action_create,
+     .params = {{.name = "name", .source = CANAL_FROM_BODY, .type = CANAL_TYPE_STRING, .required = 1,
+                 .min_length = 1, .max_length = 60},
+                {.name = "price", .source = CANAL_FROM_BODY, .type = CANAL_TYPE_DOUBLE, .required = 1,
+                 .min = "0"}}},
+    {.name = NULL},
+};
+static const canal_controller_def_t items = {
+    .name = "Items", .prefix = "api/[controller]", .actions = item_actions,
+    .filters = {{.after = served_by}},
+};
 
 /* Creates the example database: 1,000 items. */
 static int make_db(const char *path)
@@ -221,16 +384,25 @@ int main(int argc, char **argv)
     if (make_db(db_path) != 0)
         return 1;
     canal_app_t *app = canal_app_create(&cfg);
-    if (app == NULL || canal_app_get(app, "plaintext", plaintext, NULL) != 0 ||
-        canal_app_get(app, "offload/item/{id:int}", item, NULL) != 0 ||
-        canal_app_get(app, "offload/sleep", slow, NULL) != 0 || canal_app_get(app, "deferred", deferred, NULL) != 0)
+    canal_mvc_t *mvc = app != NULL ? canal_mvc_create(app) : NULL;
+    if (mvc == NULL)
         return 1;
+    canal_app_get(app, "plaintext", plaintext, NULL);
+    canal_app_get(app, "offload/item/{id:int}", item, NULL);
+    canal_app_get(app, "offload/sleep", slow, NULL);
+    canal_app_get(app, "deferred", deferred, NULL);
+    canal_mvc_add_controller(mvc, &items, NULL, NULL);
+    if (canal_app_error(app, &err) != 0) { /* the first registration error, if any */
+        fprintf(stderr, "canal-offload: %s\n", err.message);
+        return 1;
+    }
     if (canal_app_start(app) != 0)
         return 1;
     fprintf(stderr, "canal-offload listening on http://%s:%u (database %s)\n", canal_app_config(app)->host,
             canal_app_port(app, 0), db_path);
     int rc = canal_app_wait(app);
     canal_app_destroy(app);
+    canal_mvc_destroy(mvc);
     unlink(db_path);
     return rc == 0 ? 0 : 1;
 }

@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <canal.h>
 
-static int get(canal_ctx_t *ctx)
+static int get(canal_ctx_t *ctx, canal_req_t *req)
 {
-    return canal_result_json_new(ctx, 200, json_pack("{s:i, s:s}", "id", 1, "name", "Woo"));
+    return canal_res_json_new(req, 200, json_pack("{s:i, s:s}", "id", 1, "name", "Woo"));
 }
 
 static const canal_action_def_t woo_actions[] = {

@@ -28,9 +28,10 @@
  * Per request: the before-filters run (app, controller, action level, in that order; one may
  * answer and stop the chain), then every declared parameter is bound and validated (any
  * failure answers 400 with application/problem+json whose "errors" object names each
- * parameter and why, before any action code runs), then the action, whose result the
- * after-filters see in reverse order (action, controller, app) and may add headers to; then
- * the result is sent.
+ * parameter and why, before any action code runs), then the action, which sets the answer
+ * as any handler does (canal/response.h). The after-filters run in reverse order (action,
+ * controller, app) when the answer is committed, at once or when a deferred answer completes
+ * (canal/async.h), and may change it.
  */
 #ifndef CANAL_CONTROLLER_H
 #define CANAL_CONTROLLER_H
@@ -107,10 +108,11 @@ typedef struct canal_param_def {
 } canal_param_def_t;
 
 /**
- * A filter. before runs before binding and the action: return 0 to go on, 1 after setting a
- * result (canal_result_*) to answer with it and skip the rest, negative to fail (500).
- * after runs once the action (or a before-filter) has set the result, and may add headers or
- * replace it; its return value is 0 or negative. Either may be NULL.
+ * A filter. before runs before binding and the action: return 0 to go on, 1 after setting an
+ * answer (canal_res_*(canal_ctx_req(ctx), ...)) to answer with it and skip the rest, negative
+ * to fail (500). after runs when the answer of the action (or of a before-filter, or the 400
+ * of a failed binding) is committed, and may add headers or replace it; it returns 0, or
+ * negative to fail. It does not run for a request that failed. Either may be NULL.
  */
 typedef struct canal_filter {
     int (*before)(canal_ctx_t *ctx, void *data); /**< runs before binding, or NULL */
@@ -119,13 +121,14 @@ typedef struct canal_filter {
 } canal_filter_t;
 
 /**
- * An action handler: sets a result with one canal_result_* call and returns 0, or fails with
- * canal_ctx_fail() (500, or the developer error page). An action that answers later defers
- * the request (canal_req_defer(canal_ctx_req(ctx)) or canal_offload()), returns
- * CANAL_PENDING and answers with the canal_res_* calls; after-filters do not run then.
- * (Before-filters cannot defer: their 1 means "answer with the result".)
+ * An action handler: a canal_handler_fn with its context. It sets the answer on req (the
+ * canal_res_* calls of canal/response.h, or canal_ctx_created()) and returns 0, or fails with
+ * canal_req_fail() (500, or the developer error page). An action that answers later defers
+ * the request (canal_req_defer() or canal_offload()) and returns CANAL_PENDING; its answer is
+ * set the same way when it completes, and the after-filters run then. (Before-filters cannot
+ * defer: their 1 means "answer with what was set".)
  */
-typedef int (*canal_action_fn)(canal_ctx_t *ctx);
+typedef int (*canal_action_fn)(canal_ctx_t *ctx, canal_req_t *req);
 
 /** An action. All strings must outlive the mvc object (string literals, typically). */
 typedef struct canal_action_def {
@@ -277,53 +280,14 @@ CANAL_API canal_str_t canal_ctx_str(const canal_ctx_t *ctx, int i);
  * otherwise (see canal_ctx_int32()). */
 CANAL_API json_t *canal_ctx_json(const canal_ctx_t *ctx, int i);
 
-/** Records why the action failed and returns -1 (see canal_req_fail()). */
-CANAL_API int canal_ctx_fail(canal_ctx_t *ctx, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* ---- results: each sets the one result of the request (the last call wins; headers added
- * along the way, Location included, stay) ---- */
-
-/** text/plain (UTF-8); copied. */
-CANAL_API int canal_result_text(canal_ctx_t *ctx, int status, const char *text);
-/** A body with a content type; static_body must outlive the request (no copy). */
-CANAL_API int canal_result_static(canal_ctx_t *ctx, int status, const char *content_type,
-                                  const char *static_body, size_t len);
-/** application/json, serialized now into request memory; borrows body. */
-CANAL_API int canal_result_json(canal_ctx_t *ctx, int status, const json_t *body);
-/** As canal_result_json(), stealing body (even on failure). */
-CANAL_API int canal_result_json_new(canal_ctx_t *ctx, int status, json_t *body);
 /**
- * A streaming JSON writer in the request's memory (canal_res_jw(canal_ctx_req(ctx)); see
- * canal_jw_t in canal/server.h). Never NULL; needs no freeing.
+ * 201 Created with body (stolen; NULL: no body) and a Location built by link generation to
+ * action of controller (NULL: the current controller) with values, as the answer of the
+ * request. CANAL_ENOTFOUND or CANAL_EINVAL when the link cannot be built (nothing is set
+ * then).
  */
-CANAL_API canal_jw_t *canal_ctx_jw(canal_ctx_t *ctx);
-/**
- * application/json with the bytes of the writer w (no copy: they are in request memory).
- * If the writer failed, or its document is not complete, no result is set: the failure is
- * recorded as by canal_ctx_fail() ("JSON writer: ...") and its error returned, which the
- * action returns, so that the client gets a 500 (or the development error page).
- */
-CANAL_API int canal_result_jw(canal_ctx_t *ctx, int status, canal_jw_t *w);
-/** A status with no body. */
-CANAL_API int canal_result_status(canal_ctx_t *ctx, int status);
-/** 404 problem details. */
-CANAL_API int canal_result_not_found(canal_ctx_t *ctx, const char *detail);
-/** Problem details (see canal_res_problem()); detail may be NULL. */
-CANAL_API int canal_result_problem(canal_ctx_t *ctx, int status, const char *detail);
-/** A redirect (301, 302, 303, 307, 308) to location (copied). */
-CANAL_API int canal_result_redirect(canal_ctx_t *ctx, int status, const char *location);
-/**
- * 201 Created with body (stolen) and a Location built by link generation to action of
- * controller (NULL: the current controller) with values. CANAL_ENOTFOUND or CANAL_EINVAL
- * when the link cannot be built (no result is set then).
- */
-CANAL_API int canal_result_created(canal_ctx_t *ctx, const char *controller, const char *action,
-                                   const canal_kv_t *values, size_t nvalues, json_t *body);
-/** Adds a response header to the result (copied). */
-CANAL_API int canal_result_header(canal_ctx_t *ctx, const char *name, const char *value);
-/** The status of the result set so far, or 0. */
-CANAL_API int canal_result_status_code(const canal_ctx_t *ctx);
+CANAL_API int canal_ctx_created(canal_ctx_t *ctx, const char *controller, const char *action,
+                                const canal_kv_t *values, size_t nvalues, json_t *body);
 
 #ifdef __cplusplus
 }

@@ -19,8 +19,8 @@ extern "C" {
 
 /**
  * A streaming JSON writer: a handler writes a document value by value straight into request
- * memory, with no json_t in between, and sends it with canal_res_jw_send() (or, in the
- * controller layer, canal_result_jw()). The bytes are exactly those json_dumpb(doc,
+ * memory, with no json_t in between, and makes it the answer with canal_res_jw()
+ * (canal/response.h). The bytes are exactly those json_dumpb(doc,
  * JSON_COMPACT | JSON_ENCODE_ANY) gives for the same document built with jansson: the same
  * string escaping (control characters as \\uXXXX but \\b \\f \\n \\r \\t, '"' and '\\'
  * escaped, '/' and non-ASCII left as they are) and the same numbers (integers in decimal,
@@ -28,17 +28,17 @@ extern "C" {
  *
  * The writer places the commas and checks the nesting (at most CANAL_JW_MAX_DEPTH open
  * objects and arrays). Its errors are sticky: the first misuse or failure is recorded, every
- * later call does nothing and returns it, and the send answers 500 instead of a half-written
- * body. So a handler may ignore the return values and check once, at the send:
+ * later call does nothing and returns it, and canal_res_jw() records a failure (a 500) instead of a half-written
+ * body. So a handler may ignore the return values and check once, at the end:
  *
- *     canal_jw_t *w = canal_res_jw(req);
+ *     canal_jw_t *w = canal_req_jw(req);
  *     canal_jw_object_begin(w);
  *     canal_jw_key(w, "id");
  *     canal_jw_int(w, 1);
  *     canal_jw_key(w, "name");
  *     canal_jw_string(w, "Woo");
  *     canal_jw_object_end(w);
- *     return canal_res_jw_send(req, 200, w);     // {"id":1,"name":"Woo"}
+ *     return canal_res_jw(req, 200, w);     // {"id":1,"name":"Woo"}
  *
  * Every call below returns 0, or the writer's first error (negative):
  *   - CANAL_ESTATE: out of order: a value where an object key is expected, a key outside an
@@ -58,7 +58,7 @@ typedef struct canal_jw canal_jw_t;
 #define CANAL_JW_MAX_DEPTH 64
 
 /** A new, empty writer in req's memory, valid until the request ends. Never NULL. */
-CANAL_API canal_jw_t *canal_res_jw(canal_req_t *req);
+CANAL_API canal_jw_t *canal_req_jw(canal_req_t *req);
 
 /** Opens an object (as a value: at the top, in an array, or after a key). */
 CANAL_API int canal_jw_object_begin(canal_jw_t *w);
@@ -101,18 +101,9 @@ CANAL_API const char *canal_jw_error_text(const canal_jw_t *w);
  * Ends the document: on success *body and *len (not NUL-terminated) are the bytes, in request
  * memory until the request ends. Returns the sticky error, or CANAL_ESTATE (which then sticks)
  * when a container is still open or nothing was written; CANAL_EINVAL if w is NULL.
- * canal_res_jw_send() calls it; it is for sending a writer's bytes in other ways.
+ * canal_res_jw() calls it; it is for using a writer's bytes in other ways.
  */
 CANAL_API int canal_jw_finish(canal_jw_t *w, const char **body, size_t *len);
-
-/**
- * Sends the writer's document as application/json with status. If the writer failed (or the
- * document is not complete) it answers 500 instead, as a failing handler is answered (the
- * reason, "JSON writer: ...", goes to stderr and to the development error page), and returns
- * the error, which the handler may return. Returns 0, the writer's error, or CANAL_ESTATE
- * when an answer was sent already.
- */
-CANAL_API int canal_res_jw_send(canal_req_t *req, int status, canal_jw_t *w);
 
 #ifdef __cplusplus
 }

@@ -119,12 +119,16 @@ CANAL_API char *canal_req_printf(canal_req_t *req, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /**
- * Records why the handler failed and returns -1, so a handler can `return
- * canal_req_fail(req, "db: %s", why);`. The text goes to stderr and, in development, to the
- * error page; production clients never see it.
+ * Records why the request failed and returns -1, so a handler can `return
+ * canal_req_fail(req, "db: %s", why);`. The answer is then a 500 (production) or the
+ * development error page, whatever else was set; the text is logged and shown on that page,
+ * never to production clients. The first failure recorded is the one kept.
  */
 CANAL_API int canal_req_fail(canal_req_t *req, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/** The failure recorded for the request (canal_req_fail()), or NULL. */
+CANAL_API const char *canal_req_failure(const canal_req_t *req);
 
 /** The app the request belongs to. */
 CANAL_API canal_app_t *canal_req_app(const canal_req_t *req);

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Per request: before-filters, binding and validation, the action, after-filters, the result.
+ * Per request: before-filters, binding and validation, the action; then, when the server
+ * commits the answer (at once, or when a deferred answer completes), the after-filters.
  *
- * The context lives in request memory; bound values are a small array beside it. A result is
- * only recorded (status, content type, body already in request memory) until the after-filters
- * have run; headers go straight to the response. Binding errors are collected for every
- * parameter and answered together as a 400 validation problem, in the shape of ASP.NET Core's
- * ValidationProblemDetails, before any action code runs.
+ * The context lives in request memory; bound values are a small array beside it. The answer
+ * is the request's own (canal/response.h): the action sets it, and the after-filters, which
+ * run from the request's commit hook (canal_res_on_commit()), see it and may change it.
+ * Binding errors are collected for every parameter and answered together as a 400 validation
+ * problem, in the shape of ASP.NET Core's ValidationProblemDetails, before any action code
+ * runs.
  */
 #include <stdio.h>
 #include <string.h>
@@ -16,12 +18,7 @@ struct canal_ctx {
     canal_req_t *req;
     const canal_action_t *action;
     int bound;
-    int fail_recorded; /* canal_ctx_fail() was called: its reason is the one to report */
-    /* the result */
-    int status;
-    const char *ctype;
-    const char *body;
-    size_t len;
+    size_t ran; /* filters whose before ran (or that have none): their after runs */
     struct {
         int has;
         union canal_val v;
@@ -304,38 +301,20 @@ static json_t *bind(canal_ctx_t *ctx)
 
 /* ---- the dispatcher ---- */
 
-static int send_result(canal_ctx_t *ctx)
+/* The commit hook of an action's request: the after-filters, in reverse order, of the filters
+ * whose before ran; on a failure, notes for the development error page instead. */
+static void after_filters(canal_req_t *req, void *data)
 {
-    return canal_res_send_static(ctx->req, ctx->status, ctx->ctype, ctx->body, ctx->len);
-}
-
-/* A problem names the request when request IDs are on, as canal_res_problem() does. */
-static void add_request_id(canal_ctx_t *ctx, json_t *problem)
-{
-    canal_str_t id = canal_req_id(ctx->req);
-    json_t *s;
-    if (id.base != NULL && problem != NULL && (s = json_stringn(id.base, id.len)) != NULL)
-        json_object_set_new(problem, "requestId", s);
-}
-
-static int set_json(canal_ctx_t *ctx, int status, const char *ctype, const json_t *body)
-{
-    size_t n;
-    char *buf = canal_req_json_dump(ctx->req, body, &n);
-    if (buf == NULL)
-        return CANAL_EINVAL;
-    ctx->status = status;
-    ctx->ctype = ctype;
-    ctx->body = buf;
-    ctx->len = n;
-    return 0;
-}
-
-static int failed(canal_ctx_t *ctx)
-{
-    canal_req_note(ctx->req, "action", ctx->action->def.name);
-    canal_req_note(ctx->req, "controller", ctx->action->ctrl->name);
-    return -1;
+    canal_ctx_t *ctx = data;
+    while (ctx->ran > 0 && canal_req_failure(req) == NULL) {
+        const canal_filter_t *f = &ctx->action->chain[--ctx->ran];
+        if (f->after != NULL && f->after(ctx, f->data) < 0 && canal_req_failure(req) == NULL)
+            canal_req_fail(req, "an after-filter failed");
+    }
+    if (canal_req_failure(req) != NULL) {
+        canal_req_note(req, "action", ctx->action->def.name);
+        canal_req_note(req, "controller", ctx->action->ctrl->name);
+    }
 }
 
 int canal__mvc_dispatch(canal_req_t *req, void *data)
@@ -345,51 +324,28 @@ int canal__mvc_dispatch(canal_req_t *req, void *data)
     memset(ctx, 0, sizeof(*ctx) + (size_t)a->nparams * sizeof(ctx->values[0]));
     ctx->req = req;
     ctx->action = a;
+    canal_res_on_commit(req, after_filters, ctx);
 
-    size_t ran = 0; /* filters whose before ran (or that have none): their after runs */
-    int rc = 0, stop = 0;
-    for (; ran < a->nchain && !stop; ran++) {
-        const canal_filter_t *f = &a->chain[ran];
-        if (f->before == NULL)
-            continue;
-        rc = f->before(ctx, f->data);
+    for (; ctx->ran < a->nchain; ctx->ran++) {
+        const canal_filter_t *f = &a->chain[ctx->ran];
+        int rc = f->before != NULL ? f->before(ctx, f->data) : 0;
         if (rc < 0)
-            return failed(ctx);
+            return rc;
         if (rc > 0) {
-            if (ctx->status == 0)
-                return canal_ctx_fail(ctx, "a before-filter stopped the request without a result"), failed(ctx);
-            stop = 1;
+            ctx->ran++;
+            return canal_res_status_code(req) != 0
+                       ? 0
+                       : canal_req_fail(req, "a before-filter stopped the request without an answer");
         }
     }
-    if (!stop) {
-        json_t *errors = bind(ctx);
-        ctx->bound = 1;
-        if (errors != NULL) {
-            json_t *p = json_pack("{s:s, s:s, s:i, s:o}", "type", "https://tools.ietf.org/html/rfc9110#section-15.5.1",
-                                  "title", "One or more validation errors occurred.", "status", 400, "errors", errors);
-            add_request_id(ctx, p);
-            set_json(ctx, 400, "application/problem+json", p);
-            json_decref(p);
-        } else {
-            int hrc = a->def.handler(ctx);
-            if (hrc == CANAL_PENDING)
-                return CANAL_PENDING; /* it answers later, with canal_res_*: no after-filters */
-            if (hrc < 0)
-                return failed(ctx);
-            if (ctx->status == 0) {
-                /* an action may ignore a failed result (canal_result_jw()) and return 0 */
-                if (!ctx->fail_recorded)
-                    canal_ctx_fail(ctx, "the action set no result");
-                return failed(ctx);
-            }
-        }
+    json_t *errors = bind(ctx);
+    ctx->bound = 1;
+    if (errors != NULL) {
+        json_t *p = json_pack("{s:s, s:s, s:o}", "type", "https://tools.ietf.org/html/rfc9110#section-15.5.1",
+                              "title", "One or more validation errors occurred.", "errors", errors);
+        return canal_res_problem_new(req, 400, p);
     }
-    while (ran-- > 0) {
-        const canal_filter_t *f = &a->chain[ran];
-        if (f->after != NULL && f->after(ctx, f->data) < 0)
-            return failed(ctx);
-    }
-    return send_result(ctx);
+    return a->def.handler(ctx, req);
 }
 
 /* ---- accessors ---- */
@@ -471,94 +427,8 @@ json_t *canal_ctx_json(const canal_ctx_t *ctx, int i)
     return v ? v->j : NULL;
 }
 
-int canal_ctx_fail(canal_ctx_t *ctx, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    ctx->fail_recorded = 1;
-    return canal_req_fail(ctx->req, "%s", msg);
-}
-
-/* ---- results ---- */
-
-int canal_result_static(canal_ctx_t *ctx, int status, const char *content_type, const char *static_body, size_t len)
-{
-    ctx->status = status;
-    ctx->ctype = content_type;
-    ctx->body = static_body;
-    ctx->len = len;
-    return 0;
-}
-
-int canal_result_text(canal_ctx_t *ctx, int status, const char *text)
-{
-    size_t n = strlen(text);
-    char *copy = canal_req_alloc(ctx->req, n);
-    memcpy(copy, text, n);
-    return canal_result_static(ctx, status, "text/plain; charset=utf-8", copy, n);
-}
-
-int canal_result_json(canal_ctx_t *ctx, int status, const json_t *body)
-{
-    return set_json(ctx, status, "application/json", body);
-}
-
-int canal_result_json_new(canal_ctx_t *ctx, int status, json_t *body)
-{
-    int rc = set_json(ctx, status, "application/json", body);
-    json_decref(body);
-    return rc;
-}
-
-canal_jw_t *canal_ctx_jw(canal_ctx_t *ctx)
-{
-    return canal_res_jw(ctx->req);
-}
-
-int canal_result_jw(canal_ctx_t *ctx, int status, canal_jw_t *w)
-{
-    const char *body;
-    size_t len;
-    int rc = canal_jw_finish(w, &body, &len);
-    if (rc != 0) {
-        canal_ctx_fail(ctx, "JSON writer: %s", canal_jw_error_text(w));
-        return rc;
-    }
-    return canal_result_static(ctx, status, "application/json", body, len);
-}
-
-int canal_result_status(canal_ctx_t *ctx, int status)
-{
-    return canal_result_static(ctx, status, NULL, NULL, 0);
-}
-
-int canal_result_problem(canal_ctx_t *ctx, int status, const char *detail)
-{
-    json_t *p = canal_problem(status, detail);
-    add_request_id(ctx, p);
-    int rc = set_json(ctx, status, "application/problem+json", p);
-    json_decref(p);
-    return rc;
-}
-
-int canal_result_not_found(canal_ctx_t *ctx, const char *detail)
-{
-    return canal_result_problem(ctx, 404, detail);
-}
-
-int canal_result_redirect(canal_ctx_t *ctx, int status, const char *location)
-{
-    if (status != 301 && status != 302 && status != 303 && status != 307 && status != 308)
-        return CANAL_EINVAL;
-    int rc = canal_res_header(ctx->req, "location", location);
-    return rc != 0 ? rc : canal_result_status(ctx, status);
-}
-
-int canal_result_created(canal_ctx_t *ctx, const char *controller, const char *action, const canal_kv_t *values,
-                         size_t nvalues, json_t *body)
+int canal_ctx_created(canal_ctx_t *ctx, const char *controller, const char *action, const canal_kv_t *values,
+                      size_t nvalues, json_t *body)
 {
     const canal_mvc_t *mvc = ctx->action->ctrl->mvc;
     const char *c = controller ? controller : ctx->action->ctrl->name;
@@ -570,17 +440,7 @@ int canal_result_created(canal_ctx_t *ctx, const char *controller, const char *a
     }
     int rc = n < 0 ? n : canal_res_header(ctx->req, "location", url);
     if (rc == 0)
-        rc = body != NULL ? set_json(ctx, 201, "application/json", body) : canal_result_status(ctx, 201);
+        rc = body != NULL ? canal_res_json(ctx->req, 201, body) : canal_res_body_static(ctx->req, 201, NULL, NULL, 0);
     json_decref(body);
     return rc;
-}
-
-int canal_result_header(canal_ctx_t *ctx, const char *name, const char *value)
-{
-    return canal_res_header(ctx->req, name, value);
-}
-
-int canal_result_status_code(const canal_ctx_t *ctx)
-{
-    return ctx->status;
 }

@@ -62,8 +62,8 @@ static void on_deadline(h2o_timeout_entry_t *entry)
     if (req == NULL)
         return;
     detach(p);
-    if (!canal_res_sent(req))
-        canal_res_problem(req, 504, "the answer did not come in time");
+    canal_res_problem(req, 504, "the answer did not come in time");
+    canal__commit(req);
 }
 
 canal_pending_t *canal_req_defer(canal_req_t *req)
@@ -90,13 +90,16 @@ canal_pending_t *canal_req_defer(canal_req_t *req)
 
 canal_req_t *canal_pending_req(const canal_pending_t *p)
 {
-    return p->req;
+    return p->req != NULL && !p->req->res.committed ? p->req : NULL;
 }
 
-void canal_pending_release(canal_pending_t *p)
+void canal_pending_complete(canal_pending_t *p)
 {
-    if (p != NULL)
-        unref(p);
+    if (p == NULL)
+        return;
+    if (p->req != NULL)
+        canal__commit(p->req);
+    unref(p);
 }
 
 void canal__pending_answered(canal_req_t *req)
@@ -122,8 +125,8 @@ static void on_post(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messag
     while (!h2o_linklist_is_empty(messages)) {
         struct post_msg *m = H2O_STRUCT_FROM_MEMBER(struct post_msg, super.link, messages->next);
         h2o_linklist_unlink(&m->super.link);
-        m->fn(m->p->req, m->data);
-        unref(m->p);
+        m->fn(canal_pending_req(m->p), m->data);
+        canal_pending_complete(m->p);
         free(m);
     }
 }
@@ -161,9 +164,10 @@ void canal__pending_abort_all(struct canal_worker *w)
         canal_pending_t *p = H2O_STRUCT_FROM_MEMBER(canal_pending_t, deadline, e);
         canal_req_t *req = p->req;
         detach(p); /* unlinks e */
-        if (req != NULL && !canal_res_sent(req)) {
+        if (req != NULL) {
             canal_res_header(req, "retry-after", "1");
             canal_res_problem(req, 503, "the server is shutting down");
+            canal__commit(req);
         }
     }
 }

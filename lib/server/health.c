@@ -23,7 +23,7 @@ struct canal_health {
 static int answer(canal_req_t *req, int status, const char *body, size_t len)
 {
     canal_res_header(req, "cache-control", "no-store");
-    return canal_res_send_static(req, status, "application/json", body, len);
+    return canal_res_body_static(req, status, "application/json", body, len);
 }
 
 static int live(canal_req_t *req, void *data)

@@ -283,7 +283,7 @@ void canal__jw_init(struct canal_jw *w, h2o_mem_pool_t *pool, size_t hint)
     w->st[0] = 0; /* the other levels are set when opened */
 }
 
-canal_jw_t *canal_res_jw(canal_req_t *req)
+canal_jw_t *canal_req_jw(canal_req_t *req)
 {
     /* the writer and its first buffer in one piece of request memory */
     size_t hint = req->worker->json_hint;

@@ -75,7 +75,7 @@ static unsigned method_index(h2o_iovec_t m)
 void canal__metrics_record(canal_req_t *req)
 {
     h2o_req_t *h = req->h2o;
-    struct canal__mslot *s = &req->worker->mslots[req->endpoint ? req->match.index + 1 : 0];
+    struct canal__mslot *s = &req->worker->mslots[req->endpoint ? req->match->index + 1 : 0];
     /* from h2o's timestamp of the request's start (the event loop's clock when the request's
      * first bytes were read: no clock is read per request at the start) to now */
     struct timespec now;
@@ -214,7 +214,7 @@ static int scrape(canal_req_t *req, void *data)
         return canal_req_fail(req, "metrics: out of memory");
     }
     canal_res_compress(req, 1); /* a scrape is text: worth compressing when the scraper asks */
-    int rc = canal_res_send(req, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
+    int rc = canal_res_body(req, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
     free(text);
     return rc;
 }

@@ -365,7 +365,7 @@ static void blob_dispose(void *p)
 static int serve_openapi(canal_req_t *req, void *data)
 {
     const struct blob *b = data;
-    return canal_res_send_static(req, b->status, b->type, b->body, b->len);
+    return canal_res_body_static(req, b->status, b->type, b->body, b->len);
 }
 
 static int serve_docs(canal_req_t *req, void *data)
@@ -375,7 +375,7 @@ static int serve_docs(canal_req_t *req, void *data)
         canal_res_header(req, "content-security-policy", b->csp);
     if (b->status == 200)
         canal_res_header(req, "cache-control", "no-cache");
-    return canal_res_send_static(req, b->status, b->type, b->body, b->len);
+    return canal_res_body_static(req, b->status, b->type, b->body, b->len);
 }
 
 static int is_docs_route(canal_app_t *app, const canal_route_t *route)

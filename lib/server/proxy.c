@@ -370,18 +370,19 @@ canal_str_t canal_req_id(canal_req_t *req)
         }
     }
     /* "prefix-worker-" is made once per worker; then only the counter is written, in hex,
-     * from its last digit back, into the request's own buffer (no allocation) */
+     * from its last digit back */
     struct canal_worker *w = req->worker;
     if (w->id_prefix_len == 0)
         w->id_prefix_len = (size_t)snprintf(w->id_prefix, sizeof(w->id_prefix), "%s%zx-", app->id_prefix, w->index);
     uint64_t v = ++w->next_id;
     size_t digits = (size_t)(64 - __builtin_clzll(v) + 3) / 4; /* v >= 1 */
-    memcpy(req->id_buf, w->id_prefix, sizeof(w->id_prefix));
-    char *end = req->id_buf + w->id_prefix_len + digits, *p = end;
+    char *buf = h2o_mem_alloc_pool(&req->h2o->pool, sizeof(w->id_prefix) + 16);
+    memcpy(buf, w->id_prefix, sizeof(w->id_prefix));
+    char *end = buf + w->id_prefix_len + digits, *p = end;
     do {
         *--p = "0123456789abcdef"[v & 15];
         v >>= 4;
     } while (v != 0);
-    req->id = (canal_str_t){req->id_buf, (size_t)(end - req->id_buf)};
+    req->id = (canal_str_t){buf, (size_t)(end - buf)};
     return req->id;
 }

@@ -20,21 +20,15 @@
 #include <strings.h>
 #include "server_internal.h"
 
-/* ---- the requests a worker is handling ----
+/* ---- a request's life ----
  *
- * canal's request object lives in its HTTP/1 connection (struct canal_conn: one request at a
- * time) or, for HTTP/2, in h2o's request memory. Its end-of-request work (the in-flight counts,
- * metrics, a parsed body, a deferral's handle) runs from canal__on_req_done(), the logger on
- * canal's path, which h2o calls with the h2o_req_t just before it releases that memory.
- * h2o_req_t has no field for a user's pointer: an HTTP/1 request is found through its socket's
- * connection, and each worker maps its HTTP/2 h2o_req_t's to canal's objects in a table with
- * open addressing, at most half full, by a hash of the pointer. (h2o_mem_alloc_shared() with a
- * destructor does the same job at the price of a malloc() and a free() per request.)
- *
- * h2o_mem_alloc_pool() takes anything of 1,020 bytes or more from malloc() (a quarter of its
- * 4 KiB chunks): the request object stays below that to cost no allocation of its own.
+ * canal's request object lives in h2o's request memory, from canal__on_req() to
+ * canal__on_req_done(), the logger on canal's path, which h2o calls with the h2o_req_t just
+ * before it releases that memory, whether the request was answered, timed out or its client
+ * went away. The worker's request table (struct canal_reqmap) finds the object from the
+ * h2o_req_t there; the end-of-request work (the in-flight counts, metrics, a parsed body, a
+ * deferral's handle) is done the same way for HTTP/1 and HTTP/2.
  */
-_Static_assert(sizeof(canal_req_t) < 1020, "canal_req_t no longer fits h2o's pool chunks");
 
 int canal__reqmap_init(struct canal_reqmap *m)
 {
@@ -70,25 +64,27 @@ int canal__reqmap_grow(struct canal_reqmap *m)
     return 0;
 }
 
+/* The connection of a request, or NULL: every socket of an app is accepted by canal
+ * (app.c, accept_one()), which makes its record the socket's on_close.data. */
+static struct canal_conn *conn_of(h2o_req_t *h)
+{
+    h2o_socket_t *sock = h->conn->callbacks->get_socket != NULL ? h->conn->callbacks->get_socket(h->conn) : NULL;
+    return sock != NULL ? sock->on_close.data : NULL;
+}
+
 void canal__on_req_done(h2o_logger_t *self, h2o_req_t *h)
 {
     struct canal_worker *w = H2O_STRUCT_FROM_MEMBER(struct canal_worker, ctx, h->conn->ctx);
-    struct canal_conn *c = h->version < 0x200 ? canal__conn_of(h) : NULL;
-    canal_req_t *req;
-    if (c != NULL && c->req.h2o == h)
-        req = &c->req;
-    else if ((req = canal__reqmap_take(&w->reqs, h)) == NULL)
+    canal_req_t *req = canal__reqmap_take(&w->reqs, h);
+    if (req == NULL)
         return; /* not one of canal's, or answered untracked (canal__reqmap_put failed) */
     if (w->app->metrics != NULL)
         canal__metrics_record(req);
     if (req->pending != NULL)
         canal__pending_gone(req);
     json_decref(req->json);
-    if ((c = req->conn) != NULL) {
-        if (req == &c->req)
-            req->h2o = NULL; /* free for the connection's next request */
-        canal__conn_request_done(c); /* last: it may free c, and req with it */
-    }
+    if (req->conn != NULL)
+        canal__conn_request_done(req->conn); /* may free the connection */
     atomic_fetch_sub(&w->inflight, 1);
     canal__worker_touch(w);
 }
@@ -366,25 +362,16 @@ static __attribute__((noinline)) int refused(canal_req_t *req, size_t header_byt
     return 1;
 }
 
-/* What a handler's return says, when it is not the usual "answered, 0". */
-static __attribute__((noinline)) void handler_outcome(canal_req_t *req, int rc)
+/* A handler's return that is not 0 (answer set) or CANAL_PENDING with a deferral: recorded as
+ * the request's failure, unless the handler recorded its own (canal_req_fail()). */
+static __attribute__((noinline)) void handler_failed(canal_req_t *req, int rc)
 {
-    if (rc == CANAL_PENDING && (req->pending != NULL || req->responded))
+    if (req->error != NULL)
         return;
     if (rc == CANAL_PENDING)
-        rc = canal_req_fail(req, "the handler returned CANAL_PENDING without canal_req_defer()");
-    if (rc != 0 && !req->responded) {
-        if (req->error == NULL)
-            req->error = canal_req_printf(req, "the handler failed (returned %d)", rc);
-        canal__send_error_page(req);
-    } else if (rc != 0 && !req->error_answered) { /* else logged when answered */
-        canal__log_error("%.*s %.*s: handler failed after answering: %s", (int)req->method.len,
-                         req->method.base, (int)req->path.len, req->path.base,
-                         req->error ? req->error : "(no message)");
-    } else if (!req->responded) {
-        req->error = "the handler returned without answering";
-        canal__send_error_page(req);
-    }
+        canal_req_fail(req, "the handler returned CANAL_PENDING without canal_req_defer()");
+    else
+        canal_req_fail(req, "the handler failed (returned %d: %s)", rc, canal_strerror(rc));
 }
 
 /* The router's own answers: everything but a matched route. */
@@ -398,8 +385,8 @@ static __attribute__((noinline)) void answer_unrouted(canal_req_t *req, int stat
         return;
     switch (status) {
     case 308: {
-        char *loc = canal_req_printf(req, "%.*s%s%.*s", (int)req->match.location.len,
-                                     req->match.location.base, req->query.len ? "?" : "",
+        char *loc = canal_req_printf(req, "%.*s%s%.*s", (int)req->match->location.len,
+                                     req->match->location.base, req->query.len ? "?" : "",
                                      (int)req->query.len, req->query.base);
         canal_res_redirect(req, 308, loc);
         return;
@@ -411,7 +398,7 @@ static __attribute__((noinline)) void answer_unrouted(canal_req_t *req, int stat
         if (app->ncors != 0 && h2o_memis(req->method.base, req->method.len, H2O_STRLIT("OPTIONS")) &&
             canal__cors_preflight(req))
             return;
-        canal_router_allow_header(app->router, req->match.allow, allow, sizeof(allow));
+        canal_router_allow_header(app->router, req->match->allow, allow, sizeof(allow));
         canal_res_header(req, "allow", allow);
         if (status == 204)
             canal_res_status(req, 204);
@@ -427,42 +414,33 @@ static __attribute__((noinline)) void answer_unrouted(canal_req_t *req, int stat
     }
 }
 
+/* Routes the request and runs its handler; the answer is committed after it unless it is
+ * deferred. */
 static void dispatch(canal_req_t *req)
 {
-    size_t n = req->path.len + 1;
-    char *scratch = n <= sizeof(req->scratch) ? req->scratch : h2o_mem_alloc_pool(&req->h2o->pool, n);
-    int status = canal_router_match(req->app->router, req->method, req->path, scratch, n, &req->match);
+    /* the match and the decoded path it points into follow the request object (canal__on_req()) */
+    req->match = (canal_match_t *)(req + 1);
+    int status = canal_router_match(req->app->router, req->method, req->path, (char *)(req->match + 1),
+                                    req->path.len + 1, req->match);
     if (status != 200) {
         answer_unrouted(req, status);
-        return;
+    } else if (req->match->index >= req->app->nendpoints) { /* cannot be: routes come with one */
+        canal_req_fail(req, "route %zu has no endpoint", req->match->index);
+    } else {
+        req->endpoint = &req->app->endpoints[req->match->index];
+        int rc = req->endpoint->ops && canal__ops_on_match(req) ? 0 : req->endpoint->fn(req, req->endpoint->data);
+        if (rc == CANAL_PENDING && req->pending != NULL)
+            return; /* committed when the deferred answer completes */
+        if (rc != 0)
+            handler_failed(req, rc);
     }
-    if (req->match.index >= req->app->nendpoints) { /* cannot be: routes come in with one */
-        canal_req_fail(req, "route %zu has no endpoint", req->match.index);
-        canal__send_error_page(req);
-        return;
-    }
-    req->endpoint = &req->app->endpoints[req->match.index];
-    if (req->endpoint->ops && canal__ops_on_match(req))
-        return;
-    int rc = req->endpoint->fn(req, req->endpoint->data);
-    if (rc != 0 || !req->responded)
-        handler_outcome(req, rc);
+    canal__commit(req);
 }
 
 int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
 {
     struct canal_worker *w = H2O_STRUCT_FROM_MEMBER(struct canal_worker, ctx, h->conn->ctx);
     canal_app_t *app = w->app;
-    struct canal_conn *conn = canal__conn_of(h);
-    int in_conn = conn != NULL && h->version < 0x200 && conn->req.h2o == NULL;
-    canal_req_t *req = in_conn ? &conn->req : h2o_mem_alloc_pool(&h->pool, sizeof(*req));
-    req->h2o = h;
-    req->worker = w;
-    req->app = app;
-    memset(&req->is_head, 0, offsetof(canal_req_t, id) - offsetof(canal_req_t, is_head));
-    req->id.base = req->client_addr.base = NULL;
-    req->method = (canal_str_t){h->method.base, h->method.len};
-    req->is_head = h2o_memis(h->method.base, h->method.len, H2O_STRLIT("HEAD"));
     /* h2o found the query (query_at) in an origin-form target */
     canal_str_t target = {h->path.base, h->path.len};
     const char *q = h->query_at != SIZE_MAX ? target.base + h->query_at : NULL;
@@ -470,20 +448,31 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
         target = origin_form(&h->pool, target);
         q = memchr(target.base, '?', target.len);
     }
-    req->path = (canal_str_t){target.base, q ? (size_t)(q - target.base) : target.len};
-    req->query = q ? (canal_str_t){q + 1, target.len - req->path.len - 1} : (canal_str_t){"", 0};
+    size_t path_len = q ? (size_t)(q - target.base) : target.len;
+    /* the request object, then room for the router's match and the decoded path (dispatch()),
+     * which are written before they are read */
+    canal_req_t *req = h2o_mem_alloc_pool(&h->pool, sizeof(*req) + sizeof(canal_match_t) + path_len + 1);
+    *req = (canal_req_t){
+        .h2o = h,
+        .worker = w,
+        .app = app,
+        .conn = conn_of(h),
+        .method = {h->method.base, h->method.len},
+        .path = {target.base, path_len},
+        .query = q ? (canal_str_t){q + 1, target.len - path_len - 1} : (canal_str_t){"", 0},
+        .is_head = h2o_memis(h->method.base, h->method.len, H2O_STRLIT("HEAD")),
+    };
     atomic_fetch_add(&w->requests, 1);
-
-    req->conn = conn;
-    if (!in_conn && canal__reqmap_put(&w->reqs, req) != 0) {
+    if (canal__reqmap_put(&w->reqs, req) != 0) {
         req->conn = NULL; /* not tracked: nothing of it is counted or waited for */
         h->http1_is_persistent = 0;
         canal_res_problem(req, 503, "out of memory");
+        canal__commit(req);
         return 0;
     }
     if (req->conn != NULL) {
         req->conn->inflight++;
-        if (!in_conn && h->version >= 0x200)
+        if (h->version >= 0x200)
             req->conn->http2 = 1; /* for good: HTTP/1 may become HTTP/2, not back */
     }
     atomic_fetch_add(&w->inflight, 1);
@@ -513,7 +502,9 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
         /* answered */
     } else {
         dispatch(req);
+        return 0;
     }
+    canal__commit(req);
     return 0;
 }
 
@@ -603,7 +594,7 @@ int canal_req_query_int(canal_req_t *req, const char *name, int64_t def, int64_t
 
 canal_str_t canal_req_param(const canal_req_t *req, const char *name)
 {
-    const canal_str_t *v = req->endpoint ? canal_match_get(&req->match, name) : NULL;
+    const canal_str_t *v = req->endpoint ? canal_match_get(req->match, name) : NULL;
     return v ? *v : (canal_str_t){NULL, 0};
 }
 
@@ -621,7 +612,7 @@ int canal_req_param_long(const canal_req_t *req, const char *name, int64_t *out)
 
 const canal_route_t *canal_req_route(const canal_req_t *req)
 {
-    return req->endpoint ? req->match.route : NULL;
+    return req->endpoint ? req->match->route : NULL;
 }
 
 canal_str_t canal_req_header(const canal_req_t *req, const char *name)
@@ -765,11 +756,18 @@ char *canal_req_printf(canal_req_t *req, const char *fmt, ...)
 
 int canal_req_fail(canal_req_t *req, const char *fmt, ...)
 {
+    if (req->error != NULL)
+        return -1;
     va_list ap;
     va_start(ap, fmt);
     req->error = vprintf_pool(req, fmt, ap);
     va_end(ap);
     return -1;
+}
+
+const char *canal_req_failure(const canal_req_t *req)
+{
+    return req->error;
 }
 
 void canal_req_note(canal_req_t *req, const char *key, const char *value)

@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Responses. Every canal_res_* call that answers goes through send_response(): status,
- * Content-Type, Content-Length and one body buffer in request memory, handed to h2o in a
- * single h2o_send(). HEAD answers keep Content-Length and leave the body out (libh2o leaves
- * that to the handler). JSON is dumped by jansson straight into request memory, with a size
- * guess per worker so that most answers are dumped once.
+ * The answer: one model for every request. A handler (or canal itself, or the controller
+ * layer) sets status, headers and body on the request; nothing is sent until canal commits
+ * the answer, once: when the handler returns, when a deferred answer completes
+ * (canal_pending_complete(), a posted completion, an offload's done), or when canal answers
+ * by itself (a refused request, the router's 404/405, a deadline's 504). canal__commit() is
+ * that one place: it runs the request's commit hook (the controller layer's after-filters),
+ * turns a recorded failure (canal_req_fail()) or a missing answer into a 500 (or the
+ * development error page), and hands status, Content-Type, Content-Length and one body buffer
+ * in request memory to h2o in a single h2o_send(). HEAD answers keep Content-Length and leave
+ * the body out (libh2o leaves that to the handler). JSON is dumped straight into request
+ * memory, with a size guess per worker so that most answers are dumped once.
  *
- * Errors: problem details (RFC 9457) for every answer canal makes itself; for a failing
- * handler, a bare 500 problem in production and an HTML page with the details in development,
- * where every byte that came from the request is HTML-escaped.
+ * Problem details (RFC 9457) are marked as such when set (req->res.problem), with the
+ * request ID and the markup escaping applied then.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,8 +87,7 @@ static h2o_iovec_t request_id_name = {"x-request-id", 12}; /* not one of h2o's t
  * them '<', '>' and '&' are written as \u003c, \u003e and \u0026, as ASP.NET Core's default
  * JSON encoder does: the same JSON to a JSON parser, and no markup for a browser or a log
  * viewer that sniffs it. In JSON text these bytes can only be inside strings, so a byte-wise
- * rewrite is exact. Every application/problem+json answer goes through it, canal's own and
- * the controller layer's. */
+ * rewrite is exact. */
 static const char *escape_markup(canal_req_t *req, const char *json, size_t *len)
 {
     size_t extra = 0;
@@ -105,19 +109,27 @@ static const char *escape_markup(canal_req_t *req, const char *json, size_t *len
     return out;
 }
 
-/* Sends the answer; body must live in request memory (or be static). Inline: it is most of
- * what the canal_res_* calls do, and a call's frame is a tenth of a plaintext answer's cost. */
-static inline __attribute__((always_inline)) int send_response(canal_req_t *req, int status, const char *ctype, size_t ctlen,
-                         const char *body, size_t len)
+/* Sets the answer: body must live in request memory (or be static). */
+static inline int set_answer(canal_req_t *req, int status, const char *type, const void *body, size_t len)
+{
+    if (req->res.committed)
+        return CANAL_ESTATE;
+    req->res.status = status;
+    req->res.type = type;
+    req->res.body = body;
+    req->res.len = len;
+    req->res.problem = 0;
+    return 0;
+}
+
+/* Sends the answer set on req (canal__commit() has made sure there is one). */
+static void send_answer(canal_req_t *req)
 {
     h2o_req_t *h = req->h2o;
-    if (req->responded)
-        return CANAL_ESTATE;
-    req->responded = 1;
+    int status = req->res.status;
+    req->res.committed = 1;
     if (req->pending != NULL)
         canal__pending_answered(req);
-    if (ctlen == 24 && memcmp(ctype, "application/problem+json", 24) == 0)
-        body = escape_markup(req, body, &len);
     h->res.status = status;
     h->res.reason = status == 200 ? "OK" : canal_status_reason(status);
     if (req->app->cfg.request_id) {
@@ -127,17 +139,44 @@ static inline __attribute__((always_inline)) int send_response(canal_req_t *req,
         h->res.headers.entries[h->res.headers.size++] =
             (h2o_header_t){&request_id_name, NULL, h2o_iovec_init(id.base, id.len)};
     }
-    if (ctype != NULL)
-        h2o_add_header(&h->pool, &h->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, ctype, ctlen);
+    if (req->res.type != NULL)
+        h2o_add_header(&h->pool, &h->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, req->res.type,
+                       strlen(req->res.type));
     int no_content = status != 200 && (status < 200 || status == 204 || status == 304);
-    h->res.content_length = no_content ? SIZE_MAX : len;
+    h->res.content_length = no_content ? SIZE_MAX : req->res.len;
     h2o_start_response(h, &generator);
     if (no_content || req->is_head) {
         h2o_send(h, NULL, 0, H2O_SEND_STATE_FINAL);
     } else {
-        h2o_iovec_t buf = h2o_iovec_init(body, len);
+        h2o_iovec_t buf = h2o_iovec_init(req->res.body, req->res.len);
         h2o_send(h, &buf, 1, H2O_SEND_STATE_FINAL);
     }
+}
+
+static void answer_failure(canal_req_t *req);
+
+void canal__commit(canal_req_t *req)
+{
+    if (req->res.committed)
+        return;
+    if (req->on_commit != NULL) {
+        canal_commit_fn fn = req->on_commit;
+        req->on_commit = NULL;
+        fn(req, req->on_commit_data);
+    }
+    if (req->error != NULL || req->res.status == 0)
+        answer_failure(req);
+    send_answer(req);
+}
+
+int canal_res_on_commit(canal_req_t *req, canal_commit_fn fn, void *data)
+{
+    if (req->res.committed)
+        return CANAL_ESTATE;
+    if (req->on_commit != NULL)
+        return CANAL_EEXIST;
+    req->on_commit = fn;
+    req->on_commit_data = data;
     return 0;
 }
 
@@ -151,7 +190,7 @@ static int has_ctl(const char *s)
 
 int canal_res_header(canal_req_t *req, const char *name, const char *value)
 {
-    if (req->responded)
+    if (req->res.committed)
         return CANAL_ESTATE;
     size_t nlen = strlen(name), vlen = strlen(value);
     if (nlen == 0 || has_ctl(name) || has_ctl(value) || memchr(name, ':', nlen) != NULL)
@@ -165,33 +204,49 @@ int canal_res_header(canal_req_t *req, const char *name, const char *value)
     return 0;
 }
 
-int canal_res_send_n(canal_req_t *req, int status, const char *content_type, size_t content_type_len,
-                     const void *body, size_t len)
+int canal_res_body(canal_req_t *req, int status, const char *content_type, const void *body, size_t len)
 {
-    if (req->responded)
+    if (req->res.committed)
         return CANAL_ESTATE;
     char *copy = NULL;
     if (len > 0 && !req->is_head) {
         copy = h2o_mem_alloc_pool(&req->h2o->pool, len);
         memcpy(copy, body, len);
     }
-    return send_response(req, status, content_type, content_type_len, copy, len);
+    return set_answer(req, status, content_type, copy, len);
 }
 
-int canal_res_send_static_n(canal_req_t *req, int status, const char *content_type,
-                            size_t content_type_len, const void *body, size_t len)
+int canal_res_body_static(canal_req_t *req, int status, const char *content_type, const void *body, size_t len)
 {
-    return send_response(req, status, content_type, content_type_len, body, len);
+    return set_answer(req, status, content_type, body, len);
 }
 
 int canal_res_text(canal_req_t *req, int status, const char *text)
 {
-    return canal_res_send(req, status, "text/plain; charset=utf-8", text, strlen(text));
+    return canal_res_body(req, status, "text/plain; charset=utf-8", text, strlen(text));
 }
 
 int canal_res_status(canal_req_t *req, int status)
 {
-    return send_response(req, status, NULL, 0, NULL, 0);
+    if (req->res.committed)
+        return CANAL_ESTATE;
+    req->res.status = status;
+    return 0;
+}
+
+int canal_res_status_code(const canal_req_t *req)
+{
+    return req->res.status;
+}
+
+int canal_res_is_problem(const canal_req_t *req)
+{
+    return req->res.problem;
+}
+
+int canal_res_committed(const canal_req_t *req)
+{
+    return req->res.committed;
 }
 
 char *canal_req_json_dump(canal_req_t *req, const json_t *json, size_t *len)
@@ -224,32 +279,30 @@ static char *with_request_id(canal_req_t *req, char *json, size_t *len)
     return out;
 }
 
-static int send_problem(canal_req_t *req, int status, const json_t *problem)
+static int set_problem(canal_req_t *req, int status, const json_t *problem)
 {
     size_t n;
-    if (req->responded)
+    if (req->res.committed)
         return CANAL_ESTATE;
-    char *buf = canal_req_json_dump(req, problem, &n);
+    char *buf = problem != NULL ? canal_req_json_dump(req, problem, &n) : NULL;
     if (buf == NULL)
         return CANAL_EINVAL;
     buf = with_request_id(req, buf, &n);
-    return send_response(req, status, H2O_STRLIT("application/problem+json"), buf, n);
-}
-
-static int send_json(canal_req_t *req, int status, const char *ctype, size_t ctlen, const json_t *body)
-{
-    size_t n;
-    if (req->responded)
-        return CANAL_ESTATE;
-    char *buf = canal_req_json_dump(req, body, &n);
-    if (buf == NULL)
-        return CANAL_EINVAL;
-    return send_response(req, status, ctype, ctlen, buf, n);
+    const char *body = escape_markup(req, buf, &n);
+    set_answer(req, status, "application/problem+json", body, n);
+    req->res.problem = 1;
+    return 0;
 }
 
 int canal_res_json(canal_req_t *req, int status, const json_t *body)
 {
-    return send_json(req, status, H2O_STRLIT("application/json"), body);
+    size_t n;
+    if (req->res.committed)
+        return CANAL_ESTATE;
+    char *buf = canal_req_json_dump(req, body, &n);
+    if (buf == NULL)
+        return CANAL_EINVAL;
+    return set_answer(req, status, "application/json", buf, n);
 }
 
 int canal_res_json_new(canal_req_t *req, int status, json_t *body)
@@ -259,21 +312,19 @@ int canal_res_json_new(canal_req_t *req, int status, json_t *body)
     return rc;
 }
 
-int canal_res_jw_send(canal_req_t *req, int status, canal_jw_t *w)
+int canal_res_jw(canal_req_t *req, int status, canal_jw_t *w)
 {
     const char *body;
     size_t n;
-    if (req->responded)
+    if (req->res.committed)
         return CANAL_ESTATE;
     int rc = canal_jw_finish(w, &body, &n);
     if (rc != 0) {
-        /* answered here, not left to the handler: a deferred answer has no handler to
-         * return the error from, and a body written half-way is never sent */
+        /* a failure, not an answer: a body written half-way is never sent */
         canal_req_fail(req, "JSON writer: %s", canal_jw_error_text(w));
-        canal__send_error_page(req);
         return rc;
     }
-    return send_response(req, status, H2O_STRLIT("application/json"), body, n);
+    return set_answer(req, status, "application/json", body, n);
 }
 
 int canal_res_problem_new(canal_req_t *req, int status, json_t *members)
@@ -298,8 +349,8 @@ int canal_res_problem_new(canal_req_t *req, int status, json_t *members)
         }
     json_decref(members);
     if (req->app->cfg.request_id)
-        json_object_del(p, "requestId"); /* canal's own is added when sent */
-    int rc = send_problem(req, status, p);
+        json_object_del(p, "requestId"); /* canal's own is added */
+    int rc = set_problem(req, status, p);
     json_decref(p);
     return rc;
 }
@@ -326,7 +377,7 @@ int canal_res_problem(canal_req_t *req, int status, const char *detail_fmt, ...)
         va_end(ap);
     }
     json_t *p = canal_problem(status, detail_fmt ? detail : NULL);
-    int rc = send_problem(req, status, p);
+    int rc = set_problem(req, status, p);
     json_decref(p);
     return rc;
 }
@@ -336,26 +387,7 @@ int canal_res_redirect(canal_req_t *req, int status, const char *location)
     if (status != 301 && status != 302 && status != 303 && status != 307 && status != 308)
         return CANAL_EINVAL;
     int rc = canal_res_header(req, "location", location);
-    return rc != 0 ? rc : canal_res_status(req, status);
-}
-
-int canal_res_fail(canal_req_t *req, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    if (req->responded)
-        return CANAL_ESTATE;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    canal_req_fail(req, "%s", msg);
-    canal__send_error_page(req);
-    return 0;
-}
-
-int canal_res_sent(const canal_req_t *req)
-{
-    return req->responded;
+    return rc != 0 ? rc : set_answer(req, status, NULL, NULL, 0);
 }
 
 /* ---- error pages ---- */
@@ -414,11 +446,11 @@ static void developer_page(canal_req_t *req)
             fputs("</table>\n", f);
     }
     if (req->endpoint != NULL) {
-        const char *tmpl = canal_route_template(req->match.route);
+        const char *tmpl = canal_route_template(req->match->route);
         fputs("<h2>Route</h2>\n<table>\n", f);
         row(f, (canal_str_t){"template", 8}, (canal_str_t){tmpl, strlen(tmpl)});
-        for (size_t i = 0; i < req->match.nparams; i++)
-            row(f, req->match.params[i].name, req->match.params[i].value);
+        for (size_t i = 0; i < req->match->nparams; i++)
+            row(f, req->match->params[i].name, req->match->params[i].value);
         fputs("</table>\n", f);
     }
     const canal_param_t *qp;
@@ -435,13 +467,16 @@ static void developer_page(canal_req_t *req)
             (canal_str_t){h->headers.entries[i].value.base, h->headers.entries[i].value.len});
     fputs("</table>\n</body></html>\n", f);
     fclose(f);
-    canal_res_send(req, 500, "text/html; charset=utf-8", page, len);
+    canal_res_body(req, 500, "text/html; charset=utf-8", page, len);
     free(page);
 }
 
-void canal__send_error_page(canal_req_t *req)
+/* The answer to a failed request (req->error, or no answer set): logged once, then a bare 500
+ * problem in production and the error page in development, whatever the handler had set. */
+static void answer_failure(canal_req_t *req)
 {
-    req->error_answered = 1;
+    if (req->error == NULL)
+        req->error = "the handler set no answer";
     canal_str_t id = canal_req_id(req);
     canal__log_error("%.*s %.*s%s%.*s%s: %s", (int)req->method.len, req->method.base, (int)req->path.len,
                      req->path.base, id.base ? " [" : "", (int)id.len, id.base ? id.base : "", id.base ? "]" : "",

@@ -51,21 +51,20 @@ struct canal_cidr {
     uint8_t bits;
 };
 
-/* A request being handled: in its HTTP/1 connection (struct canal_conn), or else in h2o's
- * request memory, where it is found by its h2o_req_t (struct canal_reqmap). */
+/* A request being handled. It lives in h2o's request memory, made by canal__on_req() (req.c)
+ * and ended by canal__on_req_done() (the logger h2o calls when it is done with the request;
+ * the worker's table finds the object there). Initialised whole, from the fields
+ * named in canal__on_req(): every other field starts at zero. */
 struct canal_req {
-    /* set for every request */
     h2o_req_t *h2o;
     struct canal_worker *worker;
     canal_app_t *app;
     struct canal_conn *conn;      /* its connection, NULL if unknown */
     canal_str_t method, path, query;
-    /* zeroed for every request (canal__on_req): from here to id */
     unsigned char is_head;
-    unsigned char responded;
     unsigned char query_parsed;
-    unsigned char error_answered; /* the error page was sent (and error logged) */
-    const struct canal_endpoint *endpoint;
+    const struct canal_endpoint *endpoint; /* the matched route's, or NULL */
+    canal_match_t *match;         /* the router's outcome (endpoint set: a route matched) */
     char *error;                  /* canal_req_fail() text */
     json_t *json;                 /* parsed body, released with the request */
     struct canal_pending *pending; /* canal_req_defer() */
@@ -73,15 +72,21 @@ struct canal_req {
         struct canal_note *next;
         const char *key, *value;
     } *notes;                     /* canal_req_note(), newest first */
-    /* made on first use: .base is set to NULL for every request */
-    canal_str_t id;               /* canal_req_id() */
-    canal_str_t client_addr;      /* canal_req_client_addr() */
-    /* written before they are read */
+    canal_str_t id;               /* canal_req_id(), made on first use */
+    canal_str_t client_addr;      /* canal_req_client_addr(), made on first use */
     canal_param_t *query_params;  /* parsed on first use (query_parsed) */
     size_t nquery;
-    canal_match_t match;
-    char id_buf[48];              /* a generated request ID */
-    char scratch[64];             /* the router's decoded path, when it fits */
+    /* the answer (res.c) */
+    struct {
+        int status;               /* 0: none set yet */
+        unsigned char problem;    /* problem details */
+        unsigned char committed;  /* handed to h2o: nothing can change any more */
+        const char *type;         /* Content-Type, or NULL */
+        const void *body;         /* in request memory or static */
+        size_t len;
+    } res;
+    canal_commit_fn on_commit;    /* canal_res_on_commit() */
+    void *on_commit_data;
 };
 
 /* Every accepted connection, tracked until h2o closes its socket and no request of it is left:
@@ -96,10 +101,6 @@ struct canal_conn {
     uint64_t since;              /* start of the current phase, or the last progress in a body */
     enum { CONN_IDLE, CONN_HEAD, CONN_BODY } phase;
     int http2;                   /* h2o's own HTTP/2 timeouts apply */
-    /* HTTP/1 has one request at a time on a connection (libh2o 2.2.5 reads the next one once
-     * it has disposed of the last), so its request object lives here, as h2o's own does, in use
-     * while req.h2o is set; an HTTP/2 connection's requests are in their h2o request memory */
-    canal_req_t req;
 };
 
 /* A worker's listening socket for one listener. */
@@ -109,10 +110,11 @@ struct canal_listen_sock {
     h2o_accept_ctx_t accept_ctx;
 };
 
-/* The requests a worker is handling outside HTTP/1 connections, by their h2o_req_t (req.c): such
- * a request object lives in h2o's request memory, and its end-of-request work runs from a logger
- * on canal's path, which h2o calls with the h2o_req_t when it is done with it. Open addressing,
- * at most half full. */
+/* The requests a worker is handling, by their h2o_req_t (req.c): a request object lives in h2o's
+ * request memory, and its end-of-request work runs from the logger on canal's path, which h2o
+ * calls with the h2o_req_t when it is done with it (h2o_req_t has no field for a user's pointer;
+ * a destructor on the request memory, h2o_mem_alloc_shared(), costs a malloc() and a free() per
+ * request, 2.7% of a plaintext answer). Open addressing, at most half full. */
 struct canal_reqmap {
     canal_req_t **slots;
     size_t mask, n;
@@ -219,13 +221,7 @@ static inline void canal__worker_touch(struct canal_worker *w)
  * struct canal_conn), and the end of a connection that has no request left */
 void canal__on_conn_close(void *data);
 void canal__conn_free(struct canal_conn *c);
-/* the connection of a request (req.c: the handler, and the logger for HTTP/1), or NULL */
-static inline struct canal_conn *canal__conn_of(h2o_req_t *h)
-{
-    h2o_socket_t *sock = h->conn->callbacks->get_socket != NULL ? h->conn->callbacks->get_socket(h->conn) : NULL;
-    return sock != NULL && sock->on_close.cb == canal__on_conn_close ? sock->on_close.data : NULL;
-}
-/* a request of c ends (req.c's logger): with none left, c is idle from now, or freed if h2o
+/* a request of c ends (canal__on_req_done()): with none left, c is idle from now, or freed if h2o
  * closed its socket first */
 static inline void canal__conn_request_done(struct canal_conn *c)
 {
@@ -280,7 +276,8 @@ int canal__metrics_start(canal_app_t *app);
 void canal__metrics_dispose(canal_app_t *app);
 void canal__metrics_record(canal_req_t *req);
 
-/* req.c: the handler and the logger that ends each request (both on the app's path) */
+/* req.c: the handler of every request, and the logger that ends each one (both on the app's
+ * path) */
 int canal__on_req(h2o_handler_t *self, h2o_req_t *req);
 void canal__on_req_done(h2o_logger_t *self, h2o_req_t *req);
 int canal__reqmap_init(struct canal_reqmap *m);
@@ -328,6 +325,7 @@ static inline canal_req_t *canal__reqmap_take(struct canal_reqmap *m, const h2o_
     return req;
 }
 
+
 /* json.c: writes json as json_dumpb(JSON_COMPACT | JSON_ENCODE_ANY) would, into pool memory
  * (starting with hint bytes); NULL if it cannot be written (invalid UTF-8, too deep) */
 char *canal__json_write(h2o_mem_pool_t *pool, const json_t *json, size_t hint, size_t *len);
@@ -352,8 +350,8 @@ struct canal_jw {
 /* a writer on a bare pool (tests, canal__json_write); hint: the first buffer's size */
 void canal__jw_init(struct canal_jw *w, h2o_mem_pool_t *pool, size_t hint);
 
-/* res.c */
-void canal__send_error_page(canal_req_t *req);
+/* res.c: sends the answer set on req, or the failure's; once (later calls do nothing) */
+void canal__commit(canal_req_t *req);
 void canal__log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

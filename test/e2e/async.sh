@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Answers given later: the offload pool (a SQLite query, sleeps), completions posted from another
 # thread, the loop staying responsive meanwhile, a full queue (503), the deadline (504), a client
-# that leaves while its request waits, and graceful shutdown with work in flight.
+# that leaves while its request waits, and graceful shutdown with work in flight; and controller
+# actions that offload (after-filters at the completion, a 201 by link generation, a full queue).
 . test/e2e-lib.sh
 
 start off "$BIN/canal-offload" --threads 1 --offload-threads 2 --offload-queue 2 --request-timeout 3000 || exit 0
@@ -10,6 +11,21 @@ start off "$BIN/canal-offload" --threads 1 --offload-threads 2 --offload-queue 2
 check "sqlite item through the pool" '{"id":3,"name":"item 3","price":0.75}' "$(body "$URL/offload/item/3")"
 check "missing item: 404" 404 "$(status "$URL/offload/item/5000")"
 check "answer posted from another thread" "answered after 100 ms" "$(body "$URL/deferred?ms=100")"
+
+# controller actions that offload: the answer is set in done like any other, the after-filter
+# runs when it completes, link generation builds the Location of a 201
+check "action: sqlite item through the pool" '{"id":3,"name":"item 3","price":0.75}' "$(body "$URL/api/items/3")"
+check "action: the after-filter ran on the deferred answer" 200 "$(header "$URL/api/items/3" x-after-filter)"
+check "action: missing item: 404, after-filter saw it" 404 "$(header "$URL/api/items/5000" x-after-filter)"
+J='-H content-type:application/json -X POST'
+# shellcheck disable=SC2086
+check "action: insert offloaded, 201" 201 "$(status "$URL/api/items" $J -d '{"name":"new","price":2.5}')"
+# shellcheck disable=SC2086
+loc=$(header "$URL/api/items" location $J -d '{"name":"newer","price":3}')
+check_match "action: 201 Location from link generation ($loc)" '^/api/Items/[0-9]+$' "$loc"
+check "action: the created item reads back" '"name":"newer"' "$(body "$URL$loc" | grep -o '"name":"newer"')"
+# shellcheck disable=SC2086
+check "action: bad body is a 400 before any work" 400 "$(header "$URL/api/items" x-after-filter $J -d '{"price":-1}')"
 
 # the loop keeps answering while the pool works: 2 running sleeps, 2 queued, 2 refused
 i=0
@@ -37,6 +53,23 @@ check_match "full queue: answered (200) or refused (503), nothing else ($codes)"
 refused=$(grep -l '^HTTP/1.1 503' "$TMP"/h.* | head -n 1)
 check "503 carries Retry-After" "1" "$(tr -d '\r' <"$refused" | sed -n 's/^retry-after: //p')"
 check "every 200 carried its answer" "$answered" "$(cat "$TMP"/s.* | grep -o 'slept 1000' | wc -l | tr -d ' ')"
+
+# the same through an action: the 503 of a full queue is the action's answer, after-filter
+# included, and no false "no answer" failure is logged for it
+rm -f "$TMP"/c.* "$TMP"/h.* "$TMP"/s.*
+i=0
+pids=""
+while [ $i -lt 6 ]; do
+    curl -s -o "$TMP/s.$i" -D "$TMP/h.$i" -w '%{http_code}' "$URL/api/items/slow?ms=800" >"$TMP/c.$i" &
+    pids="$pids $!"
+    i=$((i + 1))
+done
+wait $pids
+codes=$(cat "$TMP"/c.* | fold -w3 | sort | tr '\n' ' ')
+check_match "action, full queue: 200 or 503 ($codes)" '^(200 ){2,4}(503 ){2,4}$' "$codes"
+refused=$(grep -l '^HTTP/1.1 503' "$TMP"/h.* | head -n 1)
+check "action, full queue: the after-filter saw the 503" "503" "$(tr -d '\r' <"$refused" | sed -n 's/^x-after-filter: //p')"
+check "action, full queue: nothing logged as a failure" "" "$(grep -E 'no answer|failed' "$TMP/off.err")"
 
 # every deferred answer correct under load (2 connections: never more than the queue holds)
 if command -v wrk >/dev/null 2>&1; then

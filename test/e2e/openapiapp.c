@@ -21,9 +21,9 @@ static int route_handler(canal_req_t *req, void *data)
     return canal_res_text(req, 200, canal_route_template(canal_req_route(req)));
 }
 
-static int action(canal_ctx_t *ctx)
+static int action(canal_ctx_t *ctx, canal_req_t *req)
 {
-    return canal_result_text(ctx, 200, canal_route_template(canal_req_route(canal_ctx_req(ctx))));
+    return canal_res_text(req, 200, canal_route_template(canal_req_route(req)));
 }
 
 static const char *const sorts[] = {"asc", "desc", NULL};

@@ -21,7 +21,7 @@ static int me(canal_req_t *req, void *data)
 
 static int public(canal_req_t *req, void *data)
 {
-    return canal_res_send_static(req, 200, "text/plain; charset=utf-8", filler, sizeof(filler) - 1);
+    return canal_res_body_static(req, 200, "text/plain; charset=utf-8", filler, sizeof(filler) - 1);
 }
 
 int main(int argc, char **argv)

@@ -141,7 +141,7 @@ static json_t *fz_jstr(canal_str_t s)
 }
 
 /* Echoes every bound parameter of the action as JSON. */
-static int fz_show(canal_ctx_t *ctx)
+static int fz_show(canal_ctx_t *ctx, canal_req_t *req)
 {
     const canal_action_def_t *d = canal_action_def(canal_ctx_action(ctx));
     json_t *out = json_object();
@@ -161,7 +161,7 @@ static int fz_show(canal_ctx_t *ctx)
         }
         json_object_set_new(out, d->params[i].name, v ? v : json_string("<unrepresentable>"));
     }
-    return canal_result_json_new(ctx, 200, out);
+    return canal_res_json_new(req, 200, out);
 }
 
 /* The single query value of name: it must be there exactly once when a query parameter was
@@ -173,9 +173,9 @@ static canal_str_t fz_query_once(canal_ctx_t *ctx, const char *name)
     return v;
 }
 
-static int fz_action_q(canal_ctx_t *ctx)
+static int fz_action_q(canal_ctx_t *ctx, canal_req_t *req)
 {
-    canal_req_t *req = canal_ctx_req(ctx);
+    canal_req_t *req = req;
     int32_t i32;
     int64_t i64;
     double d;
@@ -245,9 +245,9 @@ static int fz_action_q(canal_ctx_t *ctx)
     return fz_show(ctx);
 }
 
-static int fz_action_b(canal_ctx_t *ctx)
+static int fz_action_b(canal_ctx_t *ctx, canal_req_t *req)
 {
-    canal_req_t *req = canal_ctx_req(ctx);
+    canal_req_t *req = req;
     json_t *body = canal_req_json(req, NULL);
     fz_check(canal_ctx_has(ctx, 1), "required n bound");
     fz_check(body != NULL && json_is_object(body), "body members come from an object");
@@ -275,37 +275,37 @@ static int fz_action_b(canal_ctx_t *ctx)
     return fz_show(ctx);
 }
 
-static int fz_action_w(canal_ctx_t *ctx)
+static int fz_action_w(canal_ctx_t *ctx, canal_req_t *req)
 {
-    fz_check(canal_ctx_has(ctx, 0) && canal_ctx_json(ctx, 0) == canal_req_json(canal_ctx_req(ctx), NULL),
+    fz_check(canal_ctx_has(ctx, 0) && canal_ctx_json(ctx, 0) == canal_req_json(req, NULL),
              "doc is the whole body");
     return fz_show(ctx);
 }
 
-static int fz_action_items(canal_ctx_t *ctx)
+static int fz_action_items(canal_ctx_t *ctx, canal_req_t *req)
 {
     canal_str_t name = canal_ctx_str(ctx, 0);
     size_t n = canal_str_chars(name);
     fz_check(canal_ctx_has(ctx, 0) && n >= 1 && n <= 32, "name within its lengths");
     json_t *body = json_object();
     json_object_set_new(body, "name", fz_jstr(name));
-    int rc = canal_result_created(ctx, NULL, "Q", (canal_kv_t[]){{"id", "7"}, {"need", "x y"}}, 2, body);
+    int rc = canal_ctx_created(ctx, NULL, "Q", (canal_kv_t[]){{"id", "7"}, {"need", "x y"}}, 2, body);
     fz_check(rc == 0, "created");
     return 0;
 }
 
-static int fz_action_del(canal_ctx_t *ctx)
+static int fz_action_del(canal_ctx_t *ctx, canal_req_t *req)
 {
-    return canal_result_status(ctx, 204);
+    return canal_res_status(req, 204);
 }
 
-static int fz_action_fail(canal_ctx_t *ctx)
+static int fz_action_fail(canal_ctx_t *ctx, canal_req_t *req)
 {
     if (canal_ctx_has(ctx, 0) && canal_ctx_bool(ctx, 0)) {
         atomic_fetch_add(&fz_deliberate_failures, 1);
-        return canal_ctx_fail(ctx, "deliberate failure");
+        return canal_req_fail(req, "deliberate failure");
     }
-    return canal_result_text(ctx, 200, "fine");
+    return canal_res_text(req, 200, "fine");
 }
 
 static const canal_action_def_t fz_actions[] = {

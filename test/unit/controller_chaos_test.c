@@ -18,9 +18,9 @@
 #include <canal.h>
 #include "counting_malloc.h"
 
-static int ok(canal_ctx_t *ctx)
+static int ok(canal_ctx_t *ctx, canal_req_t *req)
 {
-    return canal_result_status(ctx, 204);
+    return canal_res_status(req, 204);
 }
 
 static int before(canal_ctx_t *ctx, void *data)

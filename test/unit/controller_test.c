@@ -21,9 +21,9 @@ static void start_app(void)
     mvc = canal_mvc_create(app);
 }
 
-static int ok_text(canal_ctx_t *ctx)
+static int ok_text(canal_ctx_t *ctx, canal_req_t *req)
 {
-    return canal_result_text(ctx, 200, canal_action_def(canal_ctx_action(ctx))->name);
+    return canal_res_text(req, 200, canal_action_def(canal_ctx_action(ctx))->name);
 }
 
 /* ---- registration ---- */
@@ -160,7 +160,7 @@ static void tokens_and_conventional(void **state)
 
 /* ---- binding ---- */
 
-static int show(canal_ctx_t *ctx)
+static int show(canal_ctx_t *ctx, canal_req_t *req)
 {
     const canal_action_def_t *d = canal_action_def(canal_ctx_action(ctx));
     json_t *out = json_object();
@@ -183,7 +183,7 @@ static int show(canal_ctx_t *ctx)
     /* accessors of the wrong type or index cannot fail */
     assert_int_equal(canal_ctx_int64(ctx, 99), 0);
     assert_int_equal(canal_ctx_index(ctx, "nope"), -1);
-    return canal_result_json_new(ctx, 200, out);
+    return canal_res_json_new(req, 200, out);
 }
 
 static const char *const colours[] = {"red", "green", NULL};
@@ -340,7 +340,7 @@ static int trace_before(canal_ctx_t *ctx, void *data)
     trace_add("b:", data);
     /* the auth filter: no X-User header, 401 and stop */
     if (strcmp(data, "ctrl") == 0 && canal_req_header(canal_ctx_req(ctx), "x-user").base == NULL) {
-        canal_result_problem(ctx, 401, "who are you?");
+        canal_res_problem(canal_ctx_req(ctx), 401, "who are you?");
         return 1;
     }
     return 0;
@@ -351,36 +351,36 @@ static int trace_after(canal_ctx_t *ctx, void *data)
     trace_add("a:", data);
     if (strcmp(data, "app") == 0) {
         pthread_mutex_lock(&trace_lock);
-        canal_result_header(ctx, "x-trace", trace);
+        canal_res_header(canal_ctx_req(ctx), "x-trace", trace);
         pthread_mutex_unlock(&trace_lock);
     }
     return 0;
 }
 
-static int act(canal_ctx_t *ctx)
+static int act(canal_ctx_t *ctx, canal_req_t *req)
 {
     trace_add("action", "");
-    return canal_result_text(ctx, 200, "done");
+    return canal_res_text(req, 200, "done");
 }
 
-static int results(canal_ctx_t *ctx)
+static int results(canal_ctx_t *ctx, canal_req_t *req)
 {
     canal_str_t kind = canal_ctx_str(ctx, 0);
-    canal_result_header(ctx, "x-kind", canal_req_printf(canal_ctx_req(ctx), "%.*s", (int)kind.len, kind.base));
+    canal_res_header(req, "x-kind", canal_req_printf(req, "%.*s", (int)kind.len, kind.base));
     if (kind.len == 7 && memcmp(kind.base, "created", 7) == 0)
-        return canal_result_created(ctx, NULL, "Act", NULL, 0, json_pack("{s:i}", "id", 9));
+        return canal_ctx_created(ctx, NULL, "Act", NULL, 0, json_pack("{s:i}", "id", 9));
     if (kind.len == 8 && memcmp(kind.base, "redirect", 8) == 0)
-        return canal_result_redirect(ctx, 303, "/elsewhere");
+        return canal_res_redirect(req, 303, "/elsewhere");
     if (kind.len == 6 && memcmp(kind.base, "status", 6) == 0)
-        return canal_result_status(ctx, 202);
+        return canal_res_status(req, 202);
     if (kind.len == 8 && memcmp(kind.base, "notfound", 8) == 0)
-        return canal_result_not_found(ctx, "nothing here");
+        return canal_res_problem(req, 404, "nothing here");
     if (kind.len == 4 && memcmp(kind.base, "fail", 4) == 0)
-        return canal_ctx_fail(ctx, "it <broke>");
+        return canal_req_fail(req, "it <broke>");
     if (kind.len == 7 && memcmp(kind.base, "nothing", 7) == 0)
         return 0;
-    canal_result_text(ctx, 500, "overwritten");
-    return canal_result_json_new(ctx, 200, json_pack("[i,s]", 1, "two"));
+    canal_res_text(req, 500, "overwritten");
+    return canal_res_json_new(req, 200, json_pack("[i,s]", 1, "two"));
 }
 
 static void filters_and_results(void **state)

@@ -22,7 +22,7 @@ static canal_mvc_t *mvc;
 static int h_n(canal_req_t *req, void *data)
 {
     canal_str_t n = canal_req_param(req, "n");
-    return canal_res_send(req, 200, "text/plain", n.base, n.len);
+    return canal_res_body(req, 200, "text/plain", n.base, n.len);
 }
 
 static int h_json(canal_req_t *req, void *data)
@@ -35,9 +35,9 @@ static int h_json(canal_req_t *req, void *data)
     return canal_res_json(req, 200, doc);
 }
 
-static int a_body(canal_ctx_t *ctx)
+static int a_body(canal_ctx_t *ctx, canal_req_t *req)
 {
-    return canal_result_json(ctx, 200, canal_ctx_json(ctx, canal_ctx_index(ctx, "all")));
+    return canal_res_json(req, 200, canal_ctx_json(ctx, canal_ctx_index(ctx, "all")));
 }
 
 static const canal_action_def_t body_actions[] = {

@@ -232,9 +232,9 @@ static void from_routes(void **state)
     canal_app_destroy(app);
 }
 
-static int action(canal_ctx_t *ctx)
+static int action(canal_ctx_t *ctx, canal_req_t *req)
 {
-    return canal_result_status(ctx, 204);
+    return canal_res_status(req, 204);
 }
 
 static void from_controllers(void **state)

@@ -14,12 +14,12 @@ static char big[5000];
 
 static int h_text(canal_req_t *req, void *data)
 {
-    return canal_res_send_static(req, 200, "text/plain; charset=utf-8", big, sizeof(big));
+    return canal_res_body_static(req, 200, "text/plain; charset=utf-8", big, sizeof(big));
 }
 
 static int h_octets(canal_req_t *req, void *data)
 {
-    return canal_res_send_static(req, 200, "application/octet-stream", big, sizeof(big));
+    return canal_res_body_static(req, 200, "application/octet-stream", big, sizeof(big));
 }
 
 static int h_no_compress(canal_req_t *req, void *data)
@@ -372,9 +372,9 @@ static void cors_router(void **state)
     canal_app_destroy(app);
 }
 
-static int a_hello(canal_ctx_t *ctx)
+static int a_hello(canal_ctx_t *ctx, canal_req_t *req)
 {
-    return canal_result_text(ctx, 200, "hello");
+    return canal_res_text(req, 200, "hello");
 }
 
 static void cors_controller(void **state)

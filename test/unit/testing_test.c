@@ -51,7 +51,7 @@ static int h_big(canal_req_t *req, void *data)
     for (size_t i = 0; i < n; i++)
         b[i] = (char)('a' + i % 26);
     b[100] = '\0'; /* a NUL inside the body */
-    return canal_res_send_static(req, 200, "application/octet-stream", b, n);
+    return canal_res_body_static(req, 200, "application/octet-stream", b, n);
 }
 
 static canal_app_t *new_app(void)
@@ -232,9 +232,9 @@ static void bad_arguments(void **state)
 
 /* ---- a controller-mode app: the same client ---- */
 
-static int c_get(canal_ctx_t *ctx)
+static int c_get(canal_ctx_t *ctx, canal_req_t *req)
 {
-    return canal_result_json_new(ctx, 200, json_pack("{s:i}", "id", canal_ctx_int32(ctx, 0)));
+    return canal_res_json_new(req, 200, json_pack("{s:i}", "id", canal_ctx_int32(ctx, 0)));
 }
 
 static const canal_action_def_t c_actions[] = {
