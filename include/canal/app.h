@@ -35,9 +35,24 @@ typedef struct canal_req canal_req_t;
 
 /** Development shows an HTML error page with the details; production answers without them. */
 typedef enum canal_env {
-    CANAL_ENV_PRODUCTION = 0, /**< errors answer a bare 500; details go to stderr only */
+    CANAL_ENV_PRODUCTION = 0, /**< errors answer a bare 500; details go to the log only */
     CANAL_ENV_DEVELOPMENT = 1 /**< errors answer an HTML page with the request's details */
 } canal_env_t;
+
+/** How much a message of canal's matters (canal_config_t.log). */
+typedef enum canal_log_level {
+    CANAL_LOG_ERROR = 0, /**< something failed: a handler, a bind, a worker thread */
+    CANAL_LOG_WARN = 1,  /**< canal went on, but not as asked (a shutdown deadline passed) */
+    CANAL_LOG_INFO = 2   /**< the app's life (stopping, still serving while draining) */
+} canal_log_level_t;
+
+/**
+ * Receives each message canal logs: one line of text without a newline, a time stamp or a
+ * "canal:" prefix. Called on any thread (worker threads too), possibly at the same time on
+ * several: it must be thread-safe. msg is borrowed for the call. data is
+ * canal_config_t.log_data.
+ */
+typedef void (*canal_log_fn)(canal_log_level_t level, const char *msg, void *data);
 
 /**
  * Application configuration. Initialise with canal_config_init(), then change fields, read
@@ -83,6 +98,9 @@ typedef struct canal_config {
                                         stops accepting until one closes (default 10,000) */
     size_t max_json_depth;         /**< deepest JSON body canal_req_json() parses (64; jansson
                                         stops at 2048 whatever this says) */
+    canal_log_fn log;              /**< where canal's messages go; NULL (default): stderr, one
+                                        line each with a UTC time stamp and "canal: " */
+    void *log_data;                /**< passed to log; borrowed */
 } canal_config_t;
 
 /** Sets every field of cfg to its default. */
@@ -131,7 +149,7 @@ typedef int (*canal_handler_fn)(canal_req_t *req, void *data);
 
 /**
  * Creates an app. cfg may be NULL for the defaults; it is copied. NULL when out of memory, or
- * when cfg->trusted_proxies is not a list of addresses and CIDRs (the reason is on stderr;
+ * when cfg->trusted_proxies is not a list of addresses and CIDRs (the reason is logged;
  * canal_config_from_args() and canal_config_from_env() check it first).
  */
 CANAL_API canal_app_t *canal_app_create(const canal_config_t *cfg);
@@ -189,7 +207,7 @@ CANAL_API int canal_app_listener_tls(const canal_app_t *app, size_t i);
 
 /**
  * Binds the listeners and starts the worker threads; returns at once.
- * Returns 0; CANAL_ESYS when a socket cannot be bound (the reason is on stderr), CANAL_ESTATE
+ * Returns 0; CANAL_ESYS when a socket cannot be bound (the reason is logged), CANAL_ESTATE
  * if already started.
  */
 CANAL_API int canal_app_start(canal_app_t *app);

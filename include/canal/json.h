@@ -108,7 +108,7 @@ CANAL_API int canal_jw_finish(canal_jw_t *w, const char **body, size_t *len);
 /**
  * Sends the writer's document as application/json with status. If the writer failed (or the
  * document is not complete) it answers 500 instead, as a failing handler is answered (the
- * reason, "JSON writer: ...", goes to stderr and to the development error page), and returns
+ * reason, "JSON writer: ...", goes to the log and to the development error page), and returns
  * the error, which the handler may return. Returns 0, the writer's error, or CANAL_ESTATE
  * when an answer was sent already.
  */

@@ -120,7 +120,7 @@ CANAL_API char *canal_req_printf(canal_req_t *req, const char *fmt, ...)
 
 /**
  * Records why the handler failed and returns -1, so a handler can `return
- * canal_req_fail(req, "db: %s", why);`. The text goes to stderr and, in development, to the
+ * canal_req_fail(req, "db: %s", why);`. The text goes to the log and, in development, to the
  * error page; production clients never see it.
  */
 CANAL_API int canal_req_fail(canal_req_t *req, const char *fmt, ...)

@@ -103,7 +103,7 @@ CANAL_API int canal_res_redirect(canal_req_t *req, int status, const char *locat
 
 /**
  * Answers that the request failed, as a handler returning canal_req_fail() would: the text
- * goes to stderr and the client gets the production 500 or the development error page. For
+ * goes to the log and the client gets the production 500 or the development error page. For
  * answers given later (canal_req_defer()), where there is no handler to return from.
  */
 CANAL_API int canal_res_fail(canal_req_t *req, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -378,9 +378,9 @@ static __attribute__((noinline)) void handler_outcome(canal_req_t *req, int rc)
             req->error = canal_req_printf(req, "the handler failed (returned %d)", rc);
         canal__send_error_page(req);
     } else if (rc != 0 && !req->error_answered) { /* else logged when answered */
-        canal__log_error("%.*s %.*s: handler failed after answering: %s", (int)req->method.len,
-                         req->method.base, (int)req->path.len, req->path.base,
-                         req->error ? req->error : "(no message)");
+        canal__log(req->app, CANAL_LOG_ERROR, "%.*s %.*s: handler failed after answering: %s",
+                   (int)req->method.len, req->method.base, (int)req->path.len, req->path.base,
+                   req->error ? req->error : "(no message)");
     } else if (!req->responded) {
         req->error = "the handler returned without answering";
         canal__send_error_page(req);
