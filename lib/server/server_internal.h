@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The server core's private structures, shared by its files:
- *   config.c  defaults, environment and command line
+ *   config.c  defaults, environment and command line, from one table (config_internal.h)
  *   log.c     canal's messages: to the app's log callback, or stderr
  *   app.c     the app, listeners, worker threads, graceful shutdown
  *   req.c     the h2o handler (dispatch through the router) and the request accessors
