@@ -173,6 +173,15 @@ test: deps
 
 check: test
 
+# The table of canal's settings in docs/server.md is generated from lib/server/config.c;
+# config_test fails when the two differ. This writes the generated one into the docs.
+.PHONY: config-table
+config-table: $(B)/test/config_test
+	$(B)/test/config_test --markdown >$(B)/config-table.md
+	awk -v t=$(B)/config-table.md '/^<!-- end of config-table -->/ { skip = 0 } !skip { print } \
+	    /^<!-- config-table:/ { while ((getline l < t) > 0) print l; skip = 1 }' docs/server.md >$(B)/server.md
+	mv $(B)/server.md docs/server.md
+
 # The API reference. Doxygen is told to fail on any warning (docs/Doxyfile), an undocumented
 # public symbol included; test/check-docs.sh runs it in make test too.
 .PHONY: docs

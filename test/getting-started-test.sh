@@ -98,10 +98,21 @@ stop() {
     check "./$1 exits 0 on Ctrl-C (SIGINT)" 0 "$?"
 }
 
+# flags NAME: --help prints the usage and exits 0; a mistyped flag is refused with exit 2
+flags() {
+    (cd "$home/app" && "./$1" --help >"$1.help" 2>&1)
+    check "./$1 --help exits 0" 0 "$?"
+    if grep -q -- '--port N' "$home/app/$1.help"; then echo "ok - ./$1 --help lists the flags"; else echo "not ok - ./$1 --help says: $(head -c 300 "$home/app/$1.help")"; fi
+    (cd "$home/app" && "./$1" --prot 9000 >"$1.prot" 2>&1)
+    check "./$1 --prot 9000 (a typo) exits 2" 2 "$?"
+    check "./$1 --prot 9000 says why" "unknown flag --prot; see --help" "$(head -n 1 "$home/app/$1.prot")"
+}
+
 get() { curl -s "$@"; }
 code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 
 if build hello; then
+    flags hello
     # the process runs in the background of a non-interactive shell, where SIGINT is ignored
     # unless a program handles it itself, as canal_app_wait() does
     run hello
@@ -115,6 +126,7 @@ if build hello; then
 fi
 
 if build todos; then
+    flags todos
     run todos
     check "GET /api/todos/3" '{"id":3,"title":"docs","done":false}' "$(get "$URL/api/todos/3")"
     check "GET /api/todos/3?done=true" '{"id":3,"title":"docs","done":true}' "$(get "$URL/api/todos/3?done=true")"

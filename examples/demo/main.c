@@ -35,9 +35,9 @@
 #define DEMO_SWAGGER_UI "build/npm/node_modules/swagger-ui-dist"
 #endif
 
-static void usage(void)
+static void usage(FILE *to)
 {
-    fprintf(stderr,
+    fprintf(to,
             "usage: canal-demo [--mode router|controller] [--data FILE] [--swagger-ui DIR] [--routes]\n"
             "                  [--static-dir DIR|off] [--metrics on|off] [--compress on|off]\n"
             "                  [--cors on|off] [options]\n"
@@ -141,10 +141,12 @@ int main(int argc, char **argv)
     canal_config_init(&cfg);
     cfg.access_log = "-";
     cfg.request_id = 1;
+    cfg.allow_unknown_flags = 1; /* --mode, --data ...: below */
     if (canal_config_from_env(&cfg, &err) != 0 || canal_config_from_args(&cfg, &argc, argv, &err) != 0) {
-        fprintf(stderr, "canal-demo: %s\n", err.message);
-        usage();
-        return 2;
+        if (err.code != CANAL_EHELP)
+            fprintf(stderr, "canal-demo: %s\n", err.message);
+        usage(err.code == CANAL_EHELP ? stdout : stderr);
+        return err.code == CANAL_EHELP ? 0 : 2;
     }
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc) {
@@ -162,8 +164,9 @@ int main(int argc, char **argv)
                                     (strcmp(argv[i], "--cors") == 0 && on_off(argv[i + 1], &cors) == 0))) {
             i++;
         } else {
-            usage();
-            return strcmp(argv[i], "--help") == 0 ? 0 : 2;
+            fprintf(stderr, "canal-demo: unknown argument %s\n", argv[i]);
+            usage(stderr);
+            return 2;
         }
     }
     if (strcmp(mode, "router") != 0 && strcmp(mode, "controller") != 0) {

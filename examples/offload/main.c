@@ -368,7 +368,12 @@ int main(int argc, char **argv)
     canal_config_t cfg;
     canal_error_info_t err;
     canal_config_init(&cfg);
+    cfg.allow_unknown_flags = 1; /* --db, below */
     if (canal_config_from_env(&cfg, &err) != 0 || canal_config_from_args(&cfg, &argc, argv, &err) != 0) {
+        if (err.code == CANAL_EHELP) {
+            printf("usage: canal-offload [--db FILE] [options]\n%s", canal_config_usage());
+            return 0;
+        }
         fprintf(stderr, "canal-offload: %s\n%s", err.message, canal_config_usage());
         return 2;
     }
@@ -377,7 +382,8 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--db") == 0 && i + 1 < argc) {
             snprintf(db_path, sizeof(db_path), "%s", argv[++i]);
         } else {
-            fprintf(stderr, "usage: canal-offload [--db FILE] [options]\n%s", canal_config_usage());
+            fprintf(stderr, "canal-offload: unknown argument %s\nusage: canal-offload [--db FILE] [options]\n%s",
+                    argv[i], canal_config_usage());
             return 2;
         }
     }

@@ -35,9 +35,24 @@ typedef struct canal_req canal_req_t;
 
 /** Development shows an HTML error page with the details; production answers without them. */
 typedef enum canal_env {
-    CANAL_ENV_PRODUCTION = 0, /**< errors answer a bare 500; details go to stderr only */
+    CANAL_ENV_PRODUCTION = 0, /**< errors answer a bare 500; details go to the log only */
     CANAL_ENV_DEVELOPMENT = 1 /**< errors answer an HTML page with the request's details */
 } canal_env_t;
+
+/** How much a message of canal's matters (canal_config_t.log). */
+typedef enum canal_log_level {
+    CANAL_LOG_ERROR = 0, /**< something failed: a handler, a bind, a worker thread */
+    CANAL_LOG_WARN = 1,  /**< canal went on, but not as asked (a shutdown deadline passed) */
+    CANAL_LOG_INFO = 2   /**< the app's life (stopping, still serving while draining) */
+} canal_log_level_t;
+
+/**
+ * Receives each message canal logs: one line of text without a newline, a time stamp or a
+ * "canal:" prefix. Called on any thread (worker threads too), possibly at the same time on
+ * several: it must be thread-safe. msg is borrowed for the call. data is
+ * canal_config_t.log_data.
+ */
+typedef void (*canal_log_fn)(canal_log_level_t level, const char *msg, void *data);
 
 /**
  * Application configuration. Initialise with canal_config_init(), then change fields, read
@@ -83,37 +98,44 @@ typedef struct canal_config {
                                         stops accepting until one closes (default 10,000) */
     size_t max_json_depth;         /**< deepest JSON body canal_req_json() parses (64; jansson
                                         stops at 2048 whatever this says) */
+    int allow_unknown_flags;       /**< 1: canal_config_from_args() leaves --flags it does not
+                                        know in argv for the app (default 0: CANAL_EINVAL) */
+    canal_log_fn log;              /**< where canal's messages go; NULL (default): stderr, one
+                                        line each with a UTC time stamp and "canal: " */
+    void *log_data;                /**< passed to log; borrowed */
 } canal_config_t;
 
-/** Sets every field of cfg to its default. */
+/** Sets every field of cfg to its default (the defaults are in canal_config_usage()). */
 CANAL_API void canal_config_init(canal_config_t *cfg);
 
 /**
- * Reads CANAL_HOST, CANAL_PORT, CANAL_THREADS, CANAL_ENV, CANAL_ACCESS_LOG,
- * CANAL_SHUTDOWN_DELAY, CANAL_REQUEST_ID (on|off), CANAL_TRUSTED_PROXIES and the limits
- * CANAL_MAX_BODY, CANAL_MAX_TARGET, CANAL_MAX_HEADERS, CANAL_MAX_HEADER_BYTES,
- * CANAL_MAX_QUERY_PARAMS, CANAL_HEADER_TIMEOUT, CANAL_BODY_TIMEOUT, CANAL_KEEPALIVE_TIMEOUT
- * (milliseconds), CANAL_MAX_CONNECTIONS and CANAL_MAX_JSON_DEPTH into cfg.
- * The strings stay owned by the environment. Returns 0, or CANAL_EINVAL for a bad value
- * (err, if given, names it); cfg may then be partly updated.
+ * Reads the environment into cfg: every flag of canal_config_from_args() has a variable,
+ * its name in capitals with '_' for '-' after CANAL_ (--max-body: CANAL_MAX_BODY), taking
+ * the same values. The strings stay owned by the environment. Returns 0, or CANAL_EINVAL for
+ * a bad value (err, if given, names the variable); cfg may then be partly updated.
  */
 CANAL_API int canal_config_from_env(canal_config_t *cfg, canal_error_info_t *err);
 
 /**
- * Reads canal's flags from a command line into cfg and removes them from argv, leaving the
- * program name and any other arguments (in order) for the app: --host H, --port N,
- * --threads N, --env development|production, --access-log PATH|-|off, --max-body BYTES,
- * --max-target BYTES, --max-headers N, --max-header-bytes BYTES, --max-query-params N,
- * --shutdown-timeout MS, --shutdown-delay MS, --request-id on|off, --trusted-proxies LIST|off,
- * --header-timeout MS, --body-timeout MS, --keepalive-timeout MS, --max-connections N,
- * --max-json-depth N (also written --flag=value; the others are in canal_config_usage()).
- * Strings point into argv.
- * Returns 0, or CANAL_EINVAL for a missing or bad value (err names the flag).
+ * Reads canal's flags (canal_config_usage() lists them: --host H, --port N, --threads N ...,
+ * also written --flag=value) from a command line into cfg and removes them from argv, leaving
+ * the program name and the other arguments, in order, for the app (argv[*argc] is NULL).
+ * Everything after a "--" argument is left as it is, the "--" too. Strings point into argv.
+ *
+ * Returns 0; CANAL_EINVAL for a missing or bad value (err names the flag), or for a --flag
+ * canal does not know ("unknown flag --prot; see --help") unless cfg->allow_unknown_flags
+ * (then the app parses what is left); CANAL_EHELP for --help or -h, with cfg and argv
+ * unchanged and err->message "usage: PROGRAM [options]" (print it and canal_config_usage(),
+ * and exit 0). err->code is the code returned. After CANAL_EINVAL cfg and argv may be partly
+ * updated.
  */
 CANAL_API int canal_config_from_args(canal_config_t *cfg, int *argc, char **argv,
                                      canal_error_info_t *err);
 
-/** The usage text of the flags canal_config_from_args() understands. Static. */
+/**
+ * The usage text of every flag canal_config_from_args() understands: per flag its value, what
+ * it does, its default, its range and its environment variable. Static.
+ */
 CANAL_API const char *canal_config_usage(void);
 
 /**
@@ -220,7 +242,7 @@ CANAL_API int canal_app_listener_tls(const canal_app_t *app, size_t i);
 
 /**
  * Binds the listeners and starts the worker threads; returns at once.
- * Returns 0; CANAL_ESYS when a socket cannot be bound (the reason is on stderr), CANAL_ESTATE
+ * Returns 0; CANAL_ESYS when a socket cannot be bound (the reason is logged), CANAL_ESTATE
  * if already started.
  */
 CANAL_API int canal_app_start(canal_app_t *app);

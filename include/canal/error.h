@@ -24,7 +24,8 @@
     XX(ELIMIT, -9, "limit exceeded")                                                        \
     XX(EBADREQ, -10, "bad request")                                                         \
     XX(ESTATE, -11, "not allowed in this state")                                            \
-    XX(ESYS, -12, "system call failed")
+    XX(ESYS, -12, "system call failed")                                                     \
+    XX(EHELP, -13, "help asked for")
 
 /** The error codes: CANAL_EINVAL, CANAL_ENOMEM, ... all negative. */
 typedef enum canal_errno {

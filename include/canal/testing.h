@@ -63,7 +63,7 @@ typedef struct canal_test_response {
  * @param app the app, with its routes registered.
  * @param err if not NULL, says why on failure.
  * @return the client, or NULL: CANAL_EINVAL (app NULL), CANAL_ESTATE (already started),
- *         CANAL_ESYS (a socket could not be bound; the reason is also on stderr), CANAL_ENOMEM.
+ *         CANAL_ESYS (a socket could not be bound; the reason is also logged), CANAL_ENOMEM.
  */
 CANAL_API canal_test_t *canal_test_start(canal_app_t *app, canal_error_info_t *err);
 

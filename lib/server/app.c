@@ -74,7 +74,7 @@ canal_app_t *canal_app_create(const canal_config_t *cfg)
     int prc = canal__proxies_parse(app->cfg.trusted_proxies, &app->proxies, &app->nproxies, &perr);
     if (prc != 0) {
         if (prc != CANAL_ENOMEM)
-            canal__log_error("%s", perr.message);
+            canal__log(app, CANAL_LOG_ERROR, "%s", perr.message);
         canal_app_destroy(app);
         return NULL;
     }
@@ -259,7 +259,7 @@ uint16_t canal_app_port(const canal_app_t *app, size_t i)
 }
 
 /* Opens one listening socket. port 0 binds any free port. Returns the fd or -1 (logged). */
-static int open_listener(const char *host, uint16_t port, uint16_t *bound)
+static int open_listener(const canal_app_t *app, const char *host, uint16_t port, uint16_t *bound)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICSERV},
@@ -268,7 +268,7 @@ static int open_listener(const char *host, uint16_t port, uint16_t *bound)
     snprintf(service, sizeof(service), "%u", port);
     int rc = getaddrinfo(host, service, &hints, &res);
     if (rc != 0) {
-        canal__log_error("cannot resolve listen address %s: %s", host, gai_strerror(rc));
+        canal__log(app, CANAL_LOG_ERROR, "cannot resolve listen address %s: %s", host, gai_strerror(rc));
         return -1;
     }
     int fd = socket(res->ai_family, res->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), on = 1;
@@ -276,7 +276,7 @@ static int open_listener(const char *host, uint16_t port, uint16_t *bound)
         setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0 ||
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on)) != 0 ||
         bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, SOMAXCONN) != 0) {
-        canal__log_error("cannot listen on %s:%u: %s", host, port, strerror(errno));
+        canal__log(app, CANAL_LOG_ERROR, "cannot listen on %s:%u: %s", host, port, strerror(errno));
         if (fd >= 0)
             close(fd);
         freeaddrinfo(res);
@@ -628,12 +628,12 @@ static void *worker_main(void *arg)
         if (conns == 0 || (inflight == 0 && now - w->last_activity >= QUIET_MS)) {
             w->exit = 1;
         } else if (atomic_load(&w->app->force)) {
-            canal__log_error("worker %zu: stopped again: leaving with %zu request(s) in flight",
-                             w->index, inflight);
+            canal__log(w->app, CANAL_LOG_WARN, "worker %zu: stopped again: leaving with %zu request(s) in flight",
+                       w->index, inflight);
             w->exit = 1;
         } else if (now >= w->deadline) {
-            canal__log_error("worker %zu: shutdown deadline passed with %zu request(s) in flight",
-                             w->index, inflight);
+            canal__log(w->app, CANAL_LOG_WARN, "worker %zu: shutdown deadline passed with %zu request(s) in flight",
+                       w->index, inflight);
             w->exit = 1;
         }
         if (w->exit)
@@ -681,7 +681,7 @@ int canal_app_start(canal_app_t *app)
 {
     int expected = 0;
     if (app->reg_err.code != 0) {
-        canal__log_error("not started: a registration failed: %s", app->reg_err.message);
+        canal__log(app, CANAL_LOG_ERROR, "not started: a registration failed: %s", app->reg_err.message);
         return app->reg_err.code;
     }
     if (!atomic_compare_exchange_strong(&app->state, &expected, 1))
@@ -689,13 +689,13 @@ int canal_app_start(canal_app_t *app)
     if (app->nlisteners == 0 && add_listener(app, app->cfg.host, app->cfg.port) != 0)
         goto fail;
     if (app->cfg.tls_port == 0 && (app->cfg.tls_cert != NULL || app->cfg.tls_key != NULL)) {
-        canal__log_error("a certificate or key was given without a TLS port (--tls-port)");
+        canal__log(app, CANAL_LOG_ERROR, "a certificate or key was given without a TLS port (--tls-port)");
         goto fail;
     }
     if (app->cfg.tls_port != 0) {
         canal_error_info_t err;
         if (listen_tls(app, app->cfg.host, app->cfg.tls_port, app->cfg.tls_cert, app->cfg.tls_key, &err) != 0) {
-            canal__log_error("%s", err.message);
+            canal__log(app, CANAL_LOG_ERROR, "%s", err.message);
             goto fail;
         }
     }
@@ -713,7 +713,7 @@ int canal_app_start(canal_app_t *app)
             l->fds[k] = -1;
         for (size_t k = 0; k < app->nworkers; k++) {
             uint16_t port = k == 0 ? l->port : l->bound_port;
-            if ((l->fds[k] = open_listener(l->host, port, &l->bound_port)) < 0)
+            if ((l->fds[k] = open_listener(app, l->host, port, &l->bound_port)) < 0)
                 goto fail;
         }
     }
@@ -729,7 +729,7 @@ int canal_app_start(canal_app_t *app)
                  app->cfg.request_id ? " \"%{x-request-id}o\"" : "");
         app->logfh = h2o_access_log_open_handle(path, fmt, H2O_LOGCONF_ESCAPE_APACHE);
         if (app->logfh == NULL) {
-            canal__log_error("cannot open the access log %s", path);
+            canal__log(app, CANAL_LOG_ERROR, "cannot open the access log %s", path);
             goto fail;
         }
         h2o_access_log_register(app->pathconf, app->logfh);
@@ -738,11 +738,11 @@ int canal_app_start(canal_app_t *app)
     json_object_seed(0);
 
     if (canal__ops_start(app) != 0 || canal__metrics_start(app) != 0) {
-        canal__log_error("out of memory for metrics and CORS");
+        canal__log(app, CANAL_LOG_ERROR, "out of memory for metrics and CORS");
         goto fail;
     }
     if (canal__offload_start(app) != 0) {
-        canal__log_error("cannot start the offload threads");
+        canal__log(app, CANAL_LOG_ERROR, "cannot start the offload threads");
         goto fail;
     }
     for (size_t k = 0; k < app->nworkers; k++)
@@ -758,7 +758,7 @@ int canal_app_start(canal_app_t *app)
     size_t created = 0;
     for (; created < app->nworkers; created++)
         if (pthread_create(&app->workers[created].thread, NULL, worker_main, &app->workers[created]) != 0) {
-            canal__log_error("cannot start worker thread %zu: %s", created, strerror(errno));
+            canal__log(app, CANAL_LOG_ERROR, "cannot start worker thread %zu: %s", created, strerror(errno));
             break;
         }
     /* each worker makes its loop and context, then says so: a stop can reach it from now on */
@@ -769,7 +769,7 @@ int canal_app_start(canal_app_t *app)
     int failed = created < app->nworkers;
     for (size_t k = 0; k < created; k++)
         if (app->workers[k].started < 0) {
-            canal__log_error("cannot create the event loop of worker %zu", k);
+            canal__log(app, CANAL_LOG_ERROR, "cannot create the event loop of worker %zu", k);
             failed = 1;
         }
     if (!failed)
@@ -841,8 +841,8 @@ int canal_app_wait(canal_app_t *app)
     if (app->cfg.shutdown_delay_ms > 0) {
         /* Keep serving while readiness says 503. The signal handlers stay installed, so a
          * second SIGTERM (or canal_app_stop()) ends the wait instead of killing the process. */
-        canal__log_error("stopping: readiness answers 503; still serving for %u ms",
-                         app->cfg.shutdown_delay_ms);
+        canal__log(app, CANAL_LOG_INFO, "stopping: readiness answers 503; still serving for %u ms",
+                   app->cfg.shutdown_delay_ms);
         uint64_t until = now_ms() + app->cfg.shutdown_delay_ms, now;
         while ((now = now_ms()) < until) {
             int rc = poll(&pfd, 1, (int)(until - now));
@@ -865,7 +865,7 @@ int canal_app_wait(canal_app_t *app)
             break;
         if (poll(&pfd, 1, 20) > 0 && read(app->stop_pipe[0], drain, sizeof(drain)) > 0 &&
             !atomic_exchange(&app->force, 1))
-            canal__log_error("stopped again: leaving without waiting for the requests in flight");
+            canal__log(app, CANAL_LOG_WARN, "stopped again: leaving without waiting for the requests in flight");
     }
     if (!app->cfg.no_signals) {
         sigaction(SIGINT, &old_int, NULL);

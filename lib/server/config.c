@@ -1,286 +1,330 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Configuration: defaults, then the environment (CANAL_*), then the command line, each
- * overriding the one before. Parsing is strict: a port must be a whole number in range,
- * an unknown --env value is an error rather than a silent default.
+ * overriding the one before. All of it comes from one table, canal__options[]: one row per setting
+ * with its flag, its type, its field in canal_config_t, its default, its range and its help.
+ * canal_config_init(), canal_config_from_env(), canal_config_from_args(),
+ * canal_config_usage() and the table of docs/server.md (canal__config_markdown(), checked by
+ * test/unit/config_test.c) all walk it, so a setting added there is everywhere at once.
+ *
+ * The environment variable of a flag is its name in capitals after CANAL_, '-' written '_'
+ * (--max-body: CANAL_MAX_BODY). Parsing is strict: a number must be whole and in range, an
+ * unknown --env value is an error rather than a silent default, and so is an unknown --flag.
  */
+#include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "server_internal.h"
+#include "config_internal.h"
+
+#define FIELD(f) .offset = offsetof(canal_config_t, f), .size = sizeof(((canal_config_t *)0)->f)
+#define HOUR_MS (3600u * 1000)
+
+const struct canal__option canal__options[] = {
+    {"host", CANAL__OPT_STR, FIELD(host), "ADDR", .def_str = "127.0.0.1",
+     .help = "listen address (0.0.0.0, ::, a name)"},
+    {"port", CANAL__OPT_U16, FIELD(port), "N", .def = 8080, .max = 65535, .help = "listen port; 0: any free port"},
+    {"threads", CANAL__OPT_UINT, FIELD(threads), "N", .max = 1024, .help = "worker threads; 0: one per online core"},
+    {"env", CANAL__OPT_CHOICE, FIELD(env), "development|production", .choices = {"production", "development"},
+     .help = "development: error pages with the details"},
+    {"access-log", CANAL__OPT_STR_OFF, FIELD(access_log), "PATH|-|off",
+     .help = "Combined Log Format to a file, stdout (-) or nowhere"},
+    {"max-body", CANAL__OPT_SIZE, FIELD(max_body_size), "BYTES", .def = 1024 * 1024, .max = SIZE_MAX / 2,
+     .help = "largest request body; over it 413"},
+    {"max-target", CANAL__OPT_SIZE, FIELD(max_target_length), "BYTES", .def = 8192, .min = 16, .max = 1u << 20,
+     .help = "longest request target (path and query); over it 414"},
+    /* libh2o's parser stops at 100 header fields itself */
+    {"max-headers", CANAL__OPT_SIZE, FIELD(max_header_count), "N", .def = 64, .min = 1, .max = 100,
+     .help = "most request header fields; over it 431"},
+    {"max-header-bytes", CANAL__OPT_SIZE, FIELD(max_header_bytes), "BYTES", .def = 16384, .min = 64, .max = 1u << 20,
+     .help = "most bytes of header names and values; over it 431"},
+    {"max-query-params", CANAL__OPT_SIZE, FIELD(max_query_params), "N", .def = 256, .min = 1, .max = 1u << 16,
+     .help = "most query parameters; over it 414"},
+    {"shutdown-timeout", CANAL__OPT_UINT, FIELD(shutdown_timeout_ms), "MS", .def = 10000, .max = HOUR_MS,
+     .help = "graceful shutdown deadline for requests in flight"},
+    {"shutdown-delay", CANAL__OPT_UINT, FIELD(shutdown_delay_ms), "MS", .max = HOUR_MS,
+     .help = "on a stop, serve this long with readiness 503 first"},
+    {"request-timeout", CANAL__OPT_UINT, FIELD(request_timeout_ms), "MS", .def = 30000, .min = 1, .max = HOUR_MS,
+     .help = "a deferred answer not given by then is a 504"},
+    {"offload-threads", CANAL__OPT_UINT, FIELD(offload_threads), "N", .def = 4, .max = 1024,
+     .help = "threads for blocking work; 0: no offload pool"},
+    {"offload-queue", CANAL__OPT_SIZE, FIELD(offload_queue), "N", .def = 1024, .max = 1u << 30,
+     .help = "offload jobs that may wait; more is a 503"},
+    {"tls-port", CANAL__OPT_U16, FIELD(tls_port), "N", .max = 65535,
+     .help = "also serve TLS there (HTTP/2, HTTP/1.1); 0: none"},
+    {"cert", CANAL__OPT_STR, FIELD(tls_cert), "FILE", .help = "PEM certificate chain for --tls-port"},
+    {"key", CANAL__OPT_STR, FIELD(tls_key), "FILE", .help = "PEM private key for --tls-port"},
+    {"request-id", CANAL__OPT_CHOICE, FIELD(request_id), "on|off", .choices = {"off", "on"},
+     .help = "X-Request-Id on answers, in the log and problems"},
+    {"trusted-proxies", CANAL__OPT_PROXIES, FIELD(trusted_proxies), "LIST|off",
+     .help = "addresses, CIDRs whose X-Forwarded-For is believed"},
+    {"header-timeout", CANAL__OPT_UINT, FIELD(header_timeout_ms), "MS", .def = 10000, .min = 1, .max = HOUR_MS,
+     .help = "whole request head within this; else 408"},
+    {"body-timeout", CANAL__OPT_UINT, FIELD(body_timeout_ms), "MS", .def = 10000, .min = 1, .max = HOUR_MS,
+     .help = "longest pause inside a body; else 408"},
+    {"keepalive-timeout", CANAL__OPT_UINT, FIELD(keepalive_timeout_ms), "MS", .def = 60000, .min = 1, .max = HOUR_MS,
+     .help = "an idle connection is closed after this"},
+    {"max-connections", CANAL__OPT_SIZE, FIELD(max_connections), "N", .def = 10000, .min = 1, .max = 1u << 24,
+     .help = "open connections per worker"},
+    /* jansson refuses deeper than 2048 on its own: a larger value would be a lie */
+    {"max-json-depth", CANAL__OPT_SIZE, FIELD(max_json_depth), "N", .def = 64, .min = 1, .max = 2048,
+     .help = "deepest JSON body canal_req_json() parses"},
+};
+
+const size_t canal__noptions = sizeof(canal__options) / sizeof(canal__options[0]);
+
+static int is_string(const struct canal__option *o)
+{
+    return o->kind == CANAL__OPT_STR || o->kind == CANAL__OPT_STR_OFF || o->kind == CANAL__OPT_PROXIES;
+}
+
+/* Writes a number (a choice: its index) or, for the string kinds, s into o's field. */
+static void store(canal_config_t *cfg, const struct canal__option *o, uint64_t n, const char *s)
+{
+    void *field = (char *)cfg + o->offset;
+    switch (o->kind) {
+    case CANAL__OPT_U16: *(uint16_t *)field = (uint16_t)n; break;
+    case CANAL__OPT_UINT: *(unsigned *)field = (unsigned)n; break;
+    case CANAL__OPT_SIZE: *(size_t *)field = (size_t)n; break;
+    case CANAL__OPT_CHOICE: *(int *)field = (int)n; break;
+    default: *(const char **)field = s;
+    }
+}
 
 void canal_config_init(canal_config_t *cfg)
 {
-    memset(cfg, 0, sizeof(*cfg));
-    cfg->host = "127.0.0.1";
-    cfg->port = 8080;
-    cfg->env = CANAL_ENV_PRODUCTION;
-    cfg->max_body_size = 1024 * 1024;
-    cfg->max_target_length = 8192;
-    cfg->max_header_count = 64;
-    cfg->max_header_bytes = 16384;
-    cfg->max_query_params = 256;
-    cfg->shutdown_timeout_ms = 10000;
-    cfg->request_timeout_ms = 30000;
-    cfg->offload_threads = 4;
-    cfg->offload_queue = 1024;
-    cfg->header_timeout_ms = 10000;
-    cfg->body_timeout_ms = 10000;
-    cfg->keepalive_timeout_ms = 60000;
-    cfg->max_connections = 10000;
-    cfg->max_json_depth = 64;
+    *cfg = (canal_config_t){0};
+    for (size_t i = 0; i < canal__noptions; i++)
+        store(cfg, &canal__options[i], canal__options[i].def, canal__options[i].def_str);
 }
 
-static int fail(canal_error_info_t *err, const char *what, const char *value)
+/* CANAL_MAX_BODY for "max-body", into buf (as large as the longest name needs). */
+const char *canal__config_env_name(const struct canal__option *o, char *buf, size_t size)
+{
+    size_t n = (size_t)snprintf(buf, size, "CANAL_%s", o->flag);
+    for (size_t i = 6; i < n && i < size; i++)
+        buf[i] = buf[i] == '-' ? '_' : (char)toupper((unsigned char)buf[i]);
+    return buf;
+}
+
+/* "0 to 65535", "1 or more", "development or production": the values an option takes. */
+static void describe_range(const struct canal__option *o, char *buf, size_t size)
+{
+    switch (o->kind) {
+    case CANAL__OPT_STR: snprintf(buf, size, "not empty"); break;
+    case CANAL__OPT_STR_OFF: snprintf(buf, size, "not empty; off: none"); break;
+    case CANAL__OPT_PROXIES: snprintf(buf, size, "addresses and CIDRs, by commas or spaces; off: none"); break;
+    case CANAL__OPT_CHOICE: snprintf(buf, size, "%s or %s", o->choices[0], o->choices[1]); break;
+    default:
+        if (o->max >= UINT32_MAX)
+            snprintf(buf, size, "%llu or more", (unsigned long long)o->min);
+        else
+            snprintf(buf, size, "%llu to %llu", (unsigned long long)o->min, (unsigned long long)o->max);
+    }
+}
+
+static void describe_default(const struct canal__option *o, char *buf, size_t size)
+{
+    if (o->kind == CANAL__OPT_CHOICE)
+        snprintf(buf, size, "%s", o->choices[o->def]);
+    else if (is_string(o))
+        snprintf(buf, size, "%s", o->def_str ? o->def_str : o->kind == CANAL__OPT_STR ? "none" : "off");
+    else
+        snprintf(buf, size, "%llu", (unsigned long long)o->def);
+}
+
+/* "--port: bad value '99999' (0 to 65535)"; who is the flag or the variable. */
+static int bad_value(canal_error_info_t *err, const struct canal__option *o, const char *who, const char *value)
 {
     if (err != NULL) {
-        err->code = CANAL_EINVAL;
-        err->position = 0;
-        snprintf(err->message, sizeof(err->message), "%s: bad value '%s'", what,
-                 value ? value : "(missing)");
+        char range[64];
+        describe_range(o, range, sizeof(range));
+        *err = (canal_error_info_t){.code = CANAL_EINVAL};
+        snprintf(err->message, sizeof(err->message), "%s: bad value '%s' (%s)", who,
+                 value ? value : "(missing)", range);
     }
     return CANAL_EINVAL;
 }
 
-static int number(const char *s, uint64_t max, uint64_t *out)
+/* Sets one option from its text. Returns 0 or CANAL_EINVAL (err names who). */
+static int set_option(canal_config_t *cfg, const struct canal__option *o, const char *who,
+                      const char *value, canal_error_info_t *err)
 {
-    int64_t v;
-    if (s == NULL || canal_parse_int64((canal_str_t){s, strlen(s)}, &v) != 0 || v < 0 ||
-        (uint64_t)v > max)
-        return -1;
-    *out = (uint64_t)v;
-    return 0;
-}
-
-/* Sets one option by its name (as on the command line, without "--"). */
-static int set_option(canal_config_t *cfg, const char *name, const char *value,
-                      canal_error_info_t *err)
-{
-    uint64_t n;
-    if (strcmp(name, "host") == 0) {
-        if (value == NULL || *value == '\0')
-            return fail(err, "--host", value);
-        cfg->host = value;
-    } else if (strcmp(name, "port") == 0) {
-        if (number(value, 65535, &n) != 0)
-            return fail(err, "--port", value);
-        cfg->port = (uint16_t)n;
-    } else if (strcmp(name, "threads") == 0) {
-        if (number(value, 1024, &n) != 0)
-            return fail(err, "--threads", value);
-        cfg->threads = (unsigned)n;
-    } else if (strcmp(name, "env") == 0) {
-        if (value != NULL && strcmp(value, "development") == 0)
-            cfg->env = CANAL_ENV_DEVELOPMENT;
-        else if (value != NULL && strcmp(value, "production") == 0)
-            cfg->env = CANAL_ENV_PRODUCTION;
-        else
-            return fail(err, "--env (development|production)", value);
-    } else if (strcmp(name, "access-log") == 0) {
-        if (value == NULL || *value == '\0')
-            return fail(err, "--access-log", value);
-        cfg->access_log = strcmp(value, "off") == 0 ? NULL : value;
-    } else if (strcmp(name, "max-body") == 0) {
-        if (number(value, SIZE_MAX / 2, &n) != 0)
-            return fail(err, "--max-body", value);
-        cfg->max_body_size = (size_t)n;
-    } else if (strcmp(name, "max-target") == 0) {
-        if (number(value, 1u << 20, &n) != 0 || n < 16)
-            return fail(err, "--max-target (16 to 1048576)", value);
-        cfg->max_target_length = (size_t)n;
-    } else if (strcmp(name, "max-headers") == 0) {
-        if (number(value, 100, &n) != 0 || n == 0) /* libh2o's parser stops at 100 itself */
-            return fail(err, "--max-headers (1 to 100)", value);
-        cfg->max_header_count = (size_t)n;
-    } else if (strcmp(name, "max-header-bytes") == 0) {
-        if (number(value, 1u << 20, &n) != 0 || n < 64)
-            return fail(err, "--max-header-bytes (64 to 1048576)", value);
-        cfg->max_header_bytes = (size_t)n;
-    } else if (strcmp(name, "max-query-params") == 0) {
-        if (number(value, 1u << 16, &n) != 0 || n == 0)
-            return fail(err, "--max-query-params (1 to 65536)", value);
-        cfg->max_query_params = (size_t)n;
-    } else if (strcmp(name, "shutdown-timeout") == 0) {
-        if (number(value, 3600 * 1000, &n) != 0)
-            return fail(err, "--shutdown-timeout", value);
-        cfg->shutdown_timeout_ms = (unsigned)n;
-    } else if (strcmp(name, "tls-port") == 0) {
-        if (number(value, 65535, &n) != 0)
-            return fail(err, "--tls-port", value);
-        cfg->tls_port = (uint16_t)n;
-    } else if (strcmp(name, "cert") == 0) {
-        if (value == NULL || *value == '\0')
-            return fail(err, "--cert", value);
-        cfg->tls_cert = value;
-    } else if (strcmp(name, "key") == 0) {
-        if (value == NULL || *value == '\0')
-            return fail(err, "--key", value);
-        cfg->tls_key = value;
-    } else if (strcmp(name, "request-timeout") == 0) {
-        if (number(value, 3600 * 1000, &n) != 0 || n == 0)
-            return fail(err, "--request-timeout", value);
-        cfg->request_timeout_ms = (unsigned)n;
-    } else if (strcmp(name, "offload-threads") == 0) {
-        if (number(value, 1024, &n) != 0)
-            return fail(err, "--offload-threads", value);
-        cfg->offload_threads = (unsigned)n;
-    } else if (strcmp(name, "offload-queue") == 0) {
-        if (number(value, 1u << 30, &n) != 0)
-            return fail(err, "--offload-queue", value);
-        cfg->offload_queue = (size_t)n;
-    } else if (strcmp(name, "shutdown-delay") == 0) {
-        if (number(value, 3600 * 1000, &n) != 0)
-            return fail(err, "--shutdown-delay", value);
-        cfg->shutdown_delay_ms = (unsigned)n;
-    } else if (strcmp(name, "request-id") == 0) {
-        if (value != NULL && strcmp(value, "on") == 0)
-            cfg->request_id = 1;
-        else if (value != NULL && strcmp(value, "off") == 0)
-            cfg->request_id = 0;
-        else
-            return fail(err, "--request-id (on|off)", value);
-    } else if (strcmp(name, "trusted-proxies") == 0) {
-        size_t count;
+    int64_t v = 0;
+    if (value == NULL || *value == '\0')
+        return bad_value(err, o, who, value);
+    if (is_string(o)) {
         canal_error_info_t why;
-        if (value == NULL || *value == '\0')
-            return fail(err, "--trusted-proxies", value);
-        if (strcmp(value, "off") == 0) {
-            cfg->trusted_proxies = NULL;
-        } else if (canal__proxies_parse(value, NULL, &count, &why) != 0) {
-            if (err != NULL)
+        size_t count;
+        int off = o->kind != CANAL__OPT_STR && strcmp(value, "off") == 0;
+        if (o->kind == CANAL__OPT_PROXIES && !off && canal__proxies_parse(value, NULL, &count, &why) != 0) {
+            if (err != NULL) {
                 *err = why;
+                err->code = CANAL_EINVAL;
+                snprintf(err->message, sizeof(err->message), "%s: %.120s", who, why.message);
+            }
             return CANAL_EINVAL;
-        } else {
-            cfg->trusted_proxies = value;
         }
-    } else if (strcmp(name, "header-timeout") == 0) {
-        if (number(value, 3600 * 1000, &n) != 0 || n == 0)
-            return fail(err, "--header-timeout", value);
-        cfg->header_timeout_ms = (unsigned)n;
-    } else if (strcmp(name, "body-timeout") == 0) {
-        if (number(value, 3600 * 1000, &n) != 0 || n == 0)
-            return fail(err, "--body-timeout", value);
-        cfg->body_timeout_ms = (unsigned)n;
-    } else if (strcmp(name, "keepalive-timeout") == 0) {
-        if (number(value, 3600 * 1000, &n) != 0 || n == 0)
-            return fail(err, "--keepalive-timeout", value);
-        cfg->keepalive_timeout_ms = (unsigned)n;
-    } else if (strcmp(name, "max-connections") == 0) {
-        if (number(value, 1u << 24, &n) != 0 || n == 0)
-            return fail(err, "--max-connections", value);
-        cfg->max_connections = (size_t)n;
-    } else if (strcmp(name, "max-json-depth") == 0) {
-        /* jansson refuses deeper than 2048 on its own: a larger value would be a lie */
-        if (number(value, 2048, &n) != 0 || n == 0)
-            return fail(err, "--max-json-depth", value);
-        cfg->max_json_depth = (size_t)n;
-    } else {
-        return 1; /* not ours */
+        store(cfg, o, 0, off ? NULL : value);
+        return 0;
     }
+    if (o->kind == CANAL__OPT_CHOICE) {
+        while (o->choices[v] != NULL && strcmp(value, o->choices[v]) != 0)
+            v++;
+        if (o->choices[v] == NULL)
+            return bad_value(err, o, who, value);
+    } else if (canal_parse_int64((canal_str_t){value, strlen(value)}, &v) != 0 || v < 0 ||
+               (uint64_t)v < o->min || (uint64_t)v > o->max) {
+        return bad_value(err, o, who, value);
+    }
+    store(cfg, o, (uint64_t)v, NULL);
     return 0;
 }
 
 int canal_config_from_env(canal_config_t *cfg, canal_error_info_t *err)
 {
-    static const struct {
-        const char *var, *option;
-    } vars[] = {{"CANAL_HOST", "host"},
-                {"CANAL_PORT", "port"},
-                {"CANAL_THREADS", "threads"},
-                {"CANAL_ENV", "env"},
-                {"CANAL_ACCESS_LOG", "access-log"},
-                {"CANAL_SHUTDOWN_DELAY", "shutdown-delay"},
-                {"CANAL_REQUEST_ID", "request-id"},
-                {"CANAL_TRUSTED_PROXIES", "trusted-proxies"},
-                {"CANAL_HEADER_TIMEOUT", "header-timeout"},
-                {"CANAL_BODY_TIMEOUT", "body-timeout"},
-                {"CANAL_KEEPALIVE_TIMEOUT", "keepalive-timeout"},
-                {"CANAL_MAX_CONNECTIONS", "max-connections"},
-                {"CANAL_MAX_JSON_DEPTH", "max-json-depth"},
-                {"CANAL_MAX_BODY", "max-body"},
-                {"CANAL_MAX_TARGET", "max-target"},
-                {"CANAL_MAX_HEADERS", "max-headers"},
-                {"CANAL_MAX_HEADER_BYTES", "max-header-bytes"},
-                {"CANAL_MAX_QUERY_PARAMS", "max-query-params"}};
-    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-        const char *v = getenv(vars[i].var);
-        if (v != NULL && set_option(cfg, vars[i].option, v, err) != 0) {
-            if (err != NULL)
-                snprintf(err->message, sizeof(err->message), "%s: bad value '%s'", vars[i].var, v);
+    for (size_t i = 0; i < canal__noptions; i++) {
+        char name[64];
+        const char *v = getenv(canal__config_env_name(&canal__options[i], name, sizeof(name)));
+        if (v != NULL && set_option(cfg, &canal__options[i], name, v, err) != 0)
             return CANAL_EINVAL;
-        }
     }
     return 0;
 }
 
+/* The option of "--name" or "--name=value" (a points past the dashes), or NULL. */
+static const struct canal__option *find_option(const char *a)
+{
+    size_t len = strcspn(a, "=");
+    for (size_t i = 0; i < canal__noptions; i++)
+        if (strlen(canal__options[i].flag) == len && memcmp(canal__options[i].flag, a, len) == 0)
+            return &canal__options[i];
+    return NULL;
+}
+
+static int is_help(const char *a)
+{
+    return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
+}
+
 int canal_config_from_args(canal_config_t *cfg, int *argc, char **argv, canal_error_info_t *err)
 {
-    int out = 1;
-    for (int i = 1; i < *argc; i++) {
+    /* --help first, so that it leaves everything as it was */
+    for (int i = 1; i < *argc && strcmp(argv[i], "--") != 0; i++) {
+        if (is_help(argv[i])) {
+            if (err != NULL) {
+                *err = (canal_error_info_t){.code = CANAL_EHELP};
+                snprintf(err->message, sizeof(err->message), "usage: %s [options]", argv[0]);
+            }
+            return CANAL_EHELP;
+        }
+    }
+    int out = 1, i = 1;
+    for (; i < *argc && strcmp(argv[i], "--") != 0; i++) {
         const char *a = argv[i];
         if (strncmp(a, "--", 2) != 0) {
             argv[out++] = argv[i];
             continue;
         }
-        char name[32];
-        const char *eq = strchr(a + 2, '='), *value;
-        size_t nlen = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-        if (nlen >= sizeof(name)) {
-            argv[out++] = argv[i];
-            continue;
-        }
-        memcpy(name, a + 2, nlen);
-        name[nlen] = '\0';
-        /* "--host --port 80": the next flag is not a value */
-        value = eq ? eq + 1 : (i + 1 < *argc && strncmp(argv[i + 1], "--", 2) != 0 ? argv[i + 1] : NULL);
-        int rc = set_option(cfg, name, value, err);
-        if (rc < 0)
-            return rc;
-        if (rc == 1) {
+        const struct canal__option *o = find_option(a + 2);
+        if (o == NULL && cfg->allow_unknown_flags) {
             argv[out++] = argv[i]; /* the app's own flag */
             continue;
         }
-        if (eq == NULL)
-            i++; /* the value was the next argument */
+        if (o == NULL) {
+            if (err != NULL) {
+                *err = (canal_error_info_t){.code = CANAL_EINVAL};
+                snprintf(err->message, sizeof(err->message), "unknown flag %.*s; see --help",
+                         (int)strcspn(a, "="), a);
+            }
+            return CANAL_EINVAL;
+        }
+        /* "--host --port 80": the next flag is not a value */
+        const char *eq = strchr(a, '='), *value = eq ? eq + 1 : NULL;
+        if (eq == NULL && i + 1 < *argc && strncmp(argv[i + 1], "--", 2) != 0)
+            value = argv[++i];
+        char who[64];
+        snprintf(who, sizeof(who), "--%s", o->flag);
+        if (set_option(cfg, o, who, value, err) != 0)
+            return CANAL_EINVAL;
     }
+    while (i < *argc) /* "--" and what follows it */
+        argv[out++] = argv[i++];
     *argc = out;
     argv[out] = NULL;
     return 0;
 }
 
+/* Appends to a buffer of size bytes at *used; 0, or -1 when it does not fit. */
+static int append(char *buf, size_t size, size_t *used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int append(char *buf, size_t size, size_t *used, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *used, size - *used, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= size - *used)
+        return -1;
+    *used += (size_t)n;
+    return 0;
+}
+
+/* A '|' in a markdown table cell ends it, even in `code`, unless written "\|". */
+static void escape_bars(char *s, size_t size)
+{
+    for (char *p = strchr(s, '|'); p != NULL && strlen(s) + 2 <= size; p = strchr(p + 2, '|')) {
+        memmove(p + 1, p, strlen(p) + 1);
+        *p = '\\';
+    }
+}
+
+/* The usage text, or the markdown table if markdown; 0, or -1 when it does not fit. */
+static int write_options(char *buf, size_t size, int markdown)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    if (markdown && append(buf, size, &used, "| flag | environment | default | values | what |\n"
+                                             "|---|---|---|---|---|\n") != 0)
+        return -1;
+    for (size_t i = 0; i < canal__noptions; i++) {
+        const struct canal__option *o = &canal__options[i];
+        char flag[64], env[64], def[64], range[64];
+        snprintf(flag, sizeof(flag), "--%s %s", o->flag, o->meta);
+        canal__config_env_name(o, env, sizeof(env));
+        describe_default(o, def, sizeof(def));
+        describe_range(o, range, sizeof(range));
+        int number = !is_string(o) && o->kind != CANAL__OPT_CHOICE; /* else meta says the range */
+        if (markdown)
+            escape_bars(flag, sizeof(flag));
+        int rc = markdown ? append(buf, size, &used, "| `%s` | `%s` | %s | %s | %s |\n", flag, env, def,
+                                   range, o->help)
+                          : append(buf, size, &used, "  %-24s %s\n      %s; default %s%s%s%s\n", flag, o->help,
+                                   env, def, number ? " (" : "", number ? range : "", number ? ")" : "");
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static char usage_text[8192];
+static pthread_once_t usage_once = PTHREAD_ONCE_INIT;
+
+static void make_usage(void)
+{
+    if (write_options(usage_text, sizeof(usage_text), 0) != 0)
+        abort(); /* the table outgrew the buffer: config_test says so first */
+}
+
 const char *canal_config_usage(void)
 {
-    return "  --host ADDR              listen address (default 127.0.0.1; env CANAL_HOST)\n"
-           "  --port N                 listen port (default 8080; 0 = any free; env CANAL_PORT)\n"
-           "  --threads N              worker threads (default: one per core; env CANAL_THREADS)\n"
-           "  --env development|production   error pages with details, or without (default\n"
-           "                           production; env CANAL_ENV)\n"
-           "  --access-log PATH|-|off  Combined Log Format to a file, stdout or nowhere\n"
-           "                           (env CANAL_ACCESS_LOG)\n"
-           "  --max-body BYTES         largest request body (default 1048576; over it: 413)\n"
-           "  --max-target BYTES       longest request target (default 8192; over it: 414)\n"
-           "  --max-headers N          most header fields, 1-100 (default 64; over it: 431)\n"
-           "  --max-header-bytes BYTES most bytes of header fields (default 16384; over: 431)\n"
-           "  --max-query-params N     most query parameters (default 256; over it: 414)\n"
-           "  --shutdown-timeout MS    graceful shutdown deadline (default 10000)\n"
-           "  --tls-port N --cert FILE --key FILE   also serve TLS (HTTP/2, HTTP/1.1 by ALPN)\n"
-           "  --request-timeout MS     deadline of a deferred answer; then 504 (default 30000)\n"
-           "  --offload-threads N      threads for blocking work (default 4)\n"
-           "  --offload-queue N        jobs waiting for them; more: 503 (default 1024)\n"
-           "  --shutdown-delay MS      on SIGTERM, readiness says 503 but the app keeps serving\n"
-           "                           this long before it closes its listeners (default 0;\n"
-           "                           env CANAL_SHUTDOWN_DELAY)\n"
-           "  --request-id on|off      X-Request-Id on answers, in the log and problem details\n"
-           "                           (default off; env CANAL_REQUEST_ID)\n"
-           "  --trusted-proxies LIST|off   addresses/CIDRs whose X-Forwarded-For, Forwarded and\n"
-           "                           X-Request-Id are believed (env CANAL_TRUSTED_PROXIES)\n"
-           "  --header-timeout MS      whole request head within; else 408 (default 10000)\n"
-           "  --body-timeout MS        longest pause inside a body; else 408 (default 10000)\n"
-           "  --keepalive-timeout MS   idle connections closed after (default 60000)\n"
-           "  --max-connections N      open connections per worker (default 10000)\n"
-           "  --max-json-depth N       deepest JSON body parsed; 1-2048 (default 64)\n"
-           "  (the limits also from the environment: CANAL_MAX_BODY, CANAL_MAX_TARGET,\n"
-           "   CANAL_MAX_HEADERS, CANAL_MAX_HEADER_BYTES, CANAL_MAX_QUERY_PARAMS,\n"
-           "   CANAL_HEADER_TIMEOUT, CANAL_BODY_TIMEOUT, CANAL_KEEPALIVE_TIMEOUT,\n"
-           "   CANAL_MAX_CONNECTIONS, CANAL_MAX_JSON_DEPTH)\n";
+    pthread_once(&usage_once, make_usage);
+    return usage_text;
+}
+
+int canal__config_markdown(char *buf, size_t size)
+{
+    return write_options(buf, size, 1);
 }

@@ -18,24 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "server_internal.h"
-
-void canal__log_error(const char *fmt, ...)
-{
-    char when[32];
-    time_t t = time(NULL);
-    struct tm tm;
-    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
-    va_list ap;
-    va_start(ap, fmt);
-    flockfile(stderr);
-    fprintf(stderr, "%s canal: ", when);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    funlockfile(stderr);
-    va_end(ap);
-}
 
 const char *canal_status_reason(int status)
 {
@@ -478,9 +461,9 @@ static void answer_failure(canal_req_t *req)
     if (req->error == NULL)
         req->error = "the handler set no answer";
     canal_str_t id = canal_req_id(req);
-    canal__log_error("%.*s %.*s%s%.*s%s: %s", (int)req->method.len, req->method.base, (int)req->path.len,
-                     req->path.base, id.base ? " [" : "", (int)id.len, id.base ? id.base : "", id.base ? "]" : "",
-                     req->error);
+    canal__log(req->app, CANAL_LOG_ERROR, "%.*s %.*s%s%.*s%s: %s", (int)req->method.len, req->method.base,
+               (int)req->path.len, req->path.base, id.base ? " [" : "", (int)id.len, id.base ? id.base : "",
+               id.base ? "]" : "", req->error);
     if (req->app->cfg.env == CANAL_ENV_DEVELOPMENT)
         developer_page(req);
     else

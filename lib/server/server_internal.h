@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The server core's private structures, shared by its files:
- *   config.c  defaults, environment and command line
+ *   config.c  defaults, environment and command line, from one table (config_internal.h)
+ *   log.c     canal's messages: to the app's log callback, or stderr
  *   app.c     the app, listeners, worker threads, graceful shutdown
  *   req.c     the h2o handler (dispatch through the router) and the request accessors
  *   res.c     responses, problem details, error pages
@@ -352,6 +353,10 @@ void canal__jw_init(struct canal_jw *w, h2o_mem_pool_t *pool, size_t hint);
 
 /* res.c: sends the answer set on req, or the failure's; once (later calls do nothing) */
 void canal__commit(canal_req_t *req);
-void canal__log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* log.c: every message canal prints goes here, to app's log callback (canal_config_t.log)
+ * or, with none or no app (NULL), to stderr with a time stamp. */
+void canal__log(const canal_app_t *app, canal_log_level_t level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -85,7 +85,7 @@ canal_test_t *canal_test_start(canal_app_t *app, canal_error_info_t *err)
         set_err(err, rc,
                 rc == CANAL_ESTATE   ? "canal_test_start: the app was started already"
                 : rc == CANAL_ENOMEM ? "canal_test_start: out of memory"
-                                     : "canal_test_start: the app could not start (see stderr)");
+                                     : "canal_test_start: the app could not start (see the log)");
         free(t);
         return NULL;
     }

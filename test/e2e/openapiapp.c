@@ -140,9 +140,13 @@ int main(int argc, char **argv)
     const char *mode = "router";
     int list = 0;
     canal_config_init(&cfg);
+    cfg.allow_unknown_flags = 1; /* --mode, --routes: below */
     if (canal_config_from_args(&cfg, &argc, argv, &err) != 0) {
-        fprintf(stderr, "canal-openapiapp: %s\n", err.message);
-        return 2;
+        if (err.code != CANAL_EHELP)
+            fprintf(stderr, "canal-openapiapp: %s\n", err.message);
+        fprintf(err.code == CANAL_EHELP ? stdout : stderr,
+                "usage: canal-openapiapp [--mode router|controller] [--routes]\n%s", canal_config_usage());
+        return err.code == CANAL_EHELP ? 0 : 2;
     }
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc) {

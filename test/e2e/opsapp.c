@@ -37,8 +37,8 @@ int main(int argc, char **argv)
     canal_config_init(&cfg);
     cfg.threads = 1;
     if (canal_config_from_args(&cfg, &argc, argv, &err) != 0) {
-        fprintf(stderr, "canal-opsapp: %s\n", err.message);
-        return 2;
+        fprintf(err.code == CANAL_EHELP ? stdout : stderr, "canal-opsapp: %s\n%s", err.message, canal_config_usage());
+        return err.code == CANAL_EHELP ? 0 : 2;
     }
     memset(filler, 'a', sizeof(filler) - 1);
     canal_app_t *app = canal_app_create(&cfg);

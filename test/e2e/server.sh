@@ -108,6 +108,18 @@ check "bad --port exits 2" 2 "$?"
 check_match "bad --port says why" "port: bad value '99999'" "$(cat "$TMP/badport.err")"
 CANAL_ENV=staging "$TBIN/canal-testapp" >/dev/null 2>"$TMP/badenv.err"
 check "bad CANAL_ENV exits 2" 2 "$?"
+"$TBIN/canal-testapp" --prot 9000 >/dev/null 2>"$TMP/typo.err"
+check "a mistyped flag (--prot) exits 2, not a server on 8080" 2 "$?"
+check_match "a mistyped flag is named" "unknown flag --prot; see --help" "$(cat "$TMP/typo.err")"
+"$TBIN/canal-testapp" --help >"$TMP/help.out" 2>&1
+check "--help exits 0" 0 "$?"
+check_match "--help lists the flags and their variables" "--shutdown-timeout MS.*CANAL_SHUTDOWN_TIMEOUT" "$(tr '\n' ' ' <"$TMP/help.out")"
+for app in demo offload todo woo-controller woo-router; do
+    "$BIN/canal-$app" --help >/dev/null 2>&1
+    h=$?
+    "$BIN/canal-$app" --prot 9000 >/dev/null 2>&1
+    check "canal-$app: --help exits 0, --prot exits 2" "0 2" "$h $?"
+done
 start envport env CANAL_THREADS=3 "$TBIN/canal-testapp" || exit 0
 check "CANAL_THREADS sets the worker count" "[0,0,0]" "$(body "$URL/stats" | sed 's/[1-9]/0/')"
 stop envport

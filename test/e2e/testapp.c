@@ -175,8 +175,8 @@ int main(int argc, char **argv)
     canal_error_info_t err;
     canal_config_init(&cfg);
     if (canal_config_from_env(&cfg, &err) != 0 || canal_config_from_args(&cfg, &argc, argv, &err) != 0) {
-        fprintf(stderr, "canal-testapp: %s\n", err.message);
-        return 2;
+        fprintf(err.code == CANAL_EHELP ? stdout : stderr, "canal-testapp: %s\n%s", err.message, canal_config_usage());
+        return err.code == CANAL_EHELP ? 0 : 2;
     }
     if (argc > 1) {
         fprintf(stderr, "canal-testapp: unknown argument %s\n%s", argv[1], canal_config_usage());

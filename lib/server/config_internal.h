@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The table of canal's settings (config.c), for the functions that walk it and for
+ * test/unit/config_test.c, which checks every row.
+ */
+#ifndef CANAL_CONFIG_INTERNAL_H
+#define CANAL_CONFIG_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum canal__opt_kind {
+    CANAL__OPT_STR,     /* const char *, not empty */
+    CANAL__OPT_STR_OFF, /* const char *, not empty; "off" is NULL */
+    CANAL__OPT_PROXIES, /* CANAL__OPT_STR_OFF that canal__proxies_parse() accepts */
+    CANAL__OPT_U16,     /* uint16_t in [min, max] */
+    CANAL__OPT_UINT,    /* unsigned in [min, max] */
+    CANAL__OPT_SIZE,    /* size_t in [min, max] */
+    CANAL__OPT_CHOICE   /* an int-sized enum: the index of the value in choices[] */
+};
+
+/* One setting. Its environment variable is derived from flag (canal__config_env_name()). */
+struct canal__option {
+    const char *flag;          /* without "--" */
+    enum canal__opt_kind kind;
+    size_t offset, size;       /* the field in canal_config_t (size: checked by the tests) */
+    const char *meta;          /* what the value is, in the usage text ("N", "MS", "on|off") */
+    uint64_t def, min, max;    /* numbers and choices (def: the index) */
+    const char *def_str;       /* strings */
+    const char *choices[3];    /* CANAL__OPT_CHOICE: NULL-terminated */
+    const char *help;          /* a few words, in the usage text and the docs table */
+};
+
+extern const struct canal__option canal__options[];
+extern const size_t canal__noptions;
+
+/* "CANAL_MAX_BODY" for "max-body", into buf (64 bytes are plenty). Returns buf. */
+const char *canal__config_env_name(const struct canal__option *o, char *buf, size_t size);
+
+/* The table of docs/server.md ("Configuration") in markdown; 0, or -1 if size is too small. */
+int canal__config_markdown(char *buf, size_t size);
+
+#endif

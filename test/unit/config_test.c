@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the configuration table (lib/server/config.c): every row is checked, every
+ * flag parses its smallest and largest value (and refuses one past them), every flag's
+ * environment variable is read, unknown flags and --help have their own outcomes, the usage
+ * text names every flag, and the table in docs/server.md is the one the code generates.
+ *
+ * `config_test --markdown` prints that table (make config-table puts it into the docs).
+ */
+#include "test.h"
+#include <canal.h>
+#include "server/config_internal.h"
+
+#define ROWS for (const struct canal__option *o = canal__options; o < canal__options + canal__noptions; o++)
+
+static void *field(canal_config_t *cfg, const struct canal__option *o)
+{
+    return (char *)cfg + o->offset;
+}
+
+/* A number field's value (a choice: its index). */
+static uint64_t number(canal_config_t *cfg, const struct canal__option *o)
+{
+    switch (o->kind) {
+    case CANAL__OPT_U16: return *(uint16_t *)field(cfg, o);
+    case CANAL__OPT_UINT: return *(unsigned *)field(cfg, o);
+    case CANAL__OPT_SIZE: return *(size_t *)field(cfg, o);
+    case CANAL__OPT_CHOICE: return (uint64_t)*(int *)field(cfg, o);
+    default: fail_msg("--%s is not a number", o->flag); return 0;
+    }
+}
+
+static const char *string(canal_config_t *cfg, const struct canal__option *o)
+{
+    return *(const char **)field(cfg, o);
+}
+
+static int is_number(const struct canal__option *o)
+{
+    return o->kind == CANAL__OPT_U16 || o->kind == CANAL__OPT_UINT || o->kind == CANAL__OPT_SIZE;
+}
+
+static void table_rows(void **state)
+{
+    ROWS {
+        size_t size = o->kind == CANAL__OPT_U16    ? sizeof(uint16_t)
+                      : o->kind == CANAL__OPT_UINT   ? sizeof(unsigned)
+                      : o->kind == CANAL__OPT_SIZE   ? sizeof(size_t)
+                      : o->kind == CANAL__OPT_CHOICE ? sizeof(int)
+                                                     : sizeof(const char *);
+        if (o->size != size || o->offset + o->size > sizeof(canal_config_t))
+            fail_msg("--%s: its kind does not fit its field", o->flag);
+        assert_true(o->help != NULL && o->help[0] != '\0');
+        if (is_number(o))
+            assert_true(o->min <= o->def && o->def <= o->max);
+        assert_non_null(o->meta);
+        if (o->kind == CANAL__OPT_CHOICE)
+            assert_true(o->choices[0] != NULL && o->choices[1] != NULL && o->def < 2);
+        for (const struct canal__option *p = canal__options; p < o; p++)
+            if (strcmp(p->flag, o->flag) == 0 || p->offset == o->offset)
+                fail_msg("--%s and --%s share a name or a field", p->flag, o->flag);
+    }
+}
+
+static void defaults(void **state)
+{
+    canal_config_t cfg;
+    memset(&cfg, 0xab, sizeof(cfg));
+    canal_config_init(&cfg);
+    ROWS {
+        if (o->kind == CANAL__OPT_STR || o->kind == CANAL__OPT_STR_OFF || o->kind == CANAL__OPT_PROXIES) {
+            if (o->def_str == NULL)
+                assert_null(string(&cfg, o));
+            else
+                assert_string_equal(string(&cfg, o), o->def_str);
+        } else {
+            assert_int_equal(number(&cfg, o), o->def);
+        }
+    }
+    /* the fields that are set in code only */
+    assert_int_equal(cfg.no_signals, 0);
+    assert_int_equal(cfg.allow_unknown_flags, 0);
+    assert_null(cfg.log);
+    assert_null(cfg.log_data);
+    assert_int_equal(cfg.router.case_sensitive, 0);
+    /* a few by name, so that a wrong row shows here too */
+    assert_string_equal(cfg.host, "127.0.0.1");
+    assert_int_equal(cfg.port, 8080);
+    assert_int_equal(cfg.max_body_size, 1024 * 1024);
+    assert_int_equal(cfg.request_timeout_ms, 30000);
+}
+
+/* Sets "--flag value" on a fresh configuration (as two arguments, or as one with '=' when
+ * joined); returns what canal_config_from_args() returned, and err. */
+static int parse_one(canal_config_t *cfg, const struct canal__option *o, const char *value, int joined,
+                     canal_error_info_t *err)
+{
+    char flag[96];
+    char *argv[4] = {"prog", flag, (char *)value, NULL};
+    int argc = 3;
+    if (joined) {
+        snprintf(flag, sizeof(flag), "--%s=%s", o->flag, value);
+        argv[2] = NULL;
+        argc = 2;
+    } else {
+        snprintf(flag, sizeof(flag), "--%s", o->flag);
+    }
+    canal_config_init(cfg);
+    int rc = canal_config_from_args(cfg, &argc, argv, err);
+    if (rc == 0)
+        assert_int_equal(argc, 1);
+    return rc;
+}
+
+/* A value a string row accepts. */
+static const char *good_string(const struct canal__option *o)
+{
+    return o->kind == CANAL__OPT_PROXIES ? "10.0.0.0/8, ::1" : "some-value";
+}
+
+/* Tries value on row o: ok, it must set the field to expected (a number or a choice's index;
+ * a string row: value itself); not ok, it must be refused. */
+typedef void (*try_fn)(const struct canal__option *o, const char *value, uint64_t expected, int ok);
+
+/* Calls try() with every value worth trying on row o: the smallest and the largest numbers,
+ * one past each, junk; every choice; a string, "off"; and an empty value. */
+
+static void each_value(const struct canal__option *o, try_fn try)
+{
+    char v[32];
+    if (is_number(o)) {
+        snprintf(v, sizeof(v), "%llu", (unsigned long long)o->min);
+        try(o, v, o->min, 1);
+        snprintf(v, sizeof(v), "%llu", (unsigned long long)o->max);
+        try(o, v, o->max, 1);
+        snprintf(v, sizeof(v), "%llu", (unsigned long long)o->max + 1);
+        try(o, v, 0, 0);
+        if (o->min > 0) {
+            snprintf(v, sizeof(v), "%llu", (unsigned long long)o->min - 1);
+            try(o, v, 0, 0);
+        }
+        try(o, "12x", 0, 0);
+        try(o, "-1", 0, 0);
+    } else if (o->kind == CANAL__OPT_CHOICE) {
+        for (int i = 0; o->choices[i] != NULL; i++)
+            try(o, o->choices[i], (uint64_t)i, 1);
+        try(o, "maybe", 0, 0);
+    } else {
+        try(o, good_string(o), 0, 1);
+        try(o, "off", 0, 1); /* "off" is NULL for STR_OFF and PROXIES, a value for STR */
+        if (o->kind == CANAL__OPT_PROXIES)
+            try(o, "10.0.0.0/99", 0, 0);
+    }
+    try(o, "", 0, 0);
+}
+
+/* After who (a flag or a variable) was given value and the parser returned rc: ok, rc is 0
+ * and the field says what value said (expected, for a number or a choice); not ok, rc is
+ * CANAL_EINVAL and the message starts with "who:". */
+static void assert_outcome(canal_config_t *cfg, const struct canal__option *o, const char *who, const char *value,
+                           int rc, const canal_error_info_t *err, uint64_t expected, int ok)
+{
+    if (ok && rc != 0)
+        fail_msg("%s %s: %d (%s)", who, value, rc, err->message);
+    if (!ok && (rc != CANAL_EINVAL || err->code != CANAL_EINVAL))
+        fail_msg("%s '%s' was taken", who, value);
+    if (!ok && (strncmp(err->message, who, strlen(who)) != 0 || err->message[strlen(who)] != ':'))
+        fail_msg("%s '%s' says [%s]", who, value, err->message);
+    if (!ok)
+        return;
+    if (is_number(o) || o->kind == CANAL__OPT_CHOICE) {
+        if (number(cfg, o) != expected)
+            fail_msg("%s %s set %llu", who, value, (unsigned long long)number(cfg, o));
+    } else if (strcmp(value, "off") == 0 && o->kind != CANAL__OPT_STR) {
+        assert_null(string(cfg, o));
+    } else {
+        assert_string_equal(string(cfg, o), value);
+    }
+}
+
+static void try_flag(const struct canal__option *o, const char *value, uint64_t expected, int ok)
+{
+    char flag[64];
+    snprintf(flag, sizeof(flag), "--%s", o->flag);
+    for (int joined = 0; joined < 2; joined++) {
+        canal_config_t cfg;
+        canal_error_info_t err;
+        int rc = parse_one(&cfg, o, value, joined, &err);
+        assert_outcome(&cfg, o, flag, value, rc, &err, expected, ok);
+    }
+}
+
+static void each_flag(void **state)
+{
+    ROWS each_value(o, try_flag);
+    /* a missing value, at the end or before another flag */
+    canal_config_t cfg;
+    canal_error_info_t err;
+    char *argv[] = {"prog", "--host", "--port", "80", NULL};
+    int argc = 4;
+    canal_config_init(&cfg);
+    assert_int_equal(canal_config_from_args(&cfg, &argc, argv, &err), CANAL_EINVAL);
+    assert_string_equal(err.message, "--host: bad value '(missing)' (not empty)");
+    char *last[] = {"prog", "--port", NULL};
+    argc = 2;
+    assert_int_equal(canal_config_from_args(&cfg, &argc, last, NULL), CANAL_EINVAL);
+}
+
+static void try_env(const struct canal__option *o, const char *value, uint64_t expected, int ok)
+{
+    char name[64];
+    canal_config_t cfg;
+    canal_error_info_t err;
+    canal__config_env_name(o, name, sizeof(name));
+    setenv(name, value, 1);
+    canal_config_init(&cfg);
+    int rc = canal_config_from_env(&cfg, &err);
+    unsetenv(name);
+    assert_outcome(&cfg, o, name, value, rc, &err, expected, ok);
+}
+
+static void each_env_var(void **state)
+{
+    char name[64];
+    ROWS {
+        canal__config_env_name(o, name, sizeof(name));
+        assert_null(getenv(name)); /* the test's own environment must not decide */
+        each_value(o, try_env);
+    }
+    const struct canal__option *body = NULL;
+    ROWS if (strcmp(o->flag, "max-body") == 0) body = o;
+    assert_string_equal(canal__config_env_name(body, name, sizeof(name)), "CANAL_MAX_BODY");
+}
+
+static void unknown_flags(void **state)
+{
+    canal_config_t cfg;
+    canal_error_info_t err;
+    char *argv[] = {"prog", "file", "--prot", "9000", NULL};
+    int argc = 4;
+    canal_config_init(&cfg);
+    assert_int_equal(canal_config_from_args(&cfg, &argc, argv, &err), CANAL_EINVAL);
+    assert_int_equal(err.code, CANAL_EINVAL);
+    assert_string_equal(err.message, "unknown flag --prot; see --help");
+    char *joined[] = {"prog", "--port=1", "--prot=9000", NULL};
+    argc = 3;
+    assert_int_equal(canal_config_from_args(&cfg, &argc, joined, &err), CANAL_EINVAL);
+    assert_string_equal(err.message, "unknown flag --prot; see --help");
+    argc = 3;
+    assert_int_equal(canal_config_from_args(&cfg, &argc, joined, NULL), CANAL_EINVAL);
+
+    /* opted out: the app's flags stay, in order, with their values */
+    char *app[] = {"prog", "--mode", "x", "--port", "81", "--prot", "y", NULL};
+    argc = 7;
+    canal_config_init(&cfg);
+    cfg.allow_unknown_flags = 1;
+    assert_int_equal(canal_config_from_args(&cfg, &argc, app, &err), 0);
+    assert_int_equal(cfg.port, 81);
+    assert_int_equal(argc, 5);
+    assert_string_equal(app[1], "--mode");
+    assert_string_equal(app[2], "x");
+    assert_string_equal(app[3], "--prot");
+    assert_string_equal(app[4], "y");
+    assert_null(app[5]);
+
+    /* after "--", nothing is canal's: "--" and what follows stay as they are */
+    char *rest[] = {"prog", "--port", "82", "a", "--", "--port", "83", "--prot", "--help", NULL};
+    argc = 9;
+    canal_config_init(&cfg);
+    assert_int_equal(canal_config_from_args(&cfg, &argc, rest, &err), 0);
+    assert_int_equal(cfg.port, 82);
+    assert_int_equal(argc, 7);
+    static const char *const left[] = {"prog", "a", "--", "--port", "83", "--prot", "--help"};
+    for (int i = 0; i < 7; i++)
+        assert_string_equal(rest[i], left[i]);
+    assert_null(rest[7]);
+}
+
+static void help(void **state)
+{
+    static const char *const asks[][5] = {
+        {"./prog", "--help", NULL},
+        {"./prog", "--port", "1", "-h", NULL},
+        {"./prog", "--prot", "9", "--help", NULL}, /* asking for help beats a typo */
+    };
+    for (size_t k = 0; k < sizeof(asks) / sizeof(asks[0]); k++) {
+        canal_config_t cfg;
+        canal_error_info_t err;
+        char *argv[5];
+        int argc = 0;
+        for (; asks[k][argc] != NULL; argc++)
+            argv[argc] = (char *)asks[k][argc];
+        argv[argc] = NULL;
+        int n = argc;
+        canal_config_init(&cfg);
+        assert_int_equal(canal_config_from_args(&cfg, &argc, argv, &err), CANAL_EHELP);
+        assert_int_equal(err.code, CANAL_EHELP);
+        assert_string_equal(err.message, "usage: ./prog [options]");
+        assert_int_equal(argc, n); /* argv and cfg as they were */
+        for (int i = 0; i < n; i++)
+            assert_string_equal(argv[i], asks[k][i]);
+        assert_int_equal(cfg.port, 8080);
+        assert_int_equal(canal_config_from_args(&cfg, &argc, argv, NULL), CANAL_EHELP);
+    }
+    assert_string_equal(canal_err_name(CANAL_EHELP), "CANAL_EHELP");
+}
+
+static void usage(void **state)
+{
+    const char *u = canal_config_usage();
+    assert_ptr_equal(u, canal_config_usage()); /* static */
+    ROWS {
+        char flag[64], name[64], env[80];
+        snprintf(flag, sizeof(flag), "  --%s ", o->flag);
+        snprintf(env, sizeof(env), "\n      %s; default ", canal__config_env_name(o, name, sizeof(name)));
+        if (strstr(u, flag) == NULL || strstr(u, env) == NULL)
+            fail_msg("the usage text does not show --%s and its variable", o->flag);
+    }
+    /* two lines a flag, none wider than a terminal */
+    size_t lines = 0;
+    for (const char *p = u; *p != '\0'; lines++) {
+        const char *nl = strchr(p, '\n');
+        assert_non_null(nl);
+        if (nl - p > 79)
+            fail_msg("a usage line of %d columns: %.*s", (int)(nl - p), (int)(nl - p), p);
+        p = nl + 1;
+    }
+    assert_int_equal(lines, 2 * canal__noptions);
+}
+
+static char table[16384];
+
+/* The docs table is the generated one: between its two markers in docs/server.md. */
+static void docs_table(void **state)
+{
+    static const char begin[] = "<!-- config-table: generated by `make config-table` -->\n",
+                      end[] = "<!-- end of config-table -->\n";
+    assert_int_equal(canal__config_markdown(table, 100), -1); /* too small: said so */
+    assert_int_equal(canal__config_markdown(table, sizeof(table)), 0);
+    FILE *f = fopen("docs/server.md", "r"); /* test/run runs from the top of the tree */
+    if (f == NULL)
+        fail_msg("docs/server.md not found: run this test from the top of the tree");
+    static char doc[256 * 1024];
+    size_t n = fread(doc, 1, sizeof(doc) - 1, f);
+    fclose(f);
+    doc[n] = '\0';
+    char *b = strstr(doc, begin), *e = b ? strstr(b, end) : NULL;
+    if (b == NULL || e == NULL)
+        fail_msg("docs/server.md has no config-table markers");
+    b += strlen(begin);
+    *e = '\0';
+    if (strcmp(b, table) != 0)
+        fail_msg("docs/server.md's table is not the generated one: run make config-table");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "--markdown") == 0) {
+        if (canal__config_markdown(table, sizeof(table)) != 0)
+            return 1;
+        fputs(table, stdout);
+        return 0;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(table_rows),   cmocka_unit_test(defaults),      cmocka_unit_test(each_flag),
+        cmocka_unit_test(each_env_var), cmocka_unit_test(unknown_flags), cmocka_unit_test(help),
+        cmocka_unit_test(usage),        cmocka_unit_test(docs_table),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
