@@ -645,9 +645,7 @@ static void *worker_main(void *arg)
     close_connections(w);
     canal__worker_async_dispose(w);
     h2o_multithread_unregister_receiver(w->ctx.queue, &w->stop_receiver);
-    /* h2o's shutdown request arms an HTTP/2 graceful-shutdown timer that nothing unlinks */
-    if (h2o_timeout_is_linked(&w->ctx.http2._graceful_shutdown_timeout))
-        h2o_timeout_unlink(&w->ctx.http2._graceful_shutdown_timeout);
+    canal__h2_graceful_timer_unlink(&w->ctx);
     dispose_context(w);
     atomic_store(&w->done, 1);
     return NULL;

@@ -158,9 +158,8 @@ void canal__pending_abort_all(struct canal_worker *w)
 {
     if (!w->pending_ready)
         return;
-    h2o_linklist_t *entries = &w->pending_timeout._entries;
-    while (!h2o_linklist_is_empty(entries)) {
-        h2o_timeout_entry_t *e = H2O_STRUCT_FROM_MEMBER(h2o_timeout_entry_t, _link, entries->next);
+    h2o_timeout_entry_t *e;
+    while ((e = canal__timeout_first(&w->pending_timeout)) != NULL) {
         canal_pending_t *p = H2O_STRUCT_FROM_MEMBER(canal_pending_t, deadline, e);
         canal_req_t *req = p->req;
         detach(p); /* unlinks e */

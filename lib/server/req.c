@@ -10,7 +10,7 @@
  * split into parameters only when a handler asks for one.
  *
  * Before routing, the request is held to the policies of docs/security.md: the framing of an
- * HTTP/1 request (Host, Content-Length, Transfer-Encoding: see http1_head_fault()), the
+ * HTTP/1 request (Host, Content-Length, Transfer-Encoding: see canal__http1_framing_fault() in h2o_compat.c), the
  * method token, the limits, dot-segments, the query. The common request is let through by a
  * few tests; refused() looks at the rest in that order, and the method waits for the router
  * when nothing else is wrong (a method the router knows is a token).
@@ -64,14 +64,6 @@ int canal__reqmap_grow(struct canal_reqmap *m)
     return 0;
 }
 
-/* The connection of a request, or NULL: every socket of an app is accepted by canal
- * (app.c, accept_one()), which makes its record the socket's on_close.data. */
-static struct canal_conn *conn_of(h2o_req_t *h)
-{
-    h2o_socket_t *sock = h->conn->callbacks->get_socket != NULL ? h->conn->callbacks->get_socket(h->conn) : NULL;
-    return sock != NULL ? sock->on_close.data : NULL;
-}
-
 void canal__on_req_done(h2o_logger_t *self, h2o_req_t *h)
 {
     struct canal_worker *w = H2O_STRUCT_FROM_MEMBER(struct canal_worker, ctx, h->conn->ctx);
@@ -107,116 +99,6 @@ static int query_ok(canal_str_t q)
         i += 2;
     }
     return 1;
-}
-
-/*
- * RFC 9112 wants a 400 for an HTTP/1.1 request without Host or with two, a request with both
- * Content-Length and Transfer-Encoding handled as an error (or at least the connection closed
- * after it), two Content-Lengths refused, and an obs-fold line refused or unfolded. libh2o
- * 2.2.5 does none of that and keeps none of those fields in req->headers: it keeps the last
- * Host as the authority (or the host configuration's name when there is none), uses the first
- * Content-Length, lets Transfer-Encoding win, and turns a folded line into a header with an
- * empty name.
- *
- * So: a missing Host shows as the configuration's own authority string, and a folded line as
- * an empty name, both cheap to see. For the rest canal reads the request head itself: it is
- * still in the connection's input buffer while the request is handled (libh2o consumes it
- * once the answer has been sent), with the field names lower-cased in place. Without a body,
- * libh2o's strings point into that buffer, and an earlier Host line can only sit between the
- * request line and the Host value libh2o kept: clients send Host first, so that is a few
- * bytes to look at. With a body (Content-Length or Transfer-Encoding: req->entity is set) the
- * whole head is read, and used only if it starts with this request's method and target.
- * sock: the connection's socket (NULL if unknown); folded: a header has an empty name.
- * Returns NULL, or why the request is refused (then the connection is closed: its framing is
- * in doubt).
- */
-static const char *http1_head_read(h2o_req_t *h, const char *p, const char *end);
-static inline const char *http1_head_fault(h2o_req_t *h, h2o_socket_t *sock, int folded)
-{
-    if (h->version >= 0x200)
-        return NULL;
-    if (folded)
-        return "a header line folded onto the next (obs-fold)";
-    const char *p = NULL, *end = NULL, *host = h->input.authority.base;
-    if (sock != NULL && sock->input != NULL) {
-        p = sock->input->bytes, end = p + sock->input->size;
-        /* the usual head first, and alone: no body, and " HTTP/1.1\r\nhost: " with the one
-         * space nearly every client sends right after the target, so Host is there, once */
-        const char *v = h->input.path.base + h->input.path.len + 16;
-        if (h->entity.base == NULL && v + 1 == host && (uintptr_t)h->input.method.base >= (uintptr_t)p &&
-            (uintptr_t)host < (uintptr_t)end && memcmp(v - 7, "\r\nhost: ", 8) == 0)
-            return NULL;
-    }
-    return http1_head_read(h, p, end);
-}
-
-/* The rest of http1_head_fault(), out of line: the head at p..end (NULL if unknown). */
-static __attribute__((noinline)) const char *http1_head_read(h2o_req_t *h, const char *p, const char *end)
-{
-    const char *host = h->input.authority.base;
-    if (h->version == 0x101 && h->hostconf != NULL && h->authority.base == h->hostconf->authority.hostport.base)
-        return "an HTTP/1.1 request without a Host header field";
-    if (p == NULL)
-        return NULL;
-    if (h->entity.base == NULL) {
-        const char *q = h->input.method.base;
-        int n = 0;
-        if ((uintptr_t)q < (uintptr_t)p || (uintptr_t)host <= (uintptr_t)q || (uintptr_t)host > (uintptr_t)end)
-            return NULL; /* not pointers into this buffer after all */
-        const char *v = h->input.path.base + h->input.path.len + 16;
-        if (v <= host && memcmp(v - 7, "\r\nhost:", 7) == 0) {
-            while (v < host && (*v == ' ' || *v == '\t'))
-                v++;
-            if (v == host)
-                return NULL;
-        }
-        while ((q = memchr(q, '\n', (size_t)(host - q))) != NULL)
-            n += ++q + 5 <= host && memcmp(q, "host:", 5) == 0;
-        return n > 1 ? "more than one Host header field" : NULL;
-    }
-    while (p < end && (*p == '\r' || *p == '\n')) /* empty lines before a request are allowed */
-        p++;
-    h2o_iovec_t m = h->input.method, t = h->input.path;
-    if ((size_t)(end - p) < m.len + t.len + 2 || memcmp(p, m.base, m.len) != 0 || p[m.len] != ' ' ||
-        memcmp(p + m.len + 1, t.base, t.len) != 0)
-        return NULL;
-    int hosts = 0, length = 0, coding = 0;
-    p += m.len + 1 + t.len; /* the rest of the request line: " HTTP/1.1" */
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    while (nl != NULL) {
-        p = nl + 1;
-        if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
-            return NULL; /* not the head libh2o parsed, after all */
-        size_t n = (size_t)(nl - p) - (nl > p && nl[-1] == '\r');
-        switch (n == 0 ? 0 : *p) {
-        case 0:
-            nl = NULL; /* the empty line that ends the head */
-            break;
-        case ' ':
-        case '\t':
-            return "a header line folded onto the next (obs-fold)";
-        case 'h':
-            hosts += n >= 5 && memcmp(p, "host:", 5) == 0;
-            break;
-        case 'c':
-            length += n >= 15 && memcmp(p, "content-length:", 15) == 0;
-            break;
-        case 't':
-            coding += n >= 18 && memcmp(p, "transfer-encoding:", 18) == 0;
-            break;
-        }
-    }
-    if (hosts > 1)
-        return "more than one Host header field";
-    if (length > 1)
-        return "more than one Content-Length header field";
-    if (coding > 1) /* libh2o reads the last one only; "chunked" twice is not HTTP either */
-        return "more than one Transfer-Encoding header field";
-    if (length > 0 && coding > 0)
-        return "both Content-Length and Transfer-Encoding";
-    if (coding > 0 && h->version < 0x101)
-        return "Transfer-Encoding in an HTTP/1.0 request";
-    return NULL;
 }
 
 /* A method is a token (RFC 9110 5.6.2); libh2o 2.2.5 lets "G(T" and an empty one through. */
@@ -336,7 +218,7 @@ static int method_refused(canal_req_t *req)
     return 1;
 }
 
-/* The policies of docs/security.md after the framing (http1_head_fault), in their order; 1 if
+/* The policies of docs/security.md after the framing (canal__http1_framing_fault()), in their order; 1 if
  * the request was refused. */
 static __attribute__((noinline)) int refused(canal_req_t *req, size_t header_bytes)
 {
@@ -456,7 +338,7 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
         .h2o = h,
         .worker = w,
         .app = app,
-        .conn = conn_of(h),
+        .conn = canal__conn_of(h),
         .method = {h->method.base, h->method.len},
         .path = {target.base, path_len},
         .query = q ? (canal_str_t){q + 1, target.len - path_len - 1} : (canal_str_t){"", 0},
@@ -491,7 +373,7 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
         header_bytes += n + h->headers.entries[i].value.len;
     }
     const canal_config_t *cfg = &app->cfg;
-    const char *fault = http1_head_fault(h, req->conn != NULL ? req->conn->sock : NULL, folded);
+    const char *fault = canal__http1_framing_fault(h, req->conn != NULL ? req->conn->sock : NULL, folded);
     if (fault != NULL) {
         h->http1_is_persistent = 0;
         canal_res_problem(req, 400, "%s", fault);
@@ -714,8 +596,7 @@ json_t *canal_req_json(canal_req_t *req, json_error_t *err)
             err->column = -1;
             err->position = (int)(at < INT32_MAX ? at : INT32_MAX);
             snprintf(err->text, sizeof(err->text), "JSON nested deeper than %zu levels", max);
-            /* where jansson 2.14 keeps the code that json_error_code() reads */
-            err->text[JSON_ERROR_TEXT_LENGTH - 1] = (char)json_error_stack_overflow;
+            canal__json_error_set_code(err, json_error_stack_overflow);
         }
         return NULL;
     }

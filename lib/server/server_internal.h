@@ -351,6 +351,15 @@ struct canal_jw {
 /* a writer on a bare pool (tests, canal__json_write); hint: the first buffer's size */
 void canal__jw_init(struct canal_jw *w, h2o_mem_pool_t *pool, size_t hint);
 
+/* h2o_compat.c: what libh2o 2.2.5 and jansson 2.14 make canal do (read the file's top) */
+struct canal_conn *canal__conn_of(h2o_req_t *h); /* the request's connection record, or NULL */
+/* RFC 9112 framing faults of an HTTP/1 request (sock: its socket, or NULL; folded: a header
+ * has an empty name): NULL, or why it is refused */
+const char *canal__http1_framing_fault(h2o_req_t *h, h2o_socket_t *sock, int folded);
+void canal__h2_graceful_timer_unlink(h2o_context_t *ctx);
+h2o_timeout_entry_t *canal__timeout_first(h2o_timeout_t *t); /* NULL if empty */
+void canal__json_error_set_code(json_error_t *err, enum json_error_code code);
+
 /* res.c: sends the answer set on req, or the failure's; once (later calls do nothing) */
 void canal__commit(canal_req_t *req);
 
