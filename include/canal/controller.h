@@ -118,6 +118,9 @@ typedef struct canal_filter {
     int (*before)(canal_ctx_t *ctx, void *data); /**< runs before binding, or NULL */
     int (*after)(canal_ctx_t *ctx, void *data);  /**< runs after the result is set, or NULL */
     void *data;               /**< passed to both; borrowed */
+    const canal_cors_t *cors; /**< a CORS policy the server applies to the routes of the
+                                   actions the filter covers (canal_cors_filter()), or NULL;
+                                   borrowed: it must outlive the mvc object */
 } canal_filter_t;
 
 /**

@@ -8,26 +8,19 @@
 #include "canal/ops.h"
 #include "controller_internal.h"
 
-static int cors_before(canal_ctx_t *ctx, void *data)
-{
-    (void)ctx;
-    (void)data;
-    return 0; /* the server added the headers (or answered the preflight) already */
-}
-
 canal_filter_t canal_cors_filter(const canal_cors_t *policy)
 {
-    return (canal_filter_t){.before = cors_before, .data = (void *)policy};
+    return (canal_filter_t){.cors = policy};
 }
 
 int canal__mvc_apply_cors(canal_action_t *a, size_t first_route)
 {
     canal_app_t *app = a->ctrl->mvc->app;
     for (size_t i = 0; i < a->nchain; i++) {
-        if (a->chain[i].before != cors_before)
+        if (a->chain[i].cors == NULL)
             continue;
         for (size_t k = first_route; k < a->nroutes; k++) {
-            int rc = canal_app_cors_route(app, a->routes[k], a->chain[i].data);
+            int rc = canal_app_cors_route(app, a->routes[k], a->chain[i].cors);
             if (rc != 0)
                 return rc;
         }

@@ -84,6 +84,12 @@ void canal_mvc_destroy(canal_mvc_t *mvc)
     free(mvc);
 }
 
+/* An entry of a filter table that says something (unused entries are all NULL). */
+static int filter_used(const canal_filter_t *f)
+{
+    return f->before != NULL || f->after != NULL || f->cors != NULL;
+}
+
 static int add_filter(canal_filter_t *list, size_t *n, const canal_filter_t *f)
 {
     if (*n == CANAL_MAX_FILTERS)
@@ -113,7 +119,7 @@ static int build_chain(canal_action_t *a)
     canal_mvc_t *mvc = a->ctrl->mvc;
     size_t n = mvc->nfilters + a->ctrl->nfilters, k = 0;
     for (size_t i = 0; i < CANAL_MAX_FILTERS; i++)
-        n += a->def.filters[i].before != NULL || a->def.filters[i].after != NULL;
+        n += filter_used(&a->def.filters[i]);
     canal_filter_t *chain = n ? malloc(n * sizeof(*chain)) : NULL;
     if (n > 0 && chain == NULL)
         return CANAL_ENOMEM;
@@ -122,7 +128,7 @@ static int build_chain(canal_action_t *a)
     for (size_t i = 0; i < a->ctrl->nfilters; i++)
         chain[k++] = a->ctrl->filters[i];
     for (size_t i = 0; i < CANAL_MAX_FILTERS; i++)
-        if (a->def.filters[i].before != NULL || a->def.filters[i].after != NULL)
+        if (filter_used(&a->def.filters[i]))
             chain[k++] = a->def.filters[i];
     free(a->chain);
     a->chain = chain;
@@ -534,7 +540,7 @@ int canal_mvc_add_controller(canal_mvc_t *mvc, const canal_controller_def_t *def
     if (c == NULL)
         return err->code;
     for (size_t i = 0; i < CANAL_MAX_FILTERS; i++)
-        if (def->filters[i].before != NULL || def->filters[i].after != NULL)
+        if (filter_used(&def->filters[i]))
             c->filters[c->nfilters++] = def->filters[i];
     for (const canal_action_def_t *a = def->actions; a != NULL && a->name != NULL; a++) {
         int rc = canal_controller_add_action(c, a, err);

@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <h2o.h>
 #include "canal/server.h"
+#include "canal/ops.h"
 
 /* The server's record of a route, at the route's number in app->endpoints (routes.c). */
 struct canal_endpoint {
@@ -263,6 +264,43 @@ int canal__client_from_headers(const canal_app_t *app, const struct canal_addr *
                                size_t nxff, struct canal_addr *client);
 void canal__request_id_init(canal_app_t *app);
 
+/* ops.c, static.c, compress.c, cors.c: the settings of canal/ops.h's static files,
+ * compression and CORS */
+struct canal__cors {
+    const canal_cors_t *source; /* what it was copied from (to share copies of one policy) */
+    char *origins, *methods, *headers, *expose; /* owned, as given ("" for none) */
+    int any_origin, any_header, credentials;
+    char max_age[24];
+};
+
+struct cors_rule {
+    char *prefix;              /* without leading and trailing '/'; "" for all */
+    const canal_route_t *route; /* or one route */
+    struct canal__cors *policy;
+};
+
+struct static_dir {
+    char *prefix, *dir;
+    unsigned flags;
+};
+
+struct canal__ops {
+    struct static_dir *statics;
+    size_t nstatics;
+    int compress;
+    h2o_compress_args_t compress_args;
+    struct canal__cors **policies; /* every copy, freed at destroy */
+    size_t npolicies;
+    struct cors_rule *rules;
+    size_t nrules;
+};
+
+struct canal__ops *canal__ops_of(canal_app_t *app); /* made on first use; NULL: no memory */
+int canal__static_start(canal_app_t *app, struct canal__ops *ops);
+void canal__static_dispose(struct canal__ops *ops);
+void canal__compress_register(struct canal__ops *ops, h2o_pathconf_t *pc); /* if on */
+void canal__cors_start(canal_app_t *app, struct canal__ops *ops); /* policies onto endpoints */
+void canal__cors_dispose(struct canal__ops *ops);
 /* ops.c: before the workers start (static paths, compression, CORS on routes), at destroy */
 int canal__ops_start(canal_app_t *app);
 void canal__ops_dispose(canal_app_t *app);

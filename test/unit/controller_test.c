@@ -388,15 +388,15 @@ static void filters_and_results(void **state)
     canal_error_info_t err;
     struct reply r;
     start_app();
-    canal_filter_t app_filter = {trace_before, trace_after, "app"};
+    canal_filter_t app_filter = {.before = trace_before, .after = trace_after, .data = "app"};
     assert_int_equal(canal_mvc_filter(mvc, &app_filter), 0);
     static const canal_action_def_t actions[] = {
-        {.name = "Act", .routes = {"act"}, .handler = act, .filters = {{trace_before, trace_after, "action"}}},
+        {.name = "Act", .routes = {"act"}, .handler = act, .filters = {{.before = trace_before, .after = trace_after, .data = "action"}}},
         {.name = "Res", .routes = {"res/{kind}"}, .handler = results,
          .params = {{.name = "kind", .source = CANAL_FROM_ROUTE, .required = 1}}},
         {.name = NULL},
     };
-    canal_controller_def_t c = {.name = "F", .filters = {{trace_before, trace_after, "ctrl"}}, .actions = actions};
+    canal_controller_def_t c = {.name = "F", .filters = {{.before = trace_before, .after = trace_after, .data = "ctrl"}}, .actions = actions};
     assert_int_equal(canal_mvc_add_controller(mvc, &c, NULL, &err), 0);
     app_run(app);
 
