@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The app: configuration, routes, listeners and worker threads.
+ * The app's life: created with its configuration, started (listeners bound, worker threads
+ * running: listen.c, worker.c, conn.c), stopped and waited for, destroyed.
  *
  * Start-up binds every listener once per worker (SO_REUSEPORT: the kernel spreads new
  * connections over the workers' sockets), in the calling thread so a bind error is reported
@@ -37,7 +38,6 @@
 /* How long a stopping worker waits with no activity before it closes idle connections. */
 #define QUIET_MS 200
 
-static uint64_t sweep_period(const canal_config_t *cfg);
 
 static char *dup_str(const char *s)
 {
@@ -107,7 +107,7 @@ canal_app_t *canal_app_create(const canal_config_t *cfg)
         backstop = app->cfg.body_timeout_ms;
     if (app->cfg.keepalive_timeout_ms > backstop)
         backstop = app->cfg.keepalive_timeout_ms;
-    app->globalconf.http1.req_timeout = backstop + 3 * sweep_period(&app->cfg);
+    app->globalconf.http1.req_timeout = backstop + 3 * canal__sweep_period(&app->cfg);
     app->globalconf.http2.idle_timeout = app->cfg.keepalive_timeout_ms;
     app->globalconf.server_name = h2o_iovec_init(H2O_STRLIT("canal"));
     app->hostconf = h2o_config_register_host(&app->globalconf, h2o_iovec_init(H2O_STRLIT("default")), 65535);
@@ -173,508 +173,6 @@ const canal_config_t *canal_app_config(const canal_app_t *app)
     return &app->cfg;
 }
 
-static int add_listener(canal_app_t *app, const char *host, uint16_t port)
-{
-    struct canal_listener *grown = realloc(app->listeners, (app->nlisteners + 1) * sizeof(*grown));
-    if (grown == NULL)
-        return CANAL_ENOMEM;
-    app->listeners = grown;
-    struct canal_listener *l = &app->listeners[app->nlisteners];
-    memset(l, 0, sizeof(*l));
-    if ((l->host = strdup(host != NULL ? host : app->cfg.host)) == NULL)
-        return CANAL_ENOMEM;
-    l->port = port;
-    app->nlisteners++;
-    return 0;
-}
-
-int canal_app_listen(canal_app_t *app, const char *host, uint16_t port)
-{
-    return atomic_load(&app->state) != 0 ? CANAL_ESTATE : add_listener(app, host, port);
-}
-
-static int tls_error(canal_error_info_t *err, const char *what, const char *file)
-{
-    char reason[120] = "";
-    unsigned long e = ERR_get_error();
-    if (e != 0)
-        ERR_error_string_n(e, reason, sizeof(reason));
-    ERR_clear_error();
-    if (err != NULL) {
-        err->code = CANAL_EINVAL;
-        err->position = 0;
-        snprintf(err->message, sizeof(err->message), "%s %s: %s", what, file ? file : "(none)",
-                 reason[0] ? reason : "not given");
-    }
-    return CANAL_EINVAL;
-}
-
-static int listen_tls(canal_app_t *app, const char *host, uint16_t port, const char *cert_file,
-                      const char *key_file, canal_error_info_t *err)
-{
-    if (cert_file == NULL)
-        return tls_error(err, "certificate", NULL);
-    if (key_file == NULL)
-        return tls_error(err, "private key", NULL);
-    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
-    if (ctx == NULL)
-        return tls_error(err, "TLS context for", cert_file);
-    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-    SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION);
-    int rc = 0;
-    if (SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1)
-        rc = tls_error(err, "certificate", cert_file);
-    else if (SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) != 1)
-        rc = tls_error(err, "private key", key_file);
-    else if (SSL_CTX_check_private_key(ctx) != 1)
-        rc = tls_error(err, "private key does not match the certificate:", key_file);
-    if (rc == 0) {
-        h2o_ssl_register_alpn_protocols(ctx, h2o_http2_alpn_protocols);
-        rc = add_listener(app, host, port);
-    }
-    if (rc != 0) {
-        SSL_CTX_free(ctx);
-        return rc;
-    }
-    app->listeners[app->nlisteners - 1].ssl_ctx = ctx;
-    return 0;
-}
-
-int canal_app_listen_tls(canal_app_t *app, const char *host, uint16_t port, const char *cert_file,
-                         const char *key_file, canal_error_info_t *err)
-{
-    if (atomic_load(&app->state) != 0)
-        return CANAL_ESTATE;
-    return listen_tls(app, host, port, cert_file, key_file, err);
-}
-
-int canal_app_listener_tls(const canal_app_t *app, size_t i)
-{
-    return i < app->nlisteners && app->listeners[i].ssl_ctx != NULL;
-}
-
-uint16_t canal_app_port(const canal_app_t *app, size_t i)
-{
-    return i < app->nlisteners ? app->listeners[i].bound_port : 0;
-}
-
-/* Opens one listening socket. port 0 binds any free port. Returns the fd or -1 (logged). */
-static int open_listener(const canal_app_t *app, const char *host, uint16_t port, uint16_t *bound)
-{
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV},
-                    *res;
-    char service[8];
-    snprintf(service, sizeof(service), "%u", port);
-    int rc = getaddrinfo(host, service, &hints, &res);
-    if (rc != 0) {
-        canal__log(app, CANAL_LOG_ERROR, "cannot resolve listen address %s: %s", host, gai_strerror(rc));
-        return -1;
-    }
-    int fd = socket(res->ai_family, res->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), on = 1;
-    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
-        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0 ||
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on)) != 0 ||
-        bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, SOMAXCONN) != 0) {
-        canal__log(app, CANAL_LOG_ERROR, "cannot listen on %s:%u: %s", host, port, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        freeaddrinfo(res);
-        return -1;
-    }
-    freeaddrinfo(res);
-    struct sockaddr_storage ss;
-    socklen_t len = sizeof(ss);
-    if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0)
-        *bound = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                                : ((struct sockaddr_in *)&ss)->sin_port);
-    return fd;
-}
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-void canal__worker_touch_now(struct canal_worker *w)
-{
-    w->last_activity = now_ms();
-}
-
-/* ---- connections: the cap, and slow and idle clients ----
- *
- * h2o 2.2.5 has one timer for HTTP/1 (http1.req_timeout), used alike for reading a request
- * head, reading its body and waiting on an idle keep-alive connection, and it closes without an
- * answer. canal sets it as a backstop only (above the three limits) and keeps its own: a sweep,
- * a few times per shortest limit, looks at each connection with no request being handled:
- *   - nothing waiting in its input and nothing read since the last look: idle; closed after
- *     keepalive_timeout_ms;
- *   - bytes of a request head waiting: the whole head must be there within header_timeout_ms
- *     of the sweep that first saw them (a client trickling a byte at a time gains nothing);
- *   - a complete head with the body still coming (h2o buffers bodies before the handler):
- *     the body must progress at least once every body_timeout_ms.
- * A slow request gets "408 Request Timeout" (problem details, Connection: close) and the
- * connection is shut down; h2o then sees the end of the stream and closes it the normal way.
- * HTTP/2 connections are left to h2o's own idle timeout, which is set to keepalive_timeout_ms.
- */
-static void on_accept(h2o_socket_t *listener, const char *err);
-
-static void set_accepting(struct canal_worker *w, int on)
-{
-    for (size_t i = 0; i < w->app->nlisteners; i++) {
-        h2o_socket_t *sock = w->socks[i].sock;
-        if (sock == NULL)
-            continue;
-        if (on)
-            h2o_socket_read_start(sock, on_accept);
-        else
-            h2o_socket_read_stop(sock);
-    }
-    w->accept_paused = !on;
-}
-
-void canal__on_conn_close(void *data)
-{
-    struct canal_conn *c = data;
-    struct canal_worker *w = c->worker;
-    c->sock = NULL;
-    /* a request of this connection may still be disposed after its socket: it frees c then */
-    if (c->inflight == 0)
-        canal__conn_free(c);
-    atomic_fetch_sub(&w->connections, 1);
-    canal__worker_touch(w);
-    if (w->accept_paused && !w->stopping && atomic_load(&w->connections) < w->app->cfg.max_connections)
-        set_accepting(w, 1);
-}
-
-void canal__conn_free(struct canal_conn *c)
-{
-    h2o_linklist_unlink(&c->link);
-    free(c);
-}
-
-static void accept_one(struct canal_listen_sock *ls, h2o_socket_t *sock)
-{
-    struct canal_worker *w = ls->worker;
-    struct canal_conn *c = malloc(sizeof(*c));
-    if (c == NULL) {
-        h2o_socket_close(sock);
-        return;
-    }
-    *c = (struct canal_conn){.sock = sock, .worker = w, .phase = CONN_IDLE,
-                             .since = h2o_now(w->loop), .seen_bytes = sock->bytes_read};
-    h2o_linklist_insert(&w->conns, &c->link);
-    atomic_fetch_add(&w->connections, 1);
-    canal__worker_touch(w);
-    sock->on_close.cb = canal__on_conn_close;
-    sock->on_close.data = c;
-    h2o_accept(&ls->accept_ctx, sock);
-}
-
-static void on_accept(h2o_socket_t *listener, const char *err)
-{
-    struct canal_listen_sock *ls = listener->data;
-    struct canal_worker *w = ls->worker;
-    h2o_socket_t *sock;
-    if (err != NULL)
-        return;
-    /* accept a bounded batch per wake-up so one busy listener cannot starve the loop */
-    for (int i = 0; i < 64; i++) {
-        /* at the cap, stop reading the listeners: new connections wait in the kernel's
-         * backlog until one of ours closes (on_conn_close starts reading again) */
-        if (atomic_load(&w->connections) >= w->app->cfg.max_connections) {
-            set_accepting(w, 0);
-            return;
-        }
-        if ((sock = h2o_evloop_socket_accept(listener)) == NULL)
-            return;
-        accept_one(ls, sock);
-    }
-}
-
-/* Answers 408 on a plain HTTP/1 connection that is between answers (so nothing else is being
- * written on it), then shuts it down. */
-static void conn_timeout(struct canal_conn *c, const char *what)
-{
-    int fd = h2o_socket_get_fd(c->sock);
-    if (c->sock->ssl == NULL && !c->http2) {
-        char msg[320], body[160];
-        int blen = snprintf(body, sizeof(body),
-                            "{\"type\":\"about:blank\",\"title\":\"Request Timeout\",\"status\":408,"
-                            "\"detail\":\"the request %s came too slowly\"}", what);
-        int n = snprintf(msg, sizeof(msg),
-                         "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/problem+json\r\n"
-                         "Content-Length: %d\r\nConnection: close\r\n\r\n%s", blen, body);
-        ssize_t rc = send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
-        (void)rc; /* best effort: the close below is what matters */
-    }
-    shutdown(fd, SHUT_RDWR);
-}
-
-static void sweep_conn(struct canal_conn *c, const canal_config_t *cfg, uint64_t now)
-{
-    h2o_socket_t *sock = c->sock;
-    if (sock == NULL || c->inflight > 0)
-        return; /* a handler has it: the request timeout is the handler's business */
-    int progressed = sock->bytes_read != c->seen_bytes;
-    c->seen_bytes = sock->bytes_read;
-    if (sock->input->size == 0) {
-        if (progressed || c->phase != CONN_IDLE) {
-            c->phase = CONN_IDLE;
-            c->since = now;
-        } else if (now - c->since >= cfg->keepalive_timeout_ms) {
-            shutdown(h2o_socket_get_fd(sock), SHUT_RDWR); /* idle: a close is the answer */
-        }
-        return;
-    }
-    if (c->http2) {
-        c->since = now;
-        return;
-    }
-    if (c->phase == CONN_IDLE) {
-        c->phase = CONN_HEAD;
-        c->since = now;
-    }
-    if (c->phase == CONN_HEAD) {
-        if (memmem(sock->input->bytes, sock->input->size, "\r\n\r\n", 4) != NULL) {
-            c->phase = CONN_BODY;
-            c->since = now;
-        } else if (now - c->since >= cfg->header_timeout_ms) {
-            conn_timeout(c, "head");
-        }
-        return;
-    }
-    if (progressed)
-        c->since = now;
-    else if (now - c->since >= cfg->body_timeout_ms)
-        conn_timeout(c, "body");
-}
-
-static void on_sweep(h2o_timeout_entry_t *entry)
-{
-    struct canal_worker *w = H2O_STRUCT_FROM_MEMBER(struct canal_worker, sweep_entry, entry);
-    uint64_t now = h2o_now(w->loop);
-    if (now >= w->next_sweep) {
-        w->next_sweep = now + sweep_period(&w->app->cfg);
-        for (h2o_linklist_t *l = w->conns.next; l != &w->conns; l = l->next)
-            sweep_conn(H2O_STRUCT_FROM_MEMBER(struct canal_conn, link, l), &w->app->cfg, now);
-    }
-    h2o_timeout_link(w->loop, w->sweep_list, &w->sweep_entry);
-}
-
-/* A few sweeps per shortest limit, between 10 ms and 1 s apart. */
-static uint64_t sweep_period(const canal_config_t *cfg)
-{
-    uint64_t p = cfg->header_timeout_ms;
-    if (cfg->body_timeout_ms < p)
-        p = cfg->body_timeout_ms;
-    if (cfg->keepalive_timeout_ms < p)
-        p = cfg->keepalive_timeout_ms;
-    p /= 4;
-    return p < 10 ? 10 : p > 1000 ? 1000 : p;
-}
-
-/* The sweep's timer rides on one of the h2o context's own lists (1 s or 100 ms) when its period
- * allows: every timer list of a loop costs each turn of the loop a look (h2o_timeout_run and
- * h2o_timeout_get_wake_at walk them all), which is a request's cost when requests come one
- * per turn. Only periods under 100 ms (tests of short limits) get a list of their own. */
-static void sweep_start(struct canal_worker *w)
-{
-    uint64_t p = sweep_period(&w->app->cfg);
-    if (p >= 1000) {
-        w->sweep_list = &w->ctx.one_sec_timeout;
-    } else if (p >= 100) {
-        w->sweep_list = &w->ctx.hundred_ms_timeout;
-    } else {
-        h2o_timeout_init(w->loop, &w->sweep_timeout, p);
-        w->sweep_list = &w->sweep_timeout;
-    }
-    w->sweep_entry.cb = on_sweep;
-    h2o_timeout_link(w->loop, w->sweep_list, &w->sweep_entry);
-}
-
-static void begin_shutdown(struct canal_worker *w)
-{
-    canal_app_t *app = w->app;
-    for (size_t i = 0; i < app->nlisteners; i++) {
-        struct canal_listen_sock *ls = &w->socks[i];
-        if (ls->sock != NULL) {
-            /* connections the kernel completed but nobody accepted yet would be reset by the
-             * close: take them in and answer them (with Connection: close) */
-            h2o_socket_t *sock;
-            while ((sock = h2o_evloop_socket_accept(ls->sock)) != NULL)
-                accept_one(ls, sock);
-            h2o_socket_read_stop(ls->sock);
-            h2o_socket_close(ls->sock);
-            ls->sock = NULL;
-        }
-    }
-    h2o_context_request_shutdown(&w->ctx);
-    w->stopping = 1;
-    w->deadline = now_ms() + app->cfg.shutdown_timeout_ms;
-    w->last_activity = now_ms();
-}
-
-static void on_stop_message(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messages)
-{
-    struct canal_worker *w = H2O_STRUCT_FROM_MEMBER(struct canal_worker, stop_receiver, receiver);
-    while (!h2o_linklist_is_empty(messages))
-        h2o_linklist_unlink(messages->next);
-    if (!w->stopping)
-        begin_shutdown(w);
-}
-
-/* Shuts the remaining connections down at the socket level: h2o sees end-of-stream on each
- * and closes it the normal way, releasing its memory. */
-static void close_connections(struct canal_worker *w)
-{
-    for (h2o_linklist_t *l = w->conns.next; l != &w->conns; l = l->next) {
-        struct canal_conn *c = H2O_STRUCT_FROM_MEMBER(struct canal_conn, link, l);
-        if (c->sock != NULL)
-            shutdown(h2o_socket_get_fd(c->sock), SHUT_RDWR);
-    }
-    for (int i = 0; i < 100 && atomic_load(&w->connections) > 0; i++)
-        h2o_evloop_run(w->loop, 10);
-}
-
-/* h2o 2.2.5's h2o_context_dispose() destroys the context's message queue but, built for its own
- * event loop, does not free the queue's memory: free it here, then the loop. */
-static void dispose_context(struct canal_worker *w)
-{
-    if (h2o_timeout_is_linked(&w->sweep_entry))
-        h2o_timeout_unlink(&w->sweep_entry);
-    if (w->sweep_list == &w->sweep_timeout)
-        h2o_timeout_dispose(w->loop, &w->sweep_timeout);
-    h2o_context_dispose(&w->ctx);
-    free(w->ctx.queue);
-    h2o_evloop_destroy(w->loop);
-    w->loop = NULL;
-    canal__reqmap_dispose(&w->reqs); /* after the context: disposing of it ends requests */
-}
-
-/*
- * A worker's event loop, h2o context and listening sockets are made by the worker thread itself
- * (worker_init), never by the thread that starts the app. libh2o 2.2.5 keeps its free socket
- * buffers in a list per thread (h2o_socket_buffer_prototype is __thread, and h2o_mem_alloc_recycle
- * and h2o_mem_free_recycle take no lock), and a socket draws its input buffers from, and gives
- * them back to, the list of the thread that created the socket, whichever thread reads it.
- * h2o_context_init() creates the socket of the context's message queue (the pipe that brings
- * stops and canal_pending_post() answers): made in canal_app_start(), every worker's pipe socket
- * used the starting thread's list, all workers at once, unsynchronized. Two workers woken by
- * the same stop could take the same buffer; one gave it back (the list's link written over the
- * buffer's capacity), the other then saw a foreign capacity and free()d the buffer while it was
- * still listed, and the next read into it wrote freed memory (seen as a rare ASan
- * heap-use-after-free in read() from h2o_evloop_run, with a garbled free stack).
- */
-static int worker_init(struct canal_worker *w)
-{
-    canal_app_t *app = w->app;
-    size_t k = w->index;
-    if (canal__reqmap_init(&w->reqs) != 0)
-        return -1;
-    if ((w->loop = h2o_evloop_create()) == NULL) {
-        canal__reqmap_dispose(&w->reqs);
-        return -1;
-    }
-    h2o_context_init(&w->ctx, w->loop, &app->globalconf);
-    h2o_multithread_register_receiver(w->ctx.queue, &w->stop_receiver, on_stop_message);
-    sweep_start(w);
-    if (canal__worker_async_init(w) != 0) {
-        h2o_multithread_unregister_receiver(w->ctx.queue, &w->stop_receiver);
-        dispose_context(w);
-        return -1;
-    }
-    for (size_t i = 0; i < app->nlisteners; i++) {
-        struct canal_listen_sock *ls = &w->socks[i];
-        ls->worker = w;
-        ls->accept_ctx.ctx = &w->ctx;
-        ls->accept_ctx.hosts = app->globalconf.hosts;
-        ls->accept_ctx.ssl_ctx = app->listeners[i].ssl_ctx;
-        ls->sock = h2o_evloop_socket_create(w->loop, app->listeners[i].fds[k], H2O_SOCKET_FLAG_DONT_READ);
-        app->listeners[i].fds[k] = -1; /* the socket owns the fd now */
-        ls->sock->data = ls;
-        h2o_socket_read_start(ls->sock, on_accept);
-    }
-    return 0;
-}
-
-/* The worker tells canal_app_start() how its start went: 1 running, -1 failed. */
-static void worker_started(struct canal_worker *w, int state)
-{
-    canal_app_t *app = w->app;
-    pthread_mutex_lock(&app->start_lock);
-    w->started = state;
-    app->nstarted++;
-    pthread_cond_signal(&app->start_cond);
-    pthread_mutex_unlock(&app->start_lock);
-}
-
-static void *worker_main(void *arg)
-{
-    struct canal_worker *w = arg;
-    if (worker_init(w) != 0) {
-        worker_started(w, -1);
-        atomic_store(&w->done, 1);
-        return NULL;
-    }
-    worker_started(w, 1);
-    while (!w->stopping) /* on_stop_message sets it */
-        h2o_evloop_run(w->loop, INT32_MAX);
-    for (;;) { /* draining */
-        uint64_t now = now_ms();
-        size_t inflight = atomic_load(&w->inflight), conns = atomic_load(&w->connections);
-        if (conns == 0 || (inflight == 0 && now - w->last_activity >= QUIET_MS)) {
-            w->exit = 1;
-        } else if (atomic_load(&w->app->force)) {
-            canal__log(w->app, CANAL_LOG_WARN, "worker %zu: stopped again: leaving with %zu request(s) in flight",
-                       w->index, inflight);
-            w->exit = 1;
-        } else if (now >= w->deadline) {
-            canal__log(w->app, CANAL_LOG_WARN, "worker %zu: shutdown deadline passed with %zu request(s) in flight",
-                       w->index, inflight);
-            w->exit = 1;
-        }
-        if (w->exit)
-            break;
-        h2o_evloop_run(w->loop, 50);
-    }
-    if (atomic_load(&w->inflight) > 0)
-        canal__pending_abort_all(w);
-    close_connections(w);
-    canal__worker_async_dispose(w);
-    h2o_multithread_unregister_receiver(w->ctx.queue, &w->stop_receiver);
-    canal__h2_graceful_timer_unlink(&w->ctx);
-    dispose_context(w);
-    atomic_store(&w->done, 1);
-    return NULL;
-}
-
-/* What worker k needs before its thread runs (its loop is the thread's own: worker_init). */
-static int prepare_worker(canal_app_t *app, size_t k)
-{
-    struct canal_worker *w = &app->workers[k];
-    w->app = app;
-    w->index = k;
-    w->json_hint = 512;
-    h2o_linklist_init_anchor(&w->conns);
-    return (w->socks = calloc(app->nlisteners, sizeof(*w->socks))) == NULL ? -1 : 0;
-}
-
-static void close_listeners(canal_app_t *app)
-{
-    for (size_t i = 0; i < app->nlisteners; i++) {
-        if (app->listeners[i].fds == NULL)
-            continue;
-        for (size_t k = 0; k < app->nworkers; k++)
-            if (app->listeners[i].fds[k] >= 0)
-                close(app->listeners[i].fds[k]);
-        free(app->listeners[i].fds);
-        app->listeners[i].fds = NULL;
-    }
-}
-
 int canal_app_start(canal_app_t *app)
 {
     int expected = 0;
@@ -684,7 +182,7 @@ int canal_app_start(canal_app_t *app)
     }
     if (!atomic_compare_exchange_strong(&app->state, &expected, 1))
         return CANAL_ESTATE;
-    if (app->nlisteners == 0 && add_listener(app, app->cfg.host, app->cfg.port) != 0)
+    if (app->nlisteners == 0 && canal__listener_add(app, app->cfg.host, app->cfg.port) != 0)
         goto fail;
     if (app->cfg.tls_port == 0 && (app->cfg.tls_cert != NULL || app->cfg.tls_key != NULL)) {
         canal__log(app, CANAL_LOG_ERROR, "a certificate or key was given without a TLS port (--tls-port)");
@@ -692,7 +190,7 @@ int canal_app_start(canal_app_t *app)
     }
     if (app->cfg.tls_port != 0) {
         canal_error_info_t err;
-        if (listen_tls(app, app->cfg.host, app->cfg.tls_port, app->cfg.tls_cert, app->cfg.tls_key, &err) != 0) {
+        if (canal__listener_add_tls(app, app->cfg.host, app->cfg.tls_port, app->cfg.tls_cert, app->cfg.tls_key, &err) != 0) {
             canal__log(app, CANAL_LOG_ERROR, "%s", err.message);
             goto fail;
         }
@@ -711,7 +209,7 @@ int canal_app_start(canal_app_t *app)
             l->fds[k] = -1;
         for (size_t k = 0; k < app->nworkers; k++) {
             uint16_t port = k == 0 ? l->port : l->bound_port;
-            if ((l->fds[k] = open_listener(app, l->host, port, &l->bound_port)) < 0)
+            if ((l->fds[k] = canal__listener_open(app, l->host, port, &l->bound_port)) < 0)
                 goto fail;
         }
     }
@@ -744,7 +242,7 @@ int canal_app_start(canal_app_t *app)
         goto fail;
     }
     for (size_t k = 0; k < app->nworkers; k++)
-        if (prepare_worker(app, k) != 0)
+        if (canal__worker_prepare(app, k) != 0)
             goto fail;
     if (pthread_mutex_init(&app->start_lock, NULL) != 0)
         goto fail;
@@ -755,7 +253,7 @@ int canal_app_start(canal_app_t *app)
     app->start_sync = 1;
     size_t created = 0;
     for (; created < app->nworkers; created++)
-        if (pthread_create(&app->workers[created].thread, NULL, worker_main, &app->workers[created]) != 0) {
+        if (pthread_create(&app->workers[created].thread, NULL, canal__worker_main, &app->workers[created]) != 0) {
             canal__log(app, CANAL_LOG_ERROR, "cannot start worker thread %zu: %s", created, strerror(errno));
             break;
         }
@@ -788,7 +286,7 @@ fail:
         free(w->mslots);
         w->mslots = NULL;
     }
-    close_listeners(app);
+    canal__listeners_close(app);
     free(app->workers);
     app->workers = NULL;
     if (app->offload.max_queued > 0)
@@ -841,8 +339,8 @@ int canal_app_wait(canal_app_t *app)
          * second SIGTERM (or canal_app_stop()) ends the wait instead of killing the process. */
         canal__log(app, CANAL_LOG_INFO, "stopping: readiness answers 503; still serving for %u ms",
                    app->cfg.shutdown_delay_ms);
-        uint64_t until = now_ms() + app->cfg.shutdown_delay_ms, now;
-        while ((now = now_ms()) < until) {
+        uint64_t until = canal__now_ms() + app->cfg.shutdown_delay_ms, now;
+        while ((now = canal__now_ms()) < until) {
             int rc = poll(&pfd, 1, (int)(until - now));
             if (rc > 0 || (rc < 0 && errno != EINTR))
                 break;
@@ -876,7 +374,7 @@ int canal_app_wait(canal_app_t *app)
         free(w->socks);
     }
     canal__offload_stop(app);
-    close_listeners(app);
+    canal__listeners_close(app);
     atomic_store(&app->state, 3);
     return 0;
 }

@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The server core's private structures, shared by its files:
- *   config.c  defaults, environment and command line, from one table (config_internal.h)
- *   log.c     canal's messages: to the app's log callback, or stderr
- *   app.c     the app, listeners, worker threads, graceful shutdown
- *   req.c     the h2o handler (dispatch through the router) and the request accessors
- *   res.c     responses, problem details, error pages
- *   proxy.c   trusted proxies (X-Forwarded-For, Forwarded), the client address, request IDs
- *   health.c  liveness and readiness endpoints
- *   ops.c     static files, compression, CORS;  metrics.c  Prometheus metrics
+ *   app.c        the app's life: create, start, wait (graceful shutdown), destroy, signals
+ *   config.c     the configuration table: defaults, environment, command line, usage
+ *   listen.c     listeners and their sockets, TLS
+ *   worker.c     a worker thread: its loop, context and part of a shutdown
+ *   conn.c       connections: the cap, slow and idle clients
+ *   routes.c     the endpoint table and the registration calls, route groups
+ *   req.c        the h2o handler (one request's path through the router), request accessors
+ *   res.c        the answer: set, committed once; problem details, error pages
+ *   async.c      deferred answers, posted completions, the offload pool
+ *   json.c       the JSON writer;  log.c  the log callback;  proxy.c  trusted proxies, IDs
+ *   health.c     liveness and readiness;  metrics.c  Prometheus metrics
+ *   ops.c        static.c, compress.c, cors.c: the parts behind canal/ops.h
+ *   openapi.c    the OpenAPI document and the docs page
+ *   h2o_compat.c everything that depends on libh2o 2.2.5's or jansson 2.14's internals
  */
 #ifndef CANAL_SERVER_INTERNAL_H
 #define CANAL_SERVER_INTERNAL_H
@@ -211,7 +217,25 @@ void canal__endpoints_dispose(canal_app_t *app);
 /* routes.c: keeps err as the app's registration error if it is the first; returns err->code */
 int canal__reg_error(canal_app_t *app, const canal_error_info_t *err);
 
-/* app.c: records activity while a worker drains for shutdown (a monotonic clock: h2o's loop
+/* listen.c: the listeners (canal_app_start() binds them, once per worker) */
+int canal__listener_add(canal_app_t *app, const char *host, uint16_t port);
+int canal__listener_add_tls(canal_app_t *app, const char *host, uint16_t port, const char *cert_file,
+                            const char *key_file, canal_error_info_t *err);
+int canal__listener_open(const canal_app_t *app, const char *host, uint16_t port, uint16_t *bound); /* fd, -1 */
+void canal__listeners_close(canal_app_t *app);
+/* conn.c: accepting (paused at the connection cap), and the sweep of slow and idle clients */
+void canal__set_accepting(struct canal_worker *w, int on);
+void canal__on_accept(h2o_socket_t *listener, const char *err);
+void canal__accept_one(struct canal_listen_sock *ls, h2o_socket_t *sock); /* a new connection */
+uint64_t canal__sweep_period(const canal_config_t *cfg);
+void canal__sweep_start(struct canal_worker *w);
+/* worker.c: a worker thread (canal_app_start() prepares and starts them) */
+int canal__worker_prepare(canal_app_t *app, size_t k);
+void *canal__worker_main(void *arg);
+void canal__close_connections(struct canal_worker *w);
+uint64_t canal__now_ms(void); /* a monotonic clock */
+
+/* worker.c: records activity while a worker drains for shutdown (a monotonic clock: h2o's loop
  * time is cached per iteration and a blocking handler can make it stale) */
 void canal__worker_touch_now(struct canal_worker *w);
 static inline void canal__worker_touch(struct canal_worker *w)
@@ -219,7 +243,7 @@ static inline void canal__worker_touch(struct canal_worker *w)
     if (w->stopping)
         canal__worker_touch_now(w);
 }
-/* app.c: the socket close callback of canal's connections (sock->on_close.data is the
+/* conn.c: the socket close callback of canal's connections (sock->on_close.data is the
  * struct canal_conn), and the end of a connection that has no request left */
 void canal__on_conn_close(void *data);
 void canal__conn_free(struct canal_conn *c);
