@@ -32,7 +32,7 @@ static int woo(canal_req_t *req, void *data)
 static int employee(canal_req_t *req, void *data)
 {
     int32_t id;
-    canal_req_param_int(req, "id", &id); /* the route's {id:int} constraint checked it */
+    canal_req_param_int32(req, "id", &id); /* the route's {id:int} constraint checked it */
     json_t *e = northwind_employee(id);
     if (e == NULL)
         return canal_res_problem(req, 404, "no employee with id %d", (int)id);
@@ -80,7 +80,7 @@ static int orders(canal_req_t *req, void *data)
     int32_t id;
     json_t *errors = NULL;
     canal_str_t customer = {NULL, 0};
-    canal_req_param_int(req, "id", &id);
+    canal_req_param_int32(req, "id", &id);
     size_t ncustomer = canal_req_query(req, "customerid", &customer);
     if (ncustomer > 1)
         add_error(&errors, "customerid", "The customerid field must be given once.");

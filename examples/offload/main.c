@@ -121,7 +121,7 @@ static int item(canal_req_t *req, void *data)
     struct item_job *job = calloc(1, sizeof(*job));
     if (job == NULL)
         return canal_req_fail(req, "out of memory");
-    canal_req_param_int(req, "id", &job->id);
+    canal_req_param_int32(req, "id", &job->id);
     int rc = canal_offload(req, item_work, item_done, job);
     if (rc != CANAL_PENDING)
         free(job); /* the queue was full: a 503 went out, work and done will not run */
@@ -145,7 +145,7 @@ static void sleep_done(canal_req_t *req, void *data)
 static int slow(canal_req_t *req, void *data)
 {
     int64_t ms;
-    if (canal_req_query_int(req, "ms", 100, &ms) < 0 && ms != 100)
+    if (canal_req_query_int64(req, "ms", 100, &ms) < 0 && ms != 100)
         return canal_res_problem(req, 400, "ms must be an integer");
     if (ms < 0 || ms > 10000)
         return canal_res_problem(req, 400, "ms must be between 0 and 10000");
@@ -183,7 +183,7 @@ static void *later_thread(void *data)
 static int deferred(canal_req_t *req, void *data)
 {
     int64_t ms;
-    canal_req_query_int(req, "ms", 100, &ms);
+    canal_req_query_int64(req, "ms", 100, &ms);
     struct later *l = malloc(sizeof(*l));
     l->ms = ms < 0 ? 0 : ms > 10000 ? 10000 : (long)ms;
     l->pending = canal_req_defer(req);

@@ -80,7 +80,7 @@ static int get(canal_req_t *req, void *data)
 {
     todo_store_t *s = data;
     int32_t id = 0;
-    canal_req_param_int(req, "id", &id); /* the route's {id:int} matched: it is an int */
+    canal_req_param_int32(req, "id", &id); /* the route's {id:int} matched: it is an int */
     pthread_mutex_lock(&s->lock);
     long i = find(s, id);
     json_t *item = i >= 0 ? json_deep_copy(json_array_get(s->items, (size_t)i)) : NULL;
@@ -94,7 +94,7 @@ static int update(canal_req_t *req, void *data)
 {
     todo_store_t *s = data;
     int32_t id = 0;
-    canal_req_param_int(req, "id", &id);
+    canal_req_param_int32(req, "id", &id);
     json_t *in = canal_req_json(req, NULL), *done = json_object_get(in, "done");
     if (!json_is_boolean(done))
         return canal_res_problem(req, 400, "the body must be {\"done\": true|false}");
@@ -115,7 +115,7 @@ static int delete(canal_req_t *req, void *data)
 {
     todo_store_t *s = data;
     int32_t id = 0;
-    canal_req_param_int(req, "id", &id);
+    canal_req_param_int32(req, "id", &id);
     pthread_mutex_lock(&s->lock);
     long i = find(s, id);
     if (i >= 0)

@@ -45,7 +45,7 @@ CANAL_API size_t canal_req_query_all(canal_req_t *req, const canal_param_t **par
  * Returns 0; CANAL_ENOTFOUND when absent (*out = def); CANAL_ETYPE, CANAL_ERANGE for a bad
  * value; CANAL_EINVAL when the key is repeated.
  */
-CANAL_API int canal_req_query_int(canal_req_t *req, const char *name, int64_t def, int64_t *out);
+CANAL_API int canal_req_query_int64(canal_req_t *req, const char *name, int64_t def, int64_t *out);
 
 /** A captured route value by parameter name, or an empty string with base NULL if none. */
 CANAL_API canal_str_t canal_req_param(const canal_req_t *req, const char *name);
@@ -54,9 +54,9 @@ CANAL_API canal_str_t canal_req_param(const canal_req_t *req, const char *name);
  * Reads a route value as a 32-bit integer. Returns 0, CANAL_ENOTFOUND, CANAL_ETYPE or
  * CANAL_ERANGE (the canal_parse_int32 rules).
  */
-CANAL_API int canal_req_param_int(const canal_req_t *req, const char *name, int32_t *out);
-/** As canal_req_param_int() for 64-bit integers. */
-CANAL_API int canal_req_param_long(const canal_req_t *req, const char *name, int64_t *out);
+CANAL_API int canal_req_param_int32(const canal_req_t *req, const char *name, int32_t *out);
+/** As canal_req_param_int32() for 64-bit integers. */
+CANAL_API int canal_req_param_int64(const canal_req_t *req, const char *name, int64_t *out);
 
 /**
  * The request's ID when request_id is on: the X-Request-Id a trusted proxy sent (1 to 128
@@ -94,7 +94,8 @@ CANAL_API canal_str_t canal_req_body(const canal_req_t *req);
  * The body parsed as JSON (Content-Type must be application/json or +json). A borrowed
  * reference that lives until the response is sent. NULL when absent, of another type,
  * malformed or nested deeper than max_json_depth; err (if given) says why (jansson's position
- * and text, or the content-type; json_error_code() is json_error_stack_overflow for depth).
+ * and text; json_error_code() is json_error_wrong_type when the content type is not JSON
+ * and json_error_stack_overflow for depth).
  */
 CANAL_API json_t *canal_req_json(canal_req_t *req, json_error_t *err);
 

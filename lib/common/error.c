@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* Error texts and names, generated from CANAL_ERRNO_MAP; and the library version. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* strndup, strncasecmp, REG_STARTEND: also when built without the Makefile */
-#endif
 #include <stdarg.h>
 #include <stdio.h>
 #include "canal/error.h"

@@ -19,6 +19,7 @@ struct canal_ctx {
     const canal_action_t *action;
     int bound;
     size_t ran; /* filters whose before ran (or that have none): their after runs */
+    int unsupported_body; /* a body that is not JSON where JSON members are declared: 415 */
     struct {
         int has;
         union canal_val v;
@@ -234,10 +235,14 @@ static json_t *bind(canal_ctx_t *ctx)
                     body_state = -1;
                 } else if ((body = canal_req_json(req, &jerr)) == NULL) {
                     body_state = -2;
-                    if (canal_req_header(req, "content-type").base == NULL || strstr(jerr.text, "content type"))
-                        add_error(ctx, &errors, "$body", "The request body must be application/json.");
+                    if (json_error_code(&jerr) == json_error_wrong_type)
+                        ctx->unsupported_body = 1; /* a 415, not a validation error */
                     else if (json_error_code(&jerr) == json_error_stack_overflow)
                         add_error(ctx, &errors, "$body", "The JSON body is too deep: %s.", jerr.text);
+                    else if (json_error_code(&jerr) == json_error_null_character)
+                        /* jansson's text names its flag (JSON_ALLOW_NUL): say what is wrong */
+                        add_error(ctx, &errors, "$body", "The JSON body has a string with \\u0000 (NUL) in it "
+                                  "(line %d, column %d).", jerr.line, jerr.column);
                     else
                         add_error(ctx, &errors, "$body", "The JSON body is malformed: %s (line %d, column %d).",
                                   jerr.text, jerr.line, jerr.column);
@@ -340,6 +345,10 @@ int canal__mvc_dispatch(canal_req_t *req, void *data)
     }
     json_t *errors = bind(ctx);
     ctx->bound = 1;
+    if (ctx->unsupported_body) {
+        json_decref(errors);
+        return canal_res_problem(req, 415, "the request body must be application/json");
+    }
     if (errors != NULL) {
         json_t *p = json_pack("{s:s, s:s, s:o}", "type", "https://tools.ietf.org/html/rfc9110#section-15.5.1",
                               "title", "One or more validation errors occurred.", "errors", errors);

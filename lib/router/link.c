@@ -6,9 +6,6 @@
  * writes "/" rather than "/Home/Index". Values that name no parameter become the query string.
  * Every value is percent-encoded and checked against the parameter's constraints.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* strndup, strncasecmp, REG_STARTEND: also when built without the Makefile */
-#endif
 #include <string.h>
 #include "router_internal.h"
 

@@ -8,9 +8,6 @@
  * '=' default]. A constraint argument runs to the first ')' followed by ':', '?', '=' or the
  * end of the parameter, so regexes may hold parentheses. Every error names the byte position.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* strndup, strncasecmp, REG_STARTEND: also when built without the Makefile */
-#endif
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>

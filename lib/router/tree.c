@@ -6,9 +6,6 @@
  * Registration checks everything before it changes anything visible: a route that fails to
  * parse, duplicates another or exceeds a limit leaves the router as it was.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* strndup, strncasecmp, REG_STARTEND: also when built without the Makefile */
-#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

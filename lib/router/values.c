@@ -4,9 +4,6 @@
  * percent-decoding. Strict means: exactly the characters of the type, nothing around them,
  * so " 1", "+3", "0x10" and "1e3" are not integers.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* strndup, strncasecmp, REG_STARTEND: also when built without the Makefile */
-#endif
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>

@@ -126,11 +126,11 @@ void canal_app_destroy(canal_app_t *app)
 {
     if (app == NULL)
         return;
-    if (atomic_load(&app->state) == 1 || atomic_load(&app->state) == 2) {
+    if (atomic_load(&app->state) == APP_STARTED || atomic_load(&app->state) == APP_STOPPING) {
         canal_app_stop(app);
         if (canal_app_wait(app) == CANAL_ESTATE) {
             /* another thread is in canal_app_wait(): let it finish the shutdown */
-            while (atomic_load(&app->state) != 3)
+            while (atomic_load(&app->state) != APP_STOPPED)
                 sched_yield();
         }
     }
@@ -175,12 +175,12 @@ const canal_config_t *canal_app_config(const canal_app_t *app)
 
 int canal_app_start(canal_app_t *app)
 {
-    int expected = 0;
+    int expected = APP_CREATED;
     if (app->reg_err.code != 0) {
         canal__log(app, CANAL_LOG_ERROR, "not started: a registration failed: %s", app->reg_err.message);
         return app->reg_err.code;
     }
-    if (!atomic_compare_exchange_strong(&app->state, &expected, 1))
+    if (!atomic_compare_exchange_strong(&app->state, &expected, APP_STARTED))
         return CANAL_ESTATE;
     if (app->nlisteners == 0 && canal__listener_add(app, app->cfg.host, app->cfg.port) != 0)
         goto fail;
@@ -291,7 +291,7 @@ fail:
     app->workers = NULL;
     if (app->offload.max_queued > 0)
         canal__offload_stop(app);
-    atomic_store(&app->state, 3);
+    atomic_store(&app->state, APP_STOPPED);
     return CANAL_ESYS;
 }
 
@@ -315,8 +315,8 @@ void canal_app_stop(canal_app_t *app)
 
 int canal_app_wait(canal_app_t *app)
 {
-    int expected = 1;
-    if (!atomic_compare_exchange_strong(&app->state, &expected, 2))
+    int expected = APP_STARTED;
+    if (!atomic_compare_exchange_strong(&app->state, &expected, APP_STOPPING))
         return CANAL_ESTATE;
     struct sigaction old_int, old_term, sa = {.sa_handler = on_signal};
     sigemptyset(&sa.sa_mask);
@@ -375,7 +375,7 @@ int canal_app_wait(canal_app_t *app)
     }
     canal__offload_stop(app);
     canal__listeners_close(app);
-    atomic_store(&app->state, 3);
+    atomic_store(&app->state, APP_STOPPED);
     return 0;
 }
 

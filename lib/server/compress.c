@@ -24,7 +24,7 @@ int canal_compress_has_brotli(void)
 int canal_app_compress(canal_app_t *app, const canal_compress_options_t *opts)
 {
     canal_compress_options_t o = opts ? *opts : (canal_compress_options_t){0};
-    if (atomic_load(&app->state) != 0)
+    if (atomic_load(&app->state) != APP_CREATED)
         return CANAL_ESTATE;
     if (o.gzip_level == 0)
         o.gzip_level = 1;
@@ -61,7 +61,7 @@ static struct canal_endpoint *find_endpoint(canal_app_t *app, const char *method
 
 int canal_app_compress_route(canal_app_t *app, const char *method, const char *tmpl, int on)
 {
-    if (atomic_load(&app->state) != 0)
+    if (atomic_load(&app->state) != APP_CREATED)
         return CANAL_ESTATE;
     struct canal_endpoint *ep = find_endpoint(app, method, tmpl);
     if (ep == NULL)

@@ -117,7 +117,7 @@ static struct canal__cors *cors_copy(canal_app_t *app, const canal_cors_t *p)
 
 static int add_rule(canal_app_t *app, const char *prefix, const canal_route_t *route, const canal_cors_t *policy)
 {
-    if (atomic_load(&app->state) != 0)
+    if (atomic_load(&app->state) != APP_CREATED)
         return CANAL_ESTATE;
     if (policy == NULL || policy->origins == NULL || policy->origins[strspn(policy->origins, " ,")] == '\0')
         return CANAL_EINVAL;

@@ -36,7 +36,7 @@ int canal__listener_add(canal_app_t *app, const char *host, uint16_t port)
 
 int canal_app_listen(canal_app_t *app, const char *host, uint16_t port)
 {
-    return atomic_load(&app->state) != 0 ? CANAL_ESTATE : canal__listener_add(app, host, port);
+    return atomic_load(&app->state) != APP_CREATED ? CANAL_ESTATE : canal__listener_add(app, host, port);
 }
 
 static int tls_error(canal_error_info_t *err, const char *what, const char *file)
@@ -89,7 +89,7 @@ int canal__listener_add_tls(canal_app_t *app, const char *host, uint16_t port, c
 int canal_app_listen_tls(canal_app_t *app, const char *host, uint16_t port, const char *cert_file,
                          const char *key_file, canal_error_info_t *err)
 {
-    if (atomic_load(&app->state) != 0)
+    if (atomic_load(&app->state) != APP_CREATED)
         return CANAL_ESTATE;
     return canal__listener_add_tls(app, host, port, cert_file, key_file, err);
 }

@@ -221,7 +221,7 @@ static int scrape(canal_req_t *req, void *data)
 
 int canal_app_metrics(canal_app_t *app, const char *path, canal_error_info_t *err)
 {
-    if (atomic_load(&app->state) != 0) {
+    if (atomic_load(&app->state) != APP_CREATED) {
         if (err != NULL)
             *err = (canal_error_info_t){CANAL_ESTATE, 0, "metrics are switched on before the app starts"};
         return CANAL_ESTATE;

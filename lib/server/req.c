@@ -461,7 +461,7 @@ size_t canal_req_query_all(canal_req_t *req, const canal_param_t **params)
     return req->nquery;
 }
 
-int canal_req_query_int(canal_req_t *req, const char *name, int64_t def, int64_t *out)
+int canal_req_query_int64(canal_req_t *req, const char *name, int64_t def, int64_t *out)
 {
     canal_str_t v;
     size_t n = canal_req_query(req, name, &v);
@@ -480,13 +480,13 @@ canal_str_t canal_req_param(const canal_req_t *req, const char *name)
     return v ? *v : (canal_str_t){NULL, 0};
 }
 
-int canal_req_param_int(const canal_req_t *req, const char *name, int32_t *out)
+int canal_req_param_int32(const canal_req_t *req, const char *name, int32_t *out)
 {
     canal_str_t v = canal_req_param(req, name);
     return v.base == NULL ? CANAL_ENOTFOUND : canal_parse_int32(v, out);
 }
 
-int canal_req_param_long(const canal_req_t *req, const char *name, int64_t *out)
+int canal_req_param_int64(const canal_req_t *req, const char *name, int64_t *out)
 {
     canal_str_t v = canal_req_param(req, name);
     return v.base == NULL ? CANAL_ENOTFOUND : canal_parse_int64(v, out);
@@ -584,6 +584,7 @@ json_t *canal_req_json(canal_req_t *req, json_error_t *err)
         if (err != NULL) {
             memset(err, 0, sizeof(*err));
             snprintf(err->text, sizeof(err->text), "the content type is not application/json");
+            canal__json_error_set_code(err, json_error_wrong_type);
         }
         return NULL;
     }

@@ -35,7 +35,7 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
 {
     canal_error_info_t e = {0};
     const canal_route_t *r;
-    if (atomic_load(&app->state) != 0)
+    if (atomic_load(&app->state) != APP_CREATED)
         canal_error_set(&e, CANAL_ESTATE, 0, "routes are added before the app starts");
     else if (spec == NULL || spec->handler == NULL)
         canal_error_set(&e, CANAL_EINVAL, 0, "a route needs a handler");

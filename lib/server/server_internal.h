@@ -177,6 +177,9 @@ struct canal_offload_pool {
     int stopping;
 };
 
+/* Where an app is in its life (canal_app_t.state). */
+enum canal_app_state { APP_CREATED = 0, APP_STARTED, APP_STOPPING, APP_STOPPED };
+
 struct canal_app {
     canal_config_t cfg;
     char *host, *access_log, *tls_cert, *tls_key, *trusted_proxies; /* owned copies of cfg's strings */
@@ -194,7 +197,7 @@ struct canal_app {
     size_t nworkers;
     int stop_pipe[2];
     struct canal_offload_pool offload;
-    atomic_int state;             /* 0 created, 1 started, 2 stopping, 3 stopped */
+    atomic_int state;             /* an enum canal_app_state */
     atomic_int draining;          /* 1 once a stop was asked for: readiness answers 503 */
     struct canal_cidr *proxies;   /* parsed trusted_proxies */
     size_t nproxies;

@@ -17,7 +17,7 @@
 int canal_app_static(canal_app_t *app, const char *prefix, const char *dir, unsigned flags,
                      canal_error_info_t *err)
 {
-    if (atomic_load(&app->state) != 0)
+    if (atomic_load(&app->state) != APP_CREATED)
         return canal_error_set(err, CANAL_ESTATE, 0, "%s: static files are added before the app starts", prefix);
     size_t n = prefix ? strlen(prefix) : 0;
     while (n > 1 && prefix[n - 1] == '/')

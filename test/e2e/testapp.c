@@ -57,7 +57,7 @@ static void *hang_main(void *arg)
 static int hang(canal_req_t *req, void *data)
 {
     struct hang *h = malloc(sizeof(*h));
-    canal_req_query_int(req, "ms", 1000, &h->ms);
+    canal_req_query_int64(req, "ms", 1000, &h->ms);
     pthread_mutex_lock(&hang_lock);
     if (nhang == sizeof(hang_threads) / sizeof(hang_threads[0])) {
         pthread_mutex_unlock(&hang_lock);
@@ -85,7 +85,7 @@ static int res_fail(canal_req_t *req, void *data)
 static int sleep_ms(canal_req_t *req, void *data)
 {
     int64_t ms;
-    canal_req_query_int(req, "ms", 100, &ms);
+    canal_req_query_int64(req, "ms", 100, &ms);
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
     nanosleep(&ts, NULL); /* blocks this worker's loop on purpose */
     return canal_res_text(req, 200, canal_req_printf(req, "slept %lld", (long long)ms));
@@ -132,7 +132,7 @@ static int params(canal_req_t *req, void *data)
 {
     int32_t b;
     canal_str_t a = canal_req_param(req, "a");
-    int rc = canal_req_param_int(req, "b", &b);
+    int rc = canal_req_param_int32(req, "b", &b);
     return canal_res_json_new(req, 200, json_pack("{s:s#, s:i, s:s}", "a", a.base, (int)a.len, "b",
                                                   (int)b, "route",
                                                   canal_route_template(canal_req_route(req))));

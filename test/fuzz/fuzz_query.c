@@ -4,7 +4,7 @@
  * (fuzz_server.h); each input is the query of "GET /echo/x?<input>", whose handler dumps
  * canal_req_query_all() (names and values hex-encoded) and checks the accessors against each
  * other on the server thread (no NUL byte in a decoded name or value; canal_req_query counts
- * every occurrence of a repeated name and gives the first; canal_req_query_int agrees with
+ * every occurrence of a repeated name and gives the first; canal_req_query_int64 agrees with
  * canal_parse_int64). Bytes the request line cannot carry (controls, space, DEL) are sent
  * percent-encoded; everything else as it is.
  *

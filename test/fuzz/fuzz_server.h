@@ -15,14 +15,14 @@
  *   GET    /fail            Fail: 500 when ?boom=true (the only deliberate failure)
  * and at the router level:
  *   GET    /echo/{**rest}   dumps canal_req_query_all() as JSON (names and values hex-encoded,
- *                           as they may be any bytes) with canal_req_query_int("n"), the raw
+ *                           as they may be any bytes) with canal_req_query_int64("n"), the raw
  *                           path and query (canal_req_path, canal_req_query_string)
  *   GET    /health          "ok"
  * Every action re-checks, on the server thread, that the values it was given satisfy their
  * declarations and came from where they were declared to come from (abort() otherwise, which
  * libFuzzer reports as a crash of the current input); the echo handler checks the query
  * accessors against each other (no NUL byte in a name or value, counts, first values,
- * canal_req_query_int).
+ * canal_req_query_int64).
  */
 #ifndef CANAL_FUZZ_SERVER_H
 #define CANAL_FUZZ_SERVER_H
@@ -182,7 +182,7 @@ static int fz_action_q(canal_ctx_t *ctx, canal_req_t *req)
     int b;
     /* 0 id: route int32, required */
     fz_check(canal_ctx_has(ctx, 0), "required id bound");
-    fz_check(canal_req_param_int(req, "id", &i32) == 0 && i32 == canal_ctx_int32(ctx, 0), "id from the route");
+    fz_check(canal_req_param_int32(req, "id", &i32) == 0 && i32 == canal_ctx_int32(ctx, 0), "id from the route");
     /* 1 i: int32 in [-5, 5] */
     if (canal_ctx_has(ctx, 1)) {
         fz_check(canal_parse_int32(fz_query_once(ctx, "i"), &i32) == 0 && i32 == canal_ctx_int32(ctx, 1), "i from the query");
@@ -395,11 +395,11 @@ static int fz_echo(canal_req_t *req, void *data)
         fz_hex(pair, p->value);
         json_array_append_new(list, pair);
     }
-    /* canal_req_query_int on "n": absent, repeated, or the canal_parse_int64 of the value */
+    /* canal_req_query_int64 on "n": absent, repeated, or the canal_parse_int64 of the value */
     int64_t out = 0, want;
     canal_str_t v;
     size_t count = canal_req_query(req, "n", &v);
-    int rc = canal_req_query_int(req, "n", 77, &out);
+    int rc = canal_req_query_int64(req, "n", 77, &out);
     if (count == 0)
         fz_check(rc == CANAL_ENOTFOUND && out == 77, "query_int: absent");
     else if (count > 1)

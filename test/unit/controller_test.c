@@ -296,8 +296,9 @@ static void binding(void **state)
         {"application/json", "{\"n\":4294967296}", 400, "must be a 32-bit integer"},
         {"application/json", "[1,2]", 400, "\"$body\":[\"The JSON body must be an object.\"]"},
         {"application/json", "{\"n\":", 400, "\"$body\":[\"The JSON body is malformed:"},
-        {"text/plain", "{\"n\":1}", 400, "\"$body\":[\"The request body must be application/json.\"]"},
-        {NULL, "{\"n\":1}", 400, "\"$body\":[\"The request body must be application/json.\"]"},
+        {"text/plain", "{\"n\":1}", 415, "\"detail\":\"the request body must be application/json\""},
+        {NULL, "{\"n\":1}", 415, "\"status\":415"},
+        {"application/json", "{\"n\":1,\"t\":\"a\\u0000b\"}", 400, "a string with \\\\u0000 (NUL) in it"},
         {"application/json", "", 400, "\"n\":[\"The n field is required.\"]"},
     };
     for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {

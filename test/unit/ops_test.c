@@ -36,7 +36,7 @@ static int h_small(canal_req_t *req, void *data)
 static int h_item(canal_req_t *req, void *data)
 {
     int32_t id;
-    canal_req_param_int(req, "id", &id);
+    canal_req_param_int32(req, "id", &id);
     return id == 0 ? canal_res_problem(req, 404, NULL) : canal_res_text(req, 201, "made");
 }
 

@@ -89,7 +89,7 @@ static int h_query(canal_req_t *req, void *data)
     canal_str_t v = {0};
     int64_t n = 0;
     size_t count = canal_req_query(req, "a", &v);
-    int rc = canal_req_query_int(req, "n", 42, &n);
+    int rc = canal_req_query_int64(req, "n", 42, &n);
     return canal_res_json_new(req, 200, json_pack("{s:i, s:s#, s:I, s:i, s:s#}", "count", (int)count, "first",
                                                   v.base ? v.base : "", (int)v.len, "n", (json_int_t)n,
                                                   "rc", rc, "qs", canal_req_query_string(req).base,
@@ -100,9 +100,9 @@ static int h_params(canal_req_t *req, void *data)
 {
     int32_t i32 = 0;
     int64_t i64 = 0;
-    int r1 = canal_req_param_int(req, "x", &i32);
-    int r2 = canal_req_param_long(req, "x", &i64);
-    int r3 = canal_req_param_int(req, "missing", &i32);
+    int r1 = canal_req_param_int32(req, "x", &i32);
+    int r2 = canal_req_param_int64(req, "x", &i64);
+    int r3 = canal_req_param_int32(req, "missing", &i32);
     canal_str_t path = canal_req_path(req), method = canal_req_method(req);
     return canal_res_json_new(req, 200, json_pack("{s:i, s:i, s:i, s:I, s:s#, s:s#}", "r1", r1, "r2", r2, "r3", r3,
                                                   "x", (json_int_t)i64, "path", path.base, (int)path.len,
