@@ -20,21 +20,6 @@
 #include <strings.h>
 #include "controller_internal.h"
 
-static int fail(canal_error_info_t *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(canal_error_info_t *err, int code, const char *fmt, ...)
-{
-    if (err != NULL) {
-        va_list ap;
-        err->code = code;
-        err->position = 0;
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof(err->message), fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
 
 canal_mvc_t *canal_mvc_create(canal_app_t *app)
 {
@@ -161,7 +146,7 @@ static char *replace_tokens(const char *text, const char *controller, const char
     size_t cap = strlen(text) * 2 + strlen(controller) + (action ? strlen(action) : 0) + 16, o = 0;
     char *out = malloc(cap);
     if (out == NULL) {
-        *rc = fail(err, CANAL_ENOMEM, "out of memory");
+        *rc = canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
         return NULL;
     }
     for (const char *p = text; *p; p++) {
@@ -184,7 +169,7 @@ static char *replace_tokens(const char *text, const char *controller, const char
             with = action ? action : "[action]";
         if (with == NULL) {
             free(out);
-            *rc = fail(err, CANAL_ESYNTAX, "'%s': unknown token at byte %zu (known: [controller], [action])",
+            *rc = canal_error_set(err, CANAL_ESYNTAX, 0, "'%s': unknown token at byte %zu (known: [controller], [action])",
                        text, (size_t)(p - text));
             return NULL;
         }
@@ -193,7 +178,7 @@ static char *replace_tokens(const char *text, const char *controller, const char
             char *grown = realloc(out, cap = o + wl + strlen(end) + 64);
             if (grown == NULL) {
                 free(out);
-                *rc = fail(err, CANAL_ENOMEM, "out of memory");
+                *rc = canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
                 return NULL;
             }
             out = grown;
@@ -219,16 +204,16 @@ static int prepare_param(canal_action_t *a, struct canal_pdecl *p, canal_error_i
     const canal_param_def_t *d = &p->def;
     const char *where = a->def.name;
     if (d->type > CANAL_TYPE_JSON || d->source > CANAL_FROM_BODY_WHOLE)
-        return fail(err, CANAL_EINVAL, "action %s, parameter %s: unknown type or source", where, d->name);
+        return canal_error_set(err, CANAL_EINVAL, 0, "action %s, parameter %s: unknown type or source", where, d->name);
     if (d->type == CANAL_TYPE_JSON && d->source != CANAL_FROM_BODY && d->source != CANAL_FROM_BODY_WHOLE)
-        return fail(err, CANAL_EINVAL, "action %s, parameter %s: json values come from the body", where, d->name);
+        return canal_error_set(err, CANAL_EINVAL, 0, "action %s, parameter %s: json values come from the body", where, d->name);
     if (d->source == CANAL_FROM_BODY_WHOLE && d->type != CANAL_TYPE_JSON)
-        return fail(err, CANAL_EINVAL, "action %s, parameter %s: the whole body is of type json", where, d->name);
+        return canal_error_set(err, CANAL_EINVAL, 0, "action %s, parameter %s: the whole body is of type json", where, d->name);
     if (d->def != NULL) {
         if (d->type == CANAL_TYPE_JSON)
-            return fail(err, CANAL_EINVAL, "action %s, parameter %s: json parameters have no default", where, d->name);
+            return canal_error_set(err, CANAL_EINVAL, 0, "action %s, parameter %s: json parameters have no default", where, d->name);
         if (canal__parse_value(d->type, (canal_str_t){d->def, strlen(d->def)}, &p->defv) != 0)
-            return fail(err, CANAL_EINVAL, "action %s, parameter %s: default '%s' is not a %s", where, d->name,
+            return canal_error_set(err, CANAL_EINVAL, 0, "action %s, parameter %s: default '%s' is not a %s", where, d->name,
                         d->def, type_name(d->type));
         p->has_def = 1;
     }
@@ -240,7 +225,7 @@ static int prepare_param(canal_action_t *a, struct canal_pdecl *p, canal_error_i
         union canal_val v;
         canal_str_t t = {bounds[i], strlen(bounds[i])};
         if (!numeric || canal__parse_value(d->type == CANAL_TYPE_DOUBLE ? CANAL_TYPE_DOUBLE : CANAL_TYPE_INT64, t, &v) != 0)
-            return fail(err, CANAL_EINVAL, "action %s, parameter %s: bound '%s' is not a number of its type",
+            return canal_error_set(err, CANAL_EINVAL, 0, "action %s, parameter %s: bound '%s' is not a number of its type",
                         where, d->name, bounds[i]);
         if (d->type == CANAL_TYPE_DOUBLE)
             *(i ? &p->dmax : &p->dmin) = v.d;
@@ -249,16 +234,16 @@ static int prepare_param(canal_action_t *a, struct canal_pdecl *p, canal_error_i
         *(i ? &p->has_max : &p->has_min) = 1;
     }
     if ((d->min_length || d->max_length || d->pattern) && d->type != CANAL_TYPE_STRING)
-        return fail(err, CANAL_EINVAL, "action %s, parameter %s: length and pattern apply to strings", where,
+        return canal_error_set(err, CANAL_EINVAL, 0, "action %s, parameter %s: length and pattern apply to strings", where,
                     d->name);
     if (d->max_length && d->min_length > d->max_length)
-        return fail(err, CANAL_EINVAL, "action %s, parameter %s: min_length > max_length", where, d->name);
+        return canal_error_set(err, CANAL_EINVAL, 0, "action %s, parameter %s: min_length > max_length", where, d->name);
     if (d->pattern != NULL) {
         size_t n = strlen(d->pattern) + 5;
         char *anchored = malloc(n);
         if (anchored == NULL || (p->re = malloc(sizeof(*p->re))) == NULL) {
             free(anchored);
-            return fail(err, CANAL_ENOMEM, "out of memory");
+            return canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
         }
         snprintf(anchored, n, "^(%s)$", d->pattern);
         int rc = regcomp(p->re, anchored, REG_EXTENDED | REG_NOSUB);
@@ -267,8 +252,8 @@ static int prepare_param(canal_action_t *a, struct canal_pdecl *p, canal_error_i
             free(p->re);
             p->re = NULL;
             if (rc == REG_ESPACE) /* regcomp ran out of memory: the pattern may be fine */
-                return fail(err, CANAL_ENOMEM, "out of memory");
-            return fail(err, CANAL_EINVAL, "action %s, parameter %s: bad pattern '%s'", where, d->name, d->pattern);
+                return canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
+            return canal_error_set(err, CANAL_EINVAL, 0, "action %s, parameter %s: bad pattern '%s'", where, d->name, d->pattern);
         }
     }
     if (d->allowed != NULL) {
@@ -276,13 +261,13 @@ static int prepare_param(canal_action_t *a, struct canal_pdecl *p, canal_error_i
         while (d->allowed[n] != NULL)
             n++;
         if (d->type == CANAL_TYPE_JSON || d->type == CANAL_TYPE_BOOL || n == 0)
-            return fail(err, CANAL_EINVAL, "action %s, parameter %s: allowed values need a string or number type",
+            return canal_error_set(err, CANAL_EINVAL, 0, "action %s, parameter %s: allowed values need a string or number type",
                         where, d->name);
         if ((p->allowed = calloc(n, sizeof(*p->allowed))) == NULL)
-            return fail(err, CANAL_ENOMEM, "out of memory");
+            return canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
         for (size_t i = 0; i < n; i++)
             if (canal__parse_value(d->type, (canal_str_t){d->allowed[i], strlen(d->allowed[i])}, &p->allowed[i]) != 0)
-                return fail(err, CANAL_EINVAL, "action %s, parameter %s: allowed value '%s' is not a %s", where,
+                return canal_error_set(err, CANAL_EINVAL, 0, "action %s, parameter %s: allowed value '%s' is not a %s", where,
                             d->name, d->allowed[i], type_name(d->type));
         p->nallowed = n;
     }
@@ -297,16 +282,16 @@ static int add_route(canal_action_t *a, const char *method, const char *tmpl, co
     canal_app_t *app = a->ctrl->mvc->app;
     const canal_route_t **grown = realloc(a->routes, (a->nroutes + 1) * sizeof(*grown));
     if (grown == NULL)
-        return fail(err, CANAL_ENOMEM, "out of memory");
+        return canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
     a->routes = grown;
     canal_error_info_t e;
     canal_endpoint_spec_t spec = {.method = method, .tmpl = tmpl, .name = name, .handler = canal__mvc_dispatch, .data = a};
     int rc = canal_app_route(app, &spec, &a->routes[a->nroutes], &e);
     if (rc != 0)
-        return fail(err, rc, "%s.%s: %s %s: %s", a->ctrl->name, a->def.name, method, tmpl, e.message);
+        return canal_error_set(err, rc, 0, "%s.%s: %s %s: %s", a->ctrl->name, a->def.name, method, tmpl, e.message);
     a->nroutes++;
     rc = canal__mvc_apply_cors(a, a->nroutes - 1);
-    return rc != 0 ? fail(err, rc, "%s.%s: CORS policy: %s", a->ctrl->name, a->def.name, canal_strerror(rc)) : 0;
+    return rc != 0 ? canal_error_set(err, rc, 0, "%s.%s: CORS policy: %s", a->ctrl->name, a->def.name, canal_strerror(rc)) : 0;
 }
 
 /* Calls add_route for every method of the action. */
@@ -323,7 +308,7 @@ static int add_for_methods(canal_action_t *a, const char *tmpl, const char *name
         while (k > 0 && start[k - 1] == ' ')
             k--;
         if (k == 0 || k >= sizeof(method))
-            return fail(err, CANAL_ESYNTAX, "%s.%s: bad methods '%s'", a->ctrl->name, a->def.name, a->def.methods);
+            return canal_error_set(err, CANAL_ESYNTAX, 0, "%s.%s: bad methods '%s'", a->ctrl->name, a->def.name, a->def.methods);
         memcpy(method, start, k);
         method[k] = '\0';
         int rc = add_route(a, method, tmpl, name, err);
@@ -346,7 +331,7 @@ static int add_conventional(canal_action_t *a, const char *conv, canal_error_inf
     while (*p && n < CANAL_ROUTER_MAX_SEGMENTS) {
         size_t len = strcspn(p, "/");
         if (len >= sizeof(segs[0]))
-            return fail(err, CANAL_ELIMIT, "conventional route '%s': segment too long", conv);
+            return canal_error_set(err, CANAL_ELIMIT, 0, "conventional route '%s': segment too long", conv);
         named[n] = 0;
         omittable[n] = 0;
         const char *which = NULL;
@@ -408,7 +393,7 @@ static int action_routes(canal_action_t *a, const char *conv_only, canal_error_i
                 snprintf(joined, len, "%s%s%s", c->prefix, *t ? "/" : "", t);
         }
         if (joined == NULL)
-            return fail(err, CANAL_ENOMEM, "out of memory");
+            return canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
         char *full = replace_tokens(joined, c->name, a->def.name, err, &rc);
         free(joined);
         if (full == NULL)
@@ -442,20 +427,20 @@ static int is_conventional(const canal_action_t *a)
 int canal_controller_add_action(canal_controller_t *c, const canal_action_def_t *def, canal_error_info_t *err)
 {
     if (!valid_name(def->name))
-        return fail(err, CANAL_EINVAL, "%s: action name '%s' must be letters, digits or '_'", c->name,
+        return canal_error_set(err, CANAL_EINVAL, 0, "%s: action name '%s' must be letters, digits or '_'", c->name,
                     def->name ? def->name : "(null)");
     if (def->handler == NULL)
-        return fail(err, CANAL_EINVAL, "%s.%s: no handler", c->name, def->name);
+        return canal_error_set(err, CANAL_EINVAL, 0, "%s.%s: no handler", c->name, def->name);
     for (size_t j = 0; j < c->nactions; j++)
         if (strcasecmp(c->actions[j]->def.name, def->name) == 0)
-            return fail(err, CANAL_EEXIST, "%s.%s: the controller has this action already", c->name, def->name);
+            return canal_error_set(err, CANAL_EEXIST, 0, "%s.%s: the controller has this action already", c->name, def->name);
     canal_action_t *a = calloc(1, sizeof(*a));
     canal_action_t **grown = realloc(c->actions, (c->nactions + 1) * sizeof(*grown));
     if (grown != NULL)
         c->actions = grown;
     if (a == NULL || grown == NULL) {
         free(a);
-        return fail(err, CANAL_ENOMEM, "out of memory");
+        return canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
     }
     a->def = *def;
     a->ctrl = c;
@@ -463,7 +448,7 @@ int canal_controller_add_action(canal_controller_t *c, const canal_action_def_t 
     for (int i = 0; i < CANAL_ACTION_MAX_PARAMS && def->params[i].name != NULL && rc == 0; i++) {
         for (int k = 0; k < i; k++)
             if (strcmp(def->params[k].name, def->params[i].name) == 0)
-                rc = fail(err, CANAL_EEXIST, "%s.%s: parameter %s declared twice", c->name, def->name,
+                rc = canal_error_set(err, CANAL_EEXIST, 0, "%s.%s: parameter %s declared twice", c->name, def->name,
                           def->params[i].name);
         a->params[i].def = def->params[i];
         a->nparams = i + 1;
@@ -490,12 +475,12 @@ canal_controller_t *canal_mvc_controller(canal_mvc_t *mvc, const char *name, con
                                          void (*dispose)(void *), canal_error_info_t *err)
 {
     if (!valid_name(name)) {
-        fail(err, CANAL_EINVAL, "controller name '%s' must be letters, digits or '_'", name ? name : "(null)");
+        canal_error_set(err, CANAL_EINVAL, 0, "controller name '%s' must be letters, digits or '_'", name ? name : "(null)");
         return NULL;
     }
     for (size_t i = 0; i < mvc->nctrls; i++)
         if (strcasecmp(mvc->ctrls[i]->name, name) == 0) {
-            fail(err, CANAL_EEXIST, "controller %s is registered already", name);
+            canal_error_set(err, CANAL_EEXIST, 0, "controller %s is registered already", name);
             return NULL;
         }
     canal_controller_t *c = calloc(1, sizeof(*c));
@@ -526,7 +511,7 @@ oom:
     if (c != NULL)
         free(c->name);
     free(c);
-    fail(err, CANAL_ENOMEM, "out of memory");
+    canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
     return NULL;
 }
 
@@ -555,13 +540,13 @@ int canal_mvc_add_controller(canal_mvc_t *mvc, const canal_controller_def_t *def
 int canal_mvc_map_route(canal_mvc_t *mvc, const char *tmpl, canal_error_info_t *err)
 {
     if (strstr(tmpl, "{controller") == NULL || strstr(tmpl, "{action") == NULL)
-        return fail(err, CANAL_EINVAL, "conventional route '%s' needs {controller} and {action}", tmpl);
+        return canal_error_set(err, CANAL_EINVAL, 0, "conventional route '%s' needs {controller} and {action}", tmpl);
     char **grown = realloc(mvc->conventional, (mvc->nconventional + 1) * sizeof(*grown));
     if (grown == NULL)
-        return fail(err, CANAL_ENOMEM, "out of memory");
+        return canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
     mvc->conventional = grown;
     if ((mvc->conventional[mvc->nconventional] = strdup(tmpl)) == NULL)
-        return fail(err, CANAL_ENOMEM, "out of memory");
+        return canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
     mvc->nconventional++;
     /* actions registered before this call get its routes now */
     for (size_t i = 0; i < mvc->nctrls; i++)

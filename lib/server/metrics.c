@@ -223,12 +223,12 @@ int canal_app_metrics(canal_app_t *app, const char *path, canal_error_info_t *er
 {
     if (atomic_load(&app->state) != APP_CREATED) {
         if (err != NULL)
-            *err = (canal_error_info_t){CANAL_ESTATE, 0, "metrics are switched on before the app starts"};
+            canal_error_set(err, CANAL_ESTATE, 0, "metrics are switched on before the app starts");
         return CANAL_ESTATE;
     }
     if (app->metrics != NULL) {
         if (err != NULL)
-            *err = (canal_error_info_t){CANAL_EEXIST, 0, "metrics are on already"};
+            canal_error_set(err, CANAL_EEXIST, 0, "metrics are on already");
         return CANAL_EEXIST;
     }
     if ((app->metrics = calloc(1, sizeof(*app->metrics))) == NULL)

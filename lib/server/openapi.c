@@ -406,7 +406,7 @@ int canal_app_openapi(canal_app_t *app, const char *path, json_t *doc, canal_err
     if (b == NULL) {
         free(text);
         if (err != NULL)
-            *err = (canal_error_info_t){CANAL_EINVAL, 0, "no OpenAPI document to serve"};
+            canal_error_set(err, CANAL_EINVAL, 0, "no OpenAPI document to serve");
         return CANAL_EINVAL;
     }
     *b = (struct blob){text, strlen(text), "application/json", NULL, 200};
