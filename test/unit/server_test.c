@@ -320,6 +320,71 @@ static void route_data_is_the_apps(void **state)
     canal_app_destroy(a);
 }
 
+/* The answer is set, then committed once: a commit hook sees and changes it; problem details
+ * are marked; a deferred answer completed on the loop commits what was set. */
+static void on_commit_hook(canal_req_t *req, void *data)
+{
+    char st[8];
+    snprintf(st, sizeof(st), "%d", canal_res_status_code(req));
+    canal_res_header(req, "x-seen-status", st);
+    canal_res_header(req, "x-was-problem", canal_res_is_problem(req) ? "yes" : "no");
+    canal_res_status(req, 299); /* the hook may still change the answer */
+}
+
+static int h_model(canal_req_t *req, void *data)
+{
+    if (canal_res_status_code(req) != 0 || canal_res_committed(req))
+        return canal_req_fail(req, "an answer before any was set");
+    canal_res_text(req, 200, "first");
+    canal_res_problem(req, 409, "second, and last");
+    if (canal_res_on_commit(req, on_commit_hook, NULL) != 0 ||
+        canal_res_on_commit(req, on_commit_hook, NULL) != CANAL_EEXIST)
+        return canal_req_fail(req, "canal_res_on_commit()");
+    return 0;
+}
+
+static int h_defer_now(canal_req_t *req, void *data)
+{
+    canal_pending_t *p = canal_req_defer(req);
+    if (p == NULL || canal_pending_req(p) != req)
+        return canal_req_fail(req, "canal_req_defer()");
+    canal_res_text(req, 202, "completed");
+    canal_pending_complete(p); /* commits now */
+    return CANAL_PENDING;
+}
+
+static int h_fail_wins(canal_req_t *req, void *data)
+{
+    canal_res_text(req, 200, "not this");
+    canal_req_fail(req, "first reason");
+    canal_req_fail(req, "second reason");
+    return strcmp(canal_req_failure(req), "first reason") == 0 ? 0 : canal_req_fail(req, "not kept");
+}
+
+static void response_model(void **state)
+{
+    canal_config_t cfg;
+    app_config(&cfg, 1);
+    canal_app_t *a = canal_app_create(&cfg);
+    add_routes(a, (const struct test_route[]){{"GET", "model", h_model}, {"GET", "defer", h_defer_now},
+                                              {"GET", "failwins", h_fail_wins}, {NULL}});
+    app_run(a);
+    struct reply r;
+    get("/model", &r);
+    assert_int_equal(r.status, 299);
+    assert_string_equal(header(&r, "x-seen-status"), "409");
+    assert_string_equal(header(&r, "x-was-problem"), "yes");
+    assert_non_null(strstr(r.body, "second, and last"));
+    get("/defer", &r);
+    assert_int_equal(r.status, 202);
+    assert_string_equal(r.body, "completed");
+    get("/failwins", &r);
+    assert_int_equal(r.status, 500);
+    assert_null(strstr(r.body, "not this"));
+    app_stop(a);
+    canal_app_destroy(a);
+}
+
 static int disposed;
 static void count_dispose(void *p)
 {
@@ -371,6 +436,7 @@ int main(void)
         cmocka_unit_test(config_bad_args), cmocka_unit_test(config_env),
         cmocka_unit_test(live_app),        cmocka_unit_test(request_policies),
         cmocka_unit_test(misc),            cmocka_unit_test(route_data_is_the_apps),
+        cmocka_unit_test(response_model),
         cmocka_unit_test(bind_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
