@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Configuration: defaults, then the environment (CANAL_*), then the command line, each
- * overriding the one before. All of it comes from one table, canal__options[]: one row per setting
+ * overriding the one before. All of it comes from one table, options[]: one row per setting
  * with its flag, its type, its field in canal_config_t, its default, its range and its help.
  * canal_config_init(), canal_config_from_env(), canal_config_from_args(),
  * canal_config_usage() and the table of docs/server.md (canal__config_markdown(), checked by
@@ -22,7 +22,7 @@
 #define FIELD(f) .offset = offsetof(canal_config_t, f), .size = sizeof(((canal_config_t *)0)->f)
 #define HOUR_MS (3600u * 1000)
 
-const struct canal__option canal__options[] = {
+static const struct canal__option options[] = {
     {"host", CANAL__OPT_STR, FIELD(host), "ADDR", .def_str = "127.0.0.1",
      .help = "listen address (0.0.0.0, ::, a name)"},
     {"port", CANAL__OPT_U16, FIELD(port), "N", .def = 8080, .max = 65535, .help = "listen port; 0: any free port"},
@@ -73,7 +73,13 @@ const struct canal__option canal__options[] = {
      .help = "deepest JSON body canal_req_json() parses"},
 };
 
-const size_t canal__noptions = sizeof(canal__options) / sizeof(canal__options[0]);
+static const size_t noptions = sizeof(options) / sizeof(options[0]);
+
+const struct canal__option *canal__config_options(size_t *n)
+{
+    *n = noptions;
+    return options;
+}
 
 static int is_string(const struct canal__option *o)
 {
@@ -96,8 +102,8 @@ static void store(canal_config_t *cfg, const struct canal__option *o, uint64_t n
 void canal_config_init(canal_config_t *cfg)
 {
     *cfg = (canal_config_t){0};
-    for (size_t i = 0; i < canal__noptions; i++)
-        store(cfg, &canal__options[i], canal__options[i].def, canal__options[i].def_str);
+    for (size_t i = 0; i < noptions; i++)
+        store(cfg, &options[i], options[i].def, options[i].def_str);
 }
 
 /* CANAL_MAX_BODY for "max-body", into buf (as large as the longest name needs). */
@@ -185,10 +191,10 @@ static int set_option(canal_config_t *cfg, const struct canal__option *o, const 
 
 int canal_config_from_env(canal_config_t *cfg, canal_error_info_t *err)
 {
-    for (size_t i = 0; i < canal__noptions; i++) {
+    for (size_t i = 0; i < noptions; i++) {
         char name[64];
-        const char *v = getenv(canal__config_env_name(&canal__options[i], name, sizeof(name)));
-        if (v != NULL && set_option(cfg, &canal__options[i], name, v, err) != 0)
+        const char *v = getenv(canal__config_env_name(&options[i], name, sizeof(name)));
+        if (v != NULL && set_option(cfg, &options[i], name, v, err) != 0)
             return CANAL_EINVAL;
     }
     return 0;
@@ -198,9 +204,9 @@ int canal_config_from_env(canal_config_t *cfg, canal_error_info_t *err)
 static const struct canal__option *find_option(const char *a)
 {
     size_t len = strcspn(a, "=");
-    for (size_t i = 0; i < canal__noptions; i++)
-        if (strlen(canal__options[i].flag) == len && memcmp(canal__options[i].flag, a, len) == 0)
-            return &canal__options[i];
+    for (size_t i = 0; i < noptions; i++)
+        if (strlen(options[i].flag) == len && memcmp(options[i].flag, a, len) == 0)
+            return &options[i];
     return NULL;
 }
 
@@ -289,8 +295,8 @@ static int write_options(char *buf, size_t size, int markdown)
     if (markdown && append(buf, size, &used, "| flag | environment | default | values | what |\n"
                                              "|---|---|---|---|---|\n") != 0)
         return -1;
-    for (size_t i = 0; i < canal__noptions; i++) {
-        const struct canal__option *o = &canal__options[i];
+    for (size_t i = 0; i < noptions; i++) {
+        const struct canal__option *o = &options[i];
         char flag[64], env[64], def[64], range[64];
         snprintf(flag, sizeof(flag), "--%s %s", o->flag, o->meta);
         canal__config_env_name(o, env, sizeof(env));

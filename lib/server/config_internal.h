@@ -31,8 +31,8 @@ struct canal__option {
     const char *help;          /* a few words, in the usage text and the docs table */
 };
 
-extern const struct canal__option canal__options[];
-extern const size_t canal__noptions;
+/* the table (config.c) and its number of rows in *n */
+const struct canal__option *canal__config_options(size_t *n);
 
 /* "CANAL_MAX_BODY" for "max-body", into buf (64 bytes are plenty). Returns buf. */
 const char *canal__config_env_name(const struct canal__option *o, char *buf, size_t size);

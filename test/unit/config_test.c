@@ -11,7 +11,9 @@
 #include <canal.h>
 #include "server/config_internal.h"
 
-#define ROWS for (const struct canal__option *o = canal__options; o < canal__options + canal__noptions; o++)
+static size_t noptions;
+static const struct canal__option *options;
+#define ROWS for (const struct canal__option *o = options; o < options + noptions; o++)
 
 static void *field(canal_config_t *cfg, const struct canal__option *o)
 {
@@ -56,7 +58,7 @@ static void table_rows(void **state)
         assert_non_null(o->meta);
         if (o->kind == CANAL__OPT_CHOICE)
             assert_true(o->choices[0] != NULL && o->choices[1] != NULL && o->def < 2);
-        for (const struct canal__option *p = canal__options; p < o; p++)
+        for (const struct canal__option *p = options; p < o; p++)
             if (strcmp(p->flag, o->flag) == 0 || p->offset == o->offset)
                 fail_msg("--%s and --%s share a name or a field", p->flag, o->flag);
     }
@@ -95,7 +97,7 @@ static void defaults(void **state)
 static int parse_one(canal_config_t *cfg, const struct canal__option *o, const char *value, int joined,
                      canal_error_info_t *err)
 {
-    char flag[96];
+    static char flag[96]; /* the config's strings point into argv: it outlives the call */
     char *argv[4] = {"prog", flag, (char *)value, NULL};
     int argc = 3;
     if (joined) {
@@ -325,7 +327,7 @@ static void usage(void **state)
             fail_msg("a usage line of %d columns: %.*s", (int)(nl - p), (int)(nl - p), p);
         p = nl + 1;
     }
-    assert_int_equal(lines, 2 * canal__noptions);
+    assert_int_equal(lines, 2 * noptions);
 }
 
 static char table[16384];
@@ -355,6 +357,7 @@ static void docs_table(void **state)
 
 int main(int argc, char **argv)
 {
+    options = canal__config_options(&noptions);
     if (argc == 2 && strcmp(argv[1], "--markdown") == 0) {
         if (canal__config_markdown(table, sizeof(table)) != 0)
             return 1;
