@@ -65,10 +65,19 @@ PURE_OBJ   = $(PURE_SRC:%.c=$(B)/obj/%.o)
 SERVER_OBJ = $(SERVER_SRC:%.c=$(B)/obj/%.o)
 CTRL_OBJ   = $(CTRL_SRC:%.c=$(B)/obj/%.o)
 LIB_OBJ    = $(PURE_OBJ) $(SERVER_OBJ) $(CTRL_OBJ)
+# The test client (canal/testing.h) is a library of its own, libcanal-testing, on top of
+# libcanal: production programs do not carry it.
+TESTING_SRC = $(wildcard lib/testing/*.c)
+TESTING_OBJ = $(TESTING_SRC:%.c=$(B)/obj/%.o)
 
 SONAME   = libcanal.so.$(SOVERSION)
 SHARED   = $(B)/lib/libcanal.so.$(VERSION)
 STATIC   = $(B)/lib/libcanal.a
+TESTING_SONAME = libcanal-testing.so.$(SOVERSION)
+TESTING_SHARED = $(B)/lib/libcanal-testing.so.$(VERSION)
+TESTING_STATIC = $(B)/lib/libcanal-testing.a
+# the test client and then canal, for the programs linked against both statically
+TEST_LIBS      = $(TESTING_STATIC) $(STATIC)
 
 TOOLS    = $(patsubst lib/tools/%.c,$(B)/bin/%,$(wildcard lib/tools/*.c))
 EXAMPLES = $(patsubst examples/%/,$(B)/bin/canal-%,$(wildcard examples/*/))
@@ -82,12 +91,14 @@ E2E_APPS = $(patsubst test/e2e/%.c,$(B)/test/canal-%,$(wildcard test/e2e/*.c))
 .PHONY: all lib tools examples tests deps npm run test check fuzz scaleout valgrind soak install uninstall clean
 all: lib tools examples
 
-lib: $(SHARED) $(STATIC) $(B)/lib/canal.pc
+lib: $(SHARED) $(STATIC) $(B)/lib/canal.pc $(TESTING_SHARED) $(TESTING_STATIC) $(B)/lib/canal-testing.pc
 
 $(B)/obj/lib/common/%.o $(B)/obj/lib/router/%.o: CFLAGS_EXTRA =
 $(B)/obj/lib/server/%.o: CFLAGS_EXTRA = $(DEP_CFLAGS)
 # The controller layer sees only the public headers (include/), like any app would.
 $(B)/obj/lib/controller/%.o: CFLAGS_EXTRA = $(DEP_CFLAGS)
+# So does the test client.
+$(B)/obj/lib/testing/%.o: CFLAGS_EXTRA = $(DEP_CFLAGS)
 
 $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -104,10 +115,24 @@ $(STATIC): $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-$(B)/lib/canal.pc: pkgconfig/canal.pc.in Makefile
+$(TESTING_SHARED): $(TESTING_OBJ) $(SHARED)
 	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-	    -e 's|@VERSION@|$(VERSION)|' $< > $@
+	$(CC) -shared -Wl,-soname,$(TESTING_SONAME) $(ALL_LDFLAGS) -o $@ $(TESTING_OBJ) -L$(B)/lib -lcanal \
+	    $(shell pkg-config --libs jansson)
+	ln -sf libcanal-testing.so.$(VERSION) $(B)/lib/$(TESTING_SONAME)
+	ln -sf $(TESTING_SONAME) $(B)/lib/libcanal-testing.so
+
+$(TESTING_STATIC): $(TESTING_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+# canal.pc and canal-testing.pc, from their templates
+PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+             -e 's|@VERSION@|$(VERSION)|'
+$(B)/lib/%.pc: pkgconfig/%.pc.in Makefile
+	@mkdir -p $(dir $@)
+	$(PC_SED) $< > $@
 
 # Tools and examples link the static library, so they run from the build tree as they are.
 tools: $(TOOLS)
@@ -134,17 +159,17 @@ $(E2E_APPS): $(B)/test/canal-%: test/e2e/%.c $(STATIC)
 $(B)/test/router_%: test/unit/router_%.c $(PURE_OBJ) test/unit/test.h test/unit/counting_malloc.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(PURE_OBJ) $(ALL_LDFLAGS) -lcmocka
-$(B)/test/%_test: test/unit/%_test.c $(STATIC) test/unit/test.h test/unit/client.h test/unit/counting_malloc.h
+$(B)/test/%_test: test/unit/%_test.c $(TEST_LIBS) test/unit/test.h test/unit/client.h test/unit/counting_malloc.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -Ilib -o $@ $< $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS) -lcmocka
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -Ilib -o $@ $< $(TEST_LIBS) $(ALL_LDFLAGS) $(DEP_LIBS) -lcmocka
 
 # The tests of an example (examples/NAME/test/*.c) link its sources but main.c.
 tests: $(EXAMPLE_TESTS)
 $(EXAMPLE_TESTS): $(B)/test/example-%_test: $$(wildcard examples/%/test/*.c) \
                   $$(filter-out examples/%/main.c,$$(wildcard examples/%/*.c)) \
-                  $$(wildcard examples/%/*.h) $(STATIC)
+                  $$(wildcard examples/%/*.h) $(TEST_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -Iexamples/$* -o $@ $(filter %.c,$^) $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS) $(EXAMPLE_LIBS_$*) -lcmocka
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -Iexamples/$* -o $@ $(filter %.c,$^) $(TEST_LIBS) $(ALL_LDFLAGS) $(DEP_LIBS) $(EXAMPLE_LIBS_$*) -lcmocka
 
 deps:
 	@sh .ci/install-deps
@@ -211,11 +236,16 @@ install: lib
 	ln -sf libcanal.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libcanal.so
 	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/
-	@# written from the template now: the prefix is the one given to make install, even
+	install -m 755 $(TESTING_SHARED) $(DESTDIR)$(LIBDIR)/
+	ln -sf libcanal-testing.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(TESTING_SONAME)
+	ln -sf $(TESTING_SONAME) $(DESTDIR)$(LIBDIR)/libcanal-testing.so
+	install -m 644 $(TESTING_STATIC) $(DESTDIR)$(LIBDIR)/
+	@# written from the templates now: the prefix is the one given to make install, even
 	@# when the library was built earlier with another (make && make install PREFIX=~/.local)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-	    -e 's|@VERSION@|$(VERSION)|' pkgconfig/canal.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/canal.pc
-	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/canal.pc
+	for pc in canal canal-testing; do \
+	    $(PC_SED) pkgconfig/$$pc.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/$$pc.pc && \
+	    chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/$$pc.pc || exit 1; \
+	done
 	for t in $(TOOLS); do install -m 755 $$t $(DESTDIR)$(BINDIR)/; done
 	install -d $(DESTDIR)$(MANDIR)/man1
 	install -m 644 docs/man/*.1 $(DESTDIR)$(MANDIR)/man1/
@@ -225,7 +255,9 @@ uninstall:
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/canal
 	rm -f $(DESTDIR)$(LIBDIR)/libcanal.so $(DESTDIR)$(LIBDIR)/$(SONAME) \
 	      $(DESTDIR)$(LIBDIR)/libcanal.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libcanal.a
-	rm -f $(DESTDIR)$(PKGCONFIGDIR)/canal.pc
+	rm -f $(DESTDIR)$(LIBDIR)/libcanal-testing.so $(DESTDIR)$(LIBDIR)/$(TESTING_SONAME) \
+	      $(DESTDIR)$(LIBDIR)/libcanal-testing.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libcanal-testing.a
+	rm -f $(DESTDIR)$(PKGCONFIGDIR)/canal.pc $(DESTDIR)$(PKGCONFIGDIR)/canal-testing.pc
 	for t in $(notdir $(TOOLS)); do rm -f $(DESTDIR)$(BINDIR)/$$t; done
 	for m in $(notdir $(wildcard docs/man/*.1)); do rm -f $(DESTDIR)$(MANDIR)/man1/$$m; done
 
