@@ -5,6 +5,7 @@
 #   make run        install missing Debian packages, build, serve the demo on 127.0.0.1:8080
 #   make npm        the npm packages of /docs and of the OpenAPI and browser tests, into build/npm
 #   make test       build and run every test (unit, end-to-end, exports, install)
+#   make exports-update   rewrite the pinned exports (test/exports*.txt) after an API change
 #   make docs       the API reference (Doxygen) into build/docs/html; fails on any warning
 #   make test SANITIZE=1   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test SANITIZE=thread   the same under ThreadSanitizer
@@ -88,7 +89,7 @@ UNITS    = $(UNIT_SRC:test/unit/%.c=$(B)/test/%)
 EXAMPLE_TESTS = $(patsubst examples/%/test/,$(B)/test/example-%_test,$(wildcard examples/*/test/))
 E2E_APPS = $(patsubst test/e2e/%.c,$(B)/test/canal-%,$(wildcard test/e2e/*.c))
 
-.PHONY: all lib tools examples tests deps npm run test check fuzz scaleout valgrind soak install uninstall clean
+.PHONY: all lib tools examples tests deps npm run test check exports-update fuzz scaleout valgrind soak install uninstall clean
 all: lib tools examples
 
 lib: $(SHARED) $(STATIC) $(B)/lib/canal.pc $(TESTING_SHARED) $(TESTING_STATIC) $(B)/lib/canal-testing.pc
@@ -197,6 +198,11 @@ test: deps
 	@B=$(B) SANITIZE=$(SANITIZE) sh test/run
 
 check: test
+
+# The exported symbols are pinned in test/exports.txt and test/exports-testing.txt, which
+# test/check-exports.sh diffs against the built libraries. After a deliberate API change:
+exports-update: lib
+	sh test/check-exports.sh --update $(B)
 
 # The API reference. Doxygen is told to fail on any warning (docs/Doxyfile), an undocumented
 # public symbol included; test/check-docs.sh runs it in make test too.
