@@ -116,7 +116,7 @@ static inline __attribute__((always_inline)) int send_response(canal_req_t *req,
     req->responded = 1;
     if (req->pending != NULL)
         canal__pending_answered(req);
-    if (ctlen == 24 && memcmp(ctype, "application/problem+json", 24) == 0)
+    if (ctlen == 24 && memcmp(ctype, "application/problem+json", ctlen) == 0)
         body = escape_markup(req, body, &len);
     h->res.status = status;
     h->res.reason = status == 200 ? "OK" : canal_status_reason(status);

@@ -65,7 +65,7 @@ static canal_app_t *new_app(void)
     add_routes(app, (const struct test_route[]){{"GET", "api/woo", h_woo}, {"GET", "echo", h_echo},
                                                 {"POST", "echo", h_echo}, {"PUT", "echo", h_echo},
                                                 {"POST", "inc", h_inc}, {"GET", "empty", h_empty},
-                                                {"GET", "big", h_big}, {NULL}});
+                                                {"GET", "big", h_big}, {0}});
     return app;
 }
 
