@@ -2,9 +2,10 @@
 # canal: an embeddable C11 web framework on libh2o and jansson.
 #
 #   make            library (shared + static), tools and examples under build/
-#   make run        install missing Debian packages, build, serve the demo on 127.0.0.1:8080
+#   make deps       install the library's missing Debian packages (deps-test, deps-bench: extras)
+#   make run        install the library's missing Debian packages, build, serve the demo on 127.0.0.1:8080
 #   make npm        the npm packages of /docs and of the OpenAPI and browser tests, into build/npm
-#   make test       build and run every test (unit, end-to-end, exports, install)
+#   make test       install the test tools (make deps-test), build and run every test (unit, end-to-end, exports, install)
 #   make exports-update   rewrite the pinned exports (test/exports*.txt) after an API change
 #   make docs       the API reference (Doxygen) into build/docs/html; fails on any warning
 #   make test SANITIZE=1   the same under AddressSanitizer + UndefinedBehaviorSanitizer
@@ -89,7 +90,7 @@ UNITS    = $(UNIT_SRC:test/unit/%.c=$(B)/test/%)
 EXAMPLE_TESTS = $(patsubst examples/%/test/,$(B)/test/example-%_test,$(wildcard examples/*/test/))
 E2E_APPS = $(patsubst test/e2e/%.c,$(B)/test/canal-%,$(wildcard test/e2e/*.c))
 
-.PHONY: all lib tools examples tests deps npm run test check exports-update fuzz scaleout valgrind soak install uninstall clean
+.PHONY: all lib tools examples tests deps deps-test deps-bench npm run test check exports-update fuzz scaleout valgrind soak install uninstall clean
 all: lib tools examples
 
 lib: $(SHARED) $(STATIC) $(B)/lib/canal.pc $(TESTING_SHARED) $(TESTING_STATIC) $(B)/lib/canal-testing.pc
@@ -172,8 +173,15 @@ $(EXAMPLE_TESTS): $(B)/test/example-%_test: $$(wildcard examples/%/test/*.c) \
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -Iexamples/$* -o $@ $(filter %.c,$^) $(TEST_LIBS) $(ALL_LDFLAGS) $(DEP_LIBS) $(EXAMPLE_LIBS_$*) -lcmocka
 
+# The Debian packages: the library's own (deps), and the extras of the tests (deps-test) and of
+# the load runs (deps-bench), each installed by the targets that need them. make check
+# installs nothing.
 deps:
 	@sh .ci/install-deps
+deps-test:
+	@sh .ci/install-deps test
+deps-bench:
+	@sh .ci/install-deps bench
 
 # npm packages (test/npm/package.json, locked): swagger-ui-dist for the demo's /docs page, an
 # OpenAPI validator and playwright-core for the tests. Installed into build/npm (never
@@ -187,13 +195,13 @@ $(NPM_DIR)/.installed: test/npm/package.json test/npm/package-lock.json
 	    cp test/npm/package.json test/npm/package-lock.json $(NPM_DIR)/ && \
 	    (cd $(NPM_DIR) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >npm.log 2>&1) && touch $@ || \
 	    echo "canal: npm ci failed (see $(NPM_DIR)/npm.log): /docs and the browser tests will say so" >&2; \
-	else echo "canal: npm not found: /docs and the OpenAPI/browser tests need it (make deps)" >&2; fi
+	else echo "canal: npm not found: /docs and the OpenAPI/browser tests need it (make deps-test)" >&2; fi
 
 run: deps
 	@$(MAKE) --no-print-directory all npm
 	$(B)/bin/canal-demo --host 127.0.0.1 --port 8080
 
-test: deps
+test: deps-test
 	@$(MAKE) --no-print-directory all tests npm
 	@B=$(B) SANITIZE=$(SANITIZE) sh test/run
 
@@ -214,23 +222,23 @@ docs:
 
 # libFuzzer targets (clang): each runs FUZZ_SECS seconds, then the known reproducers must pass
 FUZZ_SECS ?= 60
-fuzz: deps
+fuzz: deps-test
 	sh test/fuzz/build.sh run $(FUZZ_SECS)
 	sh test/fuzz/build.sh replay
 
 # nginx (docs/deploy/nginx-canal.conf) in front of two canal-demo instances, loaded by wrk
-scaleout: deps
+scaleout: deps-bench
 	@$(MAKE) --no-print-directory all
 	@B=$(B) sh test/scaleout/run.sh
 
 # The unit tests under valgrind: a plain build only (sanitizers and valgrind do not mix)
-valgrind: deps
+valgrind: deps-test
 	@test "$(SANITIZE)" = 0 || { echo "make valgrind: without SANITIZE"; exit 1; }
 	@$(MAKE) --no-print-directory all tests
 	sh test/valgrind.sh $(B)
 
 # Load: SOAK_SECS (10) per run; fails on socket errors, non-2xx or RSS growth (bench/soak.sh)
-soak: deps
+soak: deps-bench
 	@$(MAKE) --no-print-directory all
 	B=$(B) sh bench/soak.sh
 
