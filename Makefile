@@ -5,7 +5,10 @@
 #   make deps       install the library's missing Debian packages (deps-test, deps-bench: extras)
 #   make run        install the library's missing Debian packages, build, serve the demo on 127.0.0.1:8080
 #   make npm        the npm packages of /docs and of the OpenAPI and browser tests, into build/npm
-#   make test       install the test tools (make deps-test), build and run every test (unit, end-to-end, exports, install)
+#   make test       install the test tools (make deps-test), build and run every test (unit,
+#                   end-to-end, exports, install); T=NAME one test, F=PATTERN cmocka's filter
+#   make check      the same with what is installed: installs nothing; an end-to-end test
+#                   whose tools are missing prints a SKIP line
 #   make exports-update   rewrite the pinned exports (test/exports*.txt) after an API change
 #   make docs       the API reference (Doxygen) into build/docs/html; fails on any warning
 #   make test SANITIZE=1   the same under AddressSanitizer + UndefinedBehaviorSanitizer
@@ -154,24 +157,31 @@ $(EXAMPLES): $(B)/bin/canal-%: $$(wildcard examples/%/*.c) $$(wildcard examples/
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) $(EXAMPLE_CFLAGS_$*) -o $@ $(filter %.c,$^) $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS) $(EXAMPLE_LIBS_$*)
 
 # Unit tests. Those named router_* and common_* are built with no h2o or jansson flags at all.
+# Each finds its data under CANAL_SRCDIR, so it runs from any directory, and links
+# test/unit/filter.c, which takes cmocka's test filter from CANAL_TEST_FILTER (make check F=).
+UNIT_CFLAGS = -DCANAL_SRCDIR='"$(CURDIR)"'
+FILTER_OBJ  = $(B)/test/filter.o
+$(FILTER_OBJ): test/unit/filter.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
 tests: $(UNITS) $(E2E_APPS)
 $(E2E_APPS): $(B)/test/canal-%: test/e2e/%.c $(STATIC)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $< $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS)
-$(B)/test/router_%: test/unit/router_%.c $(PURE_OBJ) test/unit/test.h test/unit/counting_malloc.h
+$(B)/test/router_%: test/unit/router_%.c $(PURE_OBJ) $(FILTER_OBJ) test/unit/test.h test/unit/counting_malloc.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(PURE_OBJ) $(ALL_LDFLAGS) -lcmocka
-$(B)/test/%_test: test/unit/%_test.c $(TEST_LIBS) test/unit/test.h test/unit/client.h test/unit/counting_malloc.h
+	$(CC) $(ALL_CFLAGS) $(UNIT_CFLAGS) -o $@ $< $(FILTER_OBJ) $(PURE_OBJ) $(ALL_LDFLAGS) -lcmocka
+$(B)/test/%_test: test/unit/%_test.c $(TEST_LIBS) $(FILTER_OBJ) test/unit/test.h test/unit/client.h test/unit/counting_malloc.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -Ilib -o $@ $< $(TEST_LIBS) $(ALL_LDFLAGS) $(DEP_LIBS) -lcmocka
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) $(UNIT_CFLAGS) -Ilib -o $@ $< $(FILTER_OBJ) $(TEST_LIBS) $(ALL_LDFLAGS) $(DEP_LIBS) -lcmocka
 
 # The tests of an example (examples/NAME/test/*.c) link its sources but main.c.
 tests: $(EXAMPLE_TESTS)
 $(EXAMPLE_TESTS): $(B)/test/example-%_test: $$(wildcard examples/%/test/*.c) \
                   $$(filter-out examples/%/main.c,$$(wildcard examples/%/*.c)) \
-                  $$(wildcard examples/%/*.h) $(TEST_LIBS)
+                  $$(wildcard examples/%/*.h) $(TEST_LIBS) $(FILTER_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -Iexamples/$* -o $@ $(filter %.c,$^) $(TEST_LIBS) $(ALL_LDFLAGS) $(DEP_LIBS) $(EXAMPLE_LIBS_$*) -lcmocka
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) $(UNIT_CFLAGS) -Iexamples/$* -o $@ $(filter %.c,$^) $(FILTER_OBJ) $(TEST_LIBS) $(ALL_LDFLAGS) $(DEP_LIBS) $(EXAMPLE_LIBS_$*) -lcmocka
 
 # The Debian packages: the library's own (deps), and the extras of the tests (deps-test) and of
 # the load runs (deps-bench), each installed by the targets that need them. make check
@@ -201,11 +211,18 @@ run: deps
 	@$(MAKE) --no-print-directory all npm
 	$(B)/bin/canal-demo --host 127.0.0.1 --port 8080
 
+# T=NAME runs one test: a unit test binary (router_match, testing, example-todo) or a script
+# (an end-to-end test such as todo, or a check such as check-exports); F=PATTERN runs only the
+# cmocka tests of that name (* and ? wildcards).
 test: deps-test
 	@$(MAKE) --no-print-directory all tests npm
-	@B=$(B) SANITIZE=$(SANITIZE) sh test/run
+	@B=$(B) SANITIZE=$(SANITIZE) T='$(T)' F='$(F)' sh test/run
 
-check: test
+# The tests with what is on this machine, installing nothing: an end-to-end test whose tools
+# are missing prints "SKIP name: tool missing" and counts as skipped.
+check:
+	@$(MAKE) --no-print-directory all tests
+	@B=$(B) SANITIZE=$(SANITIZE) CHECK=1 T='$(T)' F='$(F)' sh test/run
 
 # The exported symbols are pinned in test/exports.txt and test/exports-testing.txt, which
 # test/check-exports.sh diffs against the built libraries. After a deliberate API change:

@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# needs: cc doxygen mandoc man
 # The documentation cannot rot:
 #   - every ```c block of README.md and docs/*.md that is a whole program (it has `int main`)
 #     is compiled with warnings as errors and linked against the built libcanal-testing.a and

@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# needs: nm objdump
 # Only canal's public API leaves the library: every dynamic symbol libcanal.so defines starts
 # with canal_, and every global symbol of libcanal.a starts with canal_ (canal__ for internals
 # shared between files). The test client's libcanal-testing.so exports canal_test_* only.

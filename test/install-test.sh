@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# needs: cc pkg-config nm ldd
 # make install into a temporary DESTDIR, then build and run an out-of-tree program with only
 # `pkg-config --cflags --libs canal`, and a test program with only
 # `pkg-config --cflags --libs canal-testing`; then make uninstall leaves nothing behind.
