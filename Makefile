@@ -28,6 +28,8 @@ LIBDIR       ?= $(PREFIX)/lib
 INCLUDEDIR   ?= $(PREFIX)/include
 BINDIR       ?= $(PREFIX)/bin
 MANDIR       ?= $(PREFIX)/share/man
+# the sanitizer and valgrind suppression files for apps built on canal (docs/testing.md)
+SUPPDIR      ?= $(PREFIX)/share/canal
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
 CC       ?= cc
@@ -134,7 +136,7 @@ $(TESTING_STATIC): $(TESTING_OBJ)
 
 # canal.pc and canal-testing.pc, from their templates
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-             -e 's|@VERSION@|$(VERSION)|'
+             -e 's|@VERSION@|$(VERSION)|' -e 's|@SUPPDIR@|$(SUPPDIR)|'
 $(B)/lib/%.pc: pkgconfig/%.pc.in Makefile
 	@mkdir -p $(dir $@)
 	$(PC_SED) $< > $@
@@ -280,6 +282,8 @@ install: lib
 	for t in $(TOOLS); do install -m 755 $$t $(DESTDIR)$(BINDIR)/; done
 	install -d $(DESTDIR)$(MANDIR)/man1
 	install -m 644 docs/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -d $(DESTDIR)$(SUPPDIR)
+	install -m 644 test/lsan.supp test/tsan.supp test/valgrind.supp $(DESTDIR)$(SUPPDIR)/
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/canal.h
@@ -291,6 +295,8 @@ uninstall:
 	rm -f $(DESTDIR)$(PKGCONFIGDIR)/canal.pc $(DESTDIR)$(PKGCONFIGDIR)/canal-testing.pc
 	for t in $(notdir $(TOOLS)); do rm -f $(DESTDIR)$(BINDIR)/$$t; done
 	for m in $(notdir $(wildcard docs/man/*.1)); do rm -f $(DESTDIR)$(MANDIR)/man1/$$m; done
+	rm -f $(DESTDIR)$(SUPPDIR)/lsan.supp $(DESTDIR)$(SUPPDIR)/tsan.supp $(DESTDIR)$(SUPPDIR)/valgrind.supp
+	-rmdir $(DESTDIR)$(SUPPDIR) 2>/dev/null
 
 clean:
 	rm -rf build

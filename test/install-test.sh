@@ -16,7 +16,8 @@ rm -f "$dest.log"
 for f in include/canal.h include/canal/router.h include/canal/server.h include/canal/testing.h \
          lib/libcanal.a lib/libcanal.so lib/libcanal.so.0 lib/pkgconfig/canal.pc bin/canal-routes \
          lib/libcanal-testing.a lib/libcanal-testing.so lib/libcanal-testing.so.0 \
-         lib/pkgconfig/canal-testing.pc \
+         lib/pkgconfig/canal-testing.pc share/canal/lsan.supp share/canal/tsan.supp \
+         share/canal/valgrind.supp \
          share/man/man1/canal-routes.1; do
     if [ -e "$dest/usr/local/$f" ]; then echo "ok - installed $f"; else echo "not ok - installed $f"; fi
 done
@@ -70,6 +71,8 @@ if cc -std=c11 -o "$dest/app/hello-static" "$dest/app/hello.c" "$dest/usr/local/
 else
     echo "not ok - static link: $(cat "$dest/app/cc.log")"
 fi
+supp=$(pkg-config --variable=suppressionsdir canal)
+if [ "$supp" = "$dest/usr/local/share/canal" ] && [ -f "$supp/lsan.supp" ]; then echo "ok - pkg-config --variable=suppressionsdir canal: $supp"; else echo "not ok - suppressionsdir is [$supp]"; fi
 # the test client: its own library and pkg-config file, which brings canal in
 cat >"$dest/app/hello_test.c" <<'EOC'
 #include <string.h>
