@@ -1,15 +1,17 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# needs: cc doxygen mandoc man
 # The documentation cannot rot:
 #   - every ```c block of README.md and docs/*.md that is a whole program (it has `int main`)
-#     is compiled with warnings as errors and linked against the built libcanal.a: one TAP line
+#     is compiled with warnings as errors and linked against the built libcanal-testing.a and
+#     libcanal.a: one TAP line
 #     each, named by file and line; those that use the test client (canal/testing.h) are run;
 #   - the other ```c blocks are compiled too when they stand on their own at file level (type
 #     and function definitions, tables), after `#include <canal.h>`; fragments of a function
 #     body cannot be, and are listed as "# fragment" comments, not counted;
 #   - `make docs` (Doxygen over include/) gives no warning: an undocumented public symbol fails;
 #   - the man pages in docs/man/ pass `mandoc -T lint` and render with man(1) without warnings.
-# B is the build directory holding lib/libcanal.a (test/run sets it).
+# B is the build directory holding lib/libcanal.a and lib/libcanal-testing.a (test/run sets it).
 set -u
 B=${B:-build}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/canal-docs.XXXXXX")
@@ -44,7 +46,7 @@ for md in README.md docs/*.md; do
         if grep -q 'int main' "$src"; then
             programs=$((programs + 1))
             # shellcheck disable=SC2086
-            if cc $CFLAGS $DEP_CFLAGS $SAN -o "$tmp/$id" "$src" "$B/lib/libcanal.a" $DEP_LIBS -lm \
+            if cc $CFLAGS $DEP_CFLAGS $SAN -o "$tmp/$id" "$src" "$B/lib/libcanal-testing.a" "$B/lib/libcanal.a" $DEP_LIBS -lm \
                 2>"$tmp/$id.log"; then
                 echo "ok - $md:$line: the program compiles and links"
                 # a test program (it uses the test client) is run too: it must pass

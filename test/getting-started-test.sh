@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# needs: cc curl pkg-config
 # Follows docs/getting-started.md as a newcomer would, with HOME pointing at a fresh temporary
 # folder: the guide's install commands run in the source folder, its environment lines are
 # sourced, its programs are written to an empty folder and built with its exact commands, then

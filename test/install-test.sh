@@ -1,7 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# needs: cc pkg-config nm ldd
 # make install into a temporary DESTDIR, then build and run an out-of-tree program with only
-# `pkg-config --cflags --libs canal`; then make uninstall leaves nothing behind.
+# `pkg-config --cflags --libs canal`, and a test program with only
+# `pkg-config --cflags --libs canal-testing`; then make uninstall leaves nothing behind.
 set -u
 dest=$(mktemp -d "${TMPDIR:-/tmp}/canal-install.XXXXXX")
 trap 'rm -rf "$dest"' EXIT
@@ -13,6 +15,9 @@ fi
 rm -f "$dest.log"
 for f in include/canal.h include/canal/router.h include/canal/server.h include/canal/testing.h \
          lib/libcanal.a lib/libcanal.so lib/libcanal.so.0 lib/pkgconfig/canal.pc bin/canal-routes \
+         lib/libcanal-testing.a lib/libcanal-testing.so lib/libcanal-testing.so.0 \
+         lib/pkgconfig/canal-testing.pc share/canal/lsan.supp share/canal/tsan.supp \
+         share/canal/valgrind.supp \
          share/man/man1/canal-routes.1; do
     if [ -e "$dest/usr/local/$f" ]; then echo "ok - installed $f"; else echo "not ok - installed $f"; fi
 done
@@ -65,6 +70,46 @@ if cc -std=c11 -o "$dest/app/hello-static" "$dest/app/hello.c" "$dest/usr/local/
     echo "ok - static link with pkg-config --static"
 else
     echo "not ok - static link: $(cat "$dest/app/cc.log")"
+fi
+supp=$(pkg-config --variable=suppressionsdir canal)
+if [ "$supp" = "$dest/usr/local/share/canal" ] && [ -f "$supp/lsan.supp" ]; then echo "ok - pkg-config --variable=suppressionsdir canal: $supp"; else echo "not ok - suppressionsdir is [$supp]"; fi
+# the test client: its own library and pkg-config file, which brings canal in
+cat >"$dest/app/hello_test.c" <<'EOC'
+#include <string.h>
+#include <canal.h>
+#include <canal/testing.h>
+static int hello(canal_req_t *req, void *data) { return canal_res_text(req, 200, "hi"); }
+int main(void)
+{
+    canal_app_t *app = canal_app_create(NULL);
+    if (app == NULL || canal_app_get(app, "hello", hello, NULL) != 0)
+        return 1;
+    canal_test_t *t = canal_test_start(app, NULL);
+    if (t == NULL)
+        return 1;
+    canal_test_response_t *r = canal_test_get(t, "/hello");
+    int ok = r != NULL && r->status == 200 && strcmp(r->body, "hi") == 0;
+    canal_test_response_free(r);
+    int rc = canal_test_stop(t);
+    canal_app_destroy(app);
+    return ok && rc == 0 ? 0 : 1;
+}
+EOC
+flags=$(pkg-config --cflags --libs canal-testing 2>&1)
+if cc -std=c11 -Wall -Werror -o "$dest/app/hello_test" "$dest/app/hello_test.c" $flags 2>"$dest/app/cc.log"; then
+    echo "ok - a test program builds with pkg-config --cflags --libs canal-testing ($flags)"
+    if LD_LIBRARY_PATH="$dest/usr/local/lib" "$dest/app/hello_test"; then
+        echo "ok - the test program passes against the installed libcanal-testing.so.0"
+    else
+        echo "not ok - the test program failed against the installed libcanal-testing"
+    fi
+else
+    echo "not ok - test program build: $(cat "$dest/app/cc.log")"
+fi
+if nm -D --defined-only "$dest/usr/local/lib/libcanal.so.0" | grep -q ' canal_test_'; then
+    echo "not ok - libcanal.so exports the test client"
+else
+    echo "ok - the test client is not in libcanal.so"
 fi
 make -s uninstall DESTDIR="$dest" PREFIX=/usr/local >/dev/null 2>&1
 left=$(find "$dest/usr" -type f -o -type l)

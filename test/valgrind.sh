@@ -18,7 +18,7 @@ for t in "$B"/test/*_test; do
         --show-leak-kinds=definite,indirect,possible --error-exitcode=99 \
         --suppressions=test/valgrind.supp "$t" >"$log" 2>&1
     rc=$?
-    grep -E '^\[  (PASSED|FAILED|SKIPPED) \]|^==[0-9]+==' "$log" | head -n 60
+    grep -E '^\[ +(PASSED|FAILED|SKIPPED|ERROR|LINE) +\]|^==[0-9]+==' "$log" | head -n 60
     if [ "$rc" -eq 0 ]; then
         echo "ok - valgrind $t"
         passed=$((passed + 1))

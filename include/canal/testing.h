@@ -17,11 +17,14 @@
  * canal_test_start() starts the app's worker threads in the background (as canal_app_start()
  * does) with one more listener, 127.0.0.1 on a port the kernel picks, which the client uses.
  * The client keeps one connection alive across requests, as a browser would, and opens a new
- * one when the server closed it. Answers are read whole: status, headers as sent, and the
- * body (Content-Length, chunked or up to the close), NUL-terminated for convenience.
+ * one when the server closed it. An answer the server sends before it has read the whole
+ * request (a 413 for a body over the limit) is read and returned. Answers are read whole:
+ * status, headers as sent, and the body (Content-Length, chunked or up to the close),
+ * NUL-terminated for convenience.
  *
  * A client is for one thread at a time. This header is not included by canal.h: include it
- * from test code. The functions live in libcanal like the rest of the API.
+ * from test code. The functions live in their own library, libcanal-testing (pkg-config
+ * canal-testing), so that production builds do not carry them.
  */
 #ifndef CANAL_TESTING_H
 #define CANAL_TESTING_H
@@ -111,11 +114,13 @@ CANAL_API canal_test_response_t *canal_test_request(canal_test_t *t, const char 
 CANAL_API canal_test_response_t *canal_test_get(canal_test_t *t, const char *target);
 
 /**
- * Sends json (borrowed; serialized compactly) with Content-Type: application/json. A NULL
+ * Sends json (borrowed; serialized compactly) with the header fields given (borrowed; may be
+ * NULL when nheaders is 0) and Content-Type: application/json unless they have one. A NULL
  * json sends no body. NULL on failure, as canal_test_request().
  */
 CANAL_API canal_test_response_t *canal_test_json(canal_test_t *t, const char *method,
-                                                 const char *target, const json_t *json);
+                                                 const char *target, const canal_kv_t *headers,
+                                                 size_t nheaders, const json_t *json);
 
 /**
  * Sends bytes exactly as given on a new connection of their own, then reads one answer and

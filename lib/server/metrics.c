@@ -165,12 +165,11 @@ static int scrape(canal_req_t *req, void *data)
           "# TYPE canal_http_request_duration_seconds histogram\n",
           f);
     for (size_t i = 0; i < m->nslots; i++) {
-        uint64_t buckets[NBUCKETS + 1] = {0}, count = 0, sum = 0;
+        uint64_t buckets[NBUCKETS + 1] = {0}, sum = 0;
         for (size_t w = 0; w < nw; w++) {
             struct canal__mslot *s = &app->workers[w].mslots[i];
             for (size_t b = 0; b <= NBUCKETS; b++)
                 buckets[b] += get(&s->buckets[b]);
-            count += get(&s->count);
             sum += get(&s->sum_ns);
         }
         uint64_t cum = 0;

@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# needs: curl python3
 # Answers given later: the offload pool (a SQLite query, sleeps), completions posted from another
 # thread, the loop staying responsive meanwhile, a full queue (503), the deadline (504), a client
 # that leaves while its request waits, and graceful shutdown with work in flight; and controller

@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# needs: curl python3 node chromium npm:playwright-core npm:swagger-ui-dist
 # Debian's headless Chromium, driven by playwright-core (test/browser/browser.cjs), against the
 # demo's /docs page (Swagger UI renders every operation of /openapi.json) and the development
 # error page of canal-testapp (a request carrying <script> shows it as text; nothing runs).

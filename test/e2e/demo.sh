@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# needs: curl python3
 # The demo app in both modes: the article's endpoints, bytes and types; 404, 405, HEAD,
 # OPTIONS; then router mode and controller mode side by side answer the same bytes.
 . test/e2e-lib.sh

@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# needs: curl python3
 # Behind a load balancer, with curl against canal-demo: the health endpoints, the drain delay
 # on SIGTERM (readiness 503 while the app still serves), request IDs, and X-Forwarded-For /
 # Forwarded believed from a trusted proxy only (a spoofed header from another peer address,

@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# needs: curl python3 node npm:@apidevtools/swagger-parser
 # The OpenAPI documents and the /docs page over HTTP: the demo (both modes) and the
 # kitchen-sink app canal-openapiapp (both modes) serve /openapi.json, which must validate as
 # OpenAPI 3.1 with a real validator from npm and describe every route of the app's route table

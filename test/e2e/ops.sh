@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# needs: curl python3 py:prometheus_client
 # The operations side of canal-demo with real clients: /metrics scraped by curl and parsed by
 # the official Prometheus Python client's text-format parser (test/prometheus/check.py), static files (MIME types, Range,
 # ETag and If-None-Match, the .gz sibling, traversal with curl --path-as-is), gzip

@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# needs: curl python3
 # Hostile input, from raw sockets: canal-probe (test/e2e/probe.c) runs the table of cases in
 # test/e2e/probe.cases against the demo app in both modes (one TAP line per case), then the
 # error-page cases of test/e2e/probe-dev.cases against the test app in development mode.

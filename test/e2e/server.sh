@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# needs: curl python3
 # The server core through canal-testapp: bodies and limits, JSON, queries, route values,
 # headers, errors in production and development, load on every worker, graceful shutdown.
 . test/e2e-lib.sh

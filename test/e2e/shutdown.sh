@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# needs: curl python3 wrk
 # Faults and shutdown under load, with canal-testapp: handlers that fail under wrk never take a
 # worker down; SIGTERM in the middle of a wrk run loses nothing (every request the server took
 # was answered in full: wrk's count of complete responses equals the server's count of

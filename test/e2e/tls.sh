@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# needs: curl python3 openssl h2load
 # TLS and HTTP/2: the demo beside its cleartext port, with a certificate made here; curl over
 # HTTP/2 and HTTP/1.1 and h2load give the same answers; h2c with prior knowledge on cleartext;
 # a bad certificate or key is a clear error at start-up.

@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# needs: curl python3
 # examples/todo as a program (its handlers have unit tests of their own on the test client,
 # examples/todo/test/): main.c's flags, the API with curl, a graceful stop.
 . test/e2e-lib.sh

@@ -140,7 +140,7 @@ static void values(void **state)
 static void demo_data(void **state)
 {
     json_error_t err;
-    json_t *j = json_load_file("examples/demo/data/northwind.json", 0, &err);
+    json_t *j = json_load_file(CANAL_SRCDIR "/examples/demo/data/northwind.json", 0, &err);
     assert_non_null(j);
     same_as_jansson(j);
     same_as_jansson(json_object_get(j, "employees"));

@@ -191,7 +191,7 @@ static void metrics_counts(void **state)
     canal_app_t *app = new_app(2);
     add_routes(app, (const struct test_route[]){{"GET", "a", h_small}, {"POST", "items/{id:int}", h_item},
                                                 {"GET", "re/{x:regex(^a\\.b$)}", h_small}, {"GET", "fail", h_fail},
-                                                {NULL}});
+                                                {0}});
     assert_int_equal(canal_app_metrics(app, "/metrics", NULL), 0);
     app_run(app);
 
@@ -244,7 +244,7 @@ static void compression(void **state)
     add_routes(app, (const struct test_route[]){{"GET", "text", h_text}, {"GET", "off", h_text},
                                                 {"GET", "octets", h_octets}, {"GET", "forced", h_octets},
                                                 {"GET", "answer-off", h_no_compress}, {"GET", "small", h_small},
-                                                {"GET", "forced-small", h_small}, {NULL}});
+                                                {"GET", "forced-small", h_small}, {0}});
     assert_int_equal(canal_app_compress(app, &(canal_compress_options_t){.min_size = 100, .gzip_level = 6}), 0);
     assert_int_equal(canal_app_compress_route(app, "GET", "forced-small", 1), 0);
     assert_int_equal(canal_app_compress_route(app, "GET", "off", 0), 0);
@@ -313,7 +313,7 @@ static void cors_router(void **state)
     add_routes(app, (const struct test_route[]){{"GET", "api/a", h_small}, {"POST", "api/items/{id:int}", h_item},
                                                 {"GET", "apix", h_small}, {"GET", "open", h_small},
                                                 {"OPTIONS", "api/opt", h_small}, {"GET", "api/opt", h_small},
-                                                {NULL}});
+                                                {0}});
     assert_int_equal(canal_app_cors(app, "/api/", &strict), 0);
     assert_int_equal(canal_app_get(app, "api/late", h_small, NULL), 0); /* covered too */
     const canal_router_t *rt = canal_app_router(app);

@@ -234,10 +234,10 @@ static void test_scenario_files(void **state)
 {
     const char *dir = getenv("CANAL_ROUTER_CASES");
     if (dir == NULL)
-        dir = "test/unit/cases/router";
+        dir = CANAL_SRCDIR "/test/unit/cases/router";
     DIR *d = opendir(dir);
     if (d == NULL)
-        fail_msg("cannot open %s (run the tests from the repository root)", dir);
+        fail_msg("cannot open %s", dir);
     char *names[64];
     size_t n = 0;
     struct dirent *e;

@@ -147,7 +147,7 @@ static int h_empty(canal_req_t *req, void *data)
 static const struct test_route routes[] = {
     {"GET", "q", h_query},         {"GET", "p/{x}", h_params}, {"GET", "h", h_headers},
     {"GET", "problem", h_problem}, {"GET", "alloc", h_alloc},  {"GET", "empty", h_empty},
-    {"GET", "markup", h_markup},   {NULL},
+    {"GET", "markup", h_markup},   {0},
 };
 
 static void app_setup(void)

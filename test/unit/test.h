@@ -12,4 +12,10 @@
 #include <string.h>
 #include <cmocka.h>
 
+/* The source tree, where tests find their data files, so that they run from any directory
+ * (the Makefile passes the absolute path). */
+#ifndef CANAL_SRCDIR
+#define CANAL_SRCDIR "."
+#endif
+
 #endif

@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 #include <canal.h>
 #include <canal/testing.h>
-#include "server/testing.c"
+#include "testing/testing.c"
 #include "client.h"
 
 static int h_woo(canal_req_t *req, void *data)
@@ -65,7 +65,7 @@ static canal_app_t *new_app(void)
     add_routes(app, (const struct test_route[]){{"GET", "api/woo", h_woo}, {"GET", "echo", h_echo},
                                                 {"POST", "echo", h_echo}, {"PUT", "echo", h_echo},
                                                 {"POST", "inc", h_inc}, {"GET", "empty", h_empty},
-                                                {"GET", "big", h_big}, {NULL}});
+                                                {"GET", "big", h_big}, {0}});
     return app;
 }
 
@@ -109,7 +109,7 @@ static void requests(void **state)
 
     /* JSON both ways */
     json_t *in = json_pack("{s:i}", "n", 41);
-    r = canal_test_json(t, "POST", "/inc", in);
+    r = canal_test_json(t, "POST", "/inc", NULL, 0, in);
     json_decref(in);
     assert_int_equal(r->status, 201);
     assert_string_equal(r->body, "{\"n\":42}");
@@ -429,6 +429,62 @@ static void parser(void **state)
     }
 }
 
+/* canal_test_json() sends the headers given, and Content-Type unless one is among them. */
+static void json_headers(void **state)
+{
+    canal_app_t *app = new_app();
+    canal_test_t *t = canal_test_start(app, NULL);
+    assert_non_null(t);
+    json_t *in = json_pack("{s:i}", "n", 1);
+    canal_kv_t h[] = {{"X-In", "with json"}};
+    canal_test_response_t *r = canal_test_json(t, "POST", "/echo", h, 1, in);
+    assert_non_null(r);
+    assert_string_equal(r->body, "{\"method\":\"POST\",\"body\":\"{\\\"n\\\":1}\",\"x\":\"with json\"}");
+    canal_test_response_free(r);
+    r = canal_test_json(t, "POST", "/inc", h, 1, in);
+    assert_int_equal(r->status, 201);
+    canal_test_response_free(r);
+    canal_kv_t text[] = {{"content-type", "text/plain"}}; /* theirs, not application/json */
+    r = canal_test_json(t, "POST", "/inc", text, 1, in);
+    assert_non_null(r);
+    assert_int_equal(r->status, 400);
+    assert_non_null(strstr(r->body, "not application/json"));
+    canal_test_response_free(r);
+    assert_null(canal_test_json(t, "POST", "/inc", NULL, 1, in));
+    json_decref(in);
+    assert_int_equal(canal_test_stop(t), 0);
+    canal_app_destroy(app);
+}
+
+/*
+ * A body twice the limit: the server answers 413 and closes before it has read the body, and
+ * the client must return that answer rather than the failed write. 20 runs, 413 each time.
+ */
+static void body_over_limit(void **state)
+{
+    canal_app_t *app = new_app();
+    assert_int_equal(canal_app_config(app)->max_body_size, 1024 * 1024);
+    canal_test_t *t = canal_test_start(app, NULL);
+    assert_non_null(t);
+    size_t n = 2 * 1024 * 1024;
+    char *body = malloc(n);
+    assert_non_null(body);
+    memset(body, 'x', n);
+    for (int i = 0; i < 20; i++) {
+        canal_test_response_t *r = canal_test_request(t, "POST", "/echo", NULL, 0, body, n);
+        if (r == NULL)
+            fail_msg("run %d: %s", i, canal_test_error(t));
+        assert_int_equal(r->status, 413);
+        canal_test_response_free(r);
+    }
+    canal_test_response_t *r = canal_test_get(t, "/api/woo"); /* and the client goes on */
+    assert_int_equal(r->status, 200);
+    canal_test_response_free(r);
+    free(body);
+    assert_int_equal(canal_test_stop(t), 0);
+    canal_app_destroy(app);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -437,6 +493,8 @@ int main(void)
         cmocka_unit_test(controller_app),
         cmocka_unit_test(stale_connection),
         cmocka_unit_test(parser),
+        cmocka_unit_test(json_headers),
+        cmocka_unit_test(body_over_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

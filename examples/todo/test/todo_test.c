@@ -52,7 +52,7 @@ static int teardown(void **state)
 static int add(canal_test_t *t, const char *title)
 {
     json_t *in = json_pack("{s:s}", "title", title);
-    canal_test_response_t *r = canal_test_json(t, "POST", "/todos", in);
+    canal_test_response_t *r = canal_test_json(t, "POST", "/todos", NULL, 0, in);
     json_decref(in);
     assert_non_null(r);
     assert_int_equal(r->status, 201);
@@ -104,7 +104,7 @@ static void update_and_delete(void **state)
     snprintf(path, sizeof(path), "/todos/%d", id);
 
     json_t *done = json_pack("{s:b}", "done", 1);
-    canal_test_response_t *r = canal_test_json(f->client, "PATCH", path, done);
+    canal_test_response_t *r = canal_test_json(f->client, "PATCH", path, NULL, 0, done);
     json_decref(done);
     assert_int_equal(r->status, 200);
     assert_non_null(strstr(r->body, "\"done\":true"));

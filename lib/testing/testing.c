@@ -3,6 +3,9 @@
  * The test client (canal/testing.h): an app started on an extra 127.0.0.1:0 listener and a
  * small blocking HTTP/1.1 client over a plain socket.
  *
+ * It is built into libcanal-testing, apart from libcanal, and sees only canal's public
+ * headers, as any test of an app would.
+ *
  * The client keeps one connection alive. When the server has closed it in the meantime (it
  * said "Connection: close", or an idle timeout went by), the write may still succeed and the
  * read then sees the end of the stream with no byte of an answer: the request is then sent
@@ -18,6 +21,7 @@
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +29,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#include "server_internal.h"
-#include "canal/testing.h"
+#include <canal/testing.h>
 
 /* Guards against a runaway answer: the head and the body of one answer. */
 #define MAX_HEAD (64 * 1024)
@@ -63,6 +66,20 @@ static void set_err(canal_error_info_t *err, int code, const char *msg)
     }
 }
 
+/*
+ * The port of the listener canal_test_start() added. The listeners are numbered in the order
+ * added: the app's own, then ours, then the configuration's TLS port (tls_port), which
+ * canal_app_start() adds. Ours is thus the last one without TLS.
+ */
+static uint16_t test_listener_port(const canal_app_t *app)
+{
+    uint16_t port = 0;
+    for (size_t i = 0; canal_app_port(app, i) != 0; i++)
+        if (!canal_app_listener_tls(app, i))
+            port = canal_app_port(app, i);
+    return port;
+}
+
 canal_test_t *canal_test_start(canal_app_t *app, canal_error_info_t *err)
 {
     if (app == NULL) {
@@ -77,7 +94,6 @@ canal_test_t *canal_test_start(canal_app_t *app, canal_error_info_t *err)
     t->app = app;
     t->fd = -1;
     t->timeout_ms = 30000;
-    size_t index = app->nlisteners; /* the listener added next is ours */
     int rc = canal_app_listen(app, "127.0.0.1", 0);
     if (rc == 0)
         rc = canal_app_start(app);
@@ -89,7 +105,7 @@ canal_test_t *canal_test_start(canal_app_t *app, canal_error_info_t *err)
         free(t);
         return NULL;
     }
-    t->port = canal_app_port(app, index);
+    t->port = test_listener_port(app);
     return t;
 }
 
@@ -165,18 +181,46 @@ static long long now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*
+ * Writes n bytes to fd. A server may answer before it has read the whole request (a 413 for a
+ * body over the limit) and close: writing on would then fail with EPIPE or ECONNRESET and
+ * lose that answer. So whenever the socket is not writable at once, the write waits for
+ * either direction, and stops as soon as an answer is there to read. Returns 0 when all was
+ * written, 1 when it stopped early (an answer is waiting, or the server closed or reset the
+ * connection: the caller reads what is there), -1 on another failure or the timeout
+ * (recorded).
+ */
 static int send_all(canal_test_t *t, int fd, const char *p, size_t n)
 {
+    long long deadline = now_ms() + t->timeout_ms;
     while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w >= 0) {
+            p += w;
+            n -= (size_t)w;
             continue;
-        if (w < 0) {
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno == EPIPE || errno == ECONNRESET)
+            return 1;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
             set_error(t, "send: %s", strerror(errno));
             return -1;
         }
-        p += w;
-        n -= (size_t)w;
+        long long left = deadline - now_ms();
+        if (left <= 0) {
+            set_error(t, "timed out after %u ms writing the request", t->timeout_ms);
+            return -1;
+        }
+        struct pollfd pfd = {.fd = fd, .events = POLLIN | POLLOUT};
+        int rc = poll(&pfd, 1, left > 1000000 ? 1000000 : (int)left);
+        if (rc < 0 && errno != EINTR) {
+            set_error(t, "poll: %s", strerror(errno));
+            return -1;
+        }
+        if (rc > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)))
+            return 1;
     }
     return 0;
 }
@@ -532,7 +576,7 @@ static int valid_field(const char *s, int allow_space)
 static int has_header(const canal_kv_t *headers, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)
-        if (strcasecmp(headers[i].key, name) == 0)
+        if (headers[i].key != NULL && strcasecmp(headers[i].key, name) == 0)
             return 1;
     return 0;
 }
@@ -599,16 +643,16 @@ canal_test_response_t *canal_test_request(canal_test_t *t, const char *method, c
         if (!reused && (t->fd = open_connection(t)) < 0)
             break;
         t->len = 0;
-        if (send_all(t, t->fd, req.p, req.len) != 0) {
+        int sent = send_all(t, t->fd, req.p, req.len);
+        if (sent < 0) {
             disconnect(t);
-            if (reused)
-                continue;
             break;
         }
+        /* also when the write stopped early: the answer that is there is the request's */
         int rc = read_answer(t, t->fd, head_request, &p);
         if (rc == 0) {
             r = pack(t, &p);
-            if (p.close)
+            if (p.close || sent == 1) /* a request cut short leaves the connection unusable */
                 disconnect(t);
             parsed_free(&p);
             break;
@@ -628,24 +672,44 @@ canal_test_response_t *canal_test_request(canal_test_t *t, const char *method, c
     return r;
 }
 
+/* Sends json, serialized compactly, with the headers as given. */
+static canal_test_response_t *json_request(canal_test_t *t, const char *method, const char *target,
+                                           const canal_kv_t *headers, size_t nheaders,
+                                           const json_t *json)
+{
+    char *text = json_dumps(json, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (text == NULL)
+        return set_error(t, "the JSON body cannot be serialized");
+    canal_test_response_t *r = canal_test_request(t, method, target, headers, nheaders, text,
+                                                  strlen(text));
+    free(text);
+    return r;
+}
+
 canal_test_response_t *canal_test_get(canal_test_t *t, const char *target)
 {
     return canal_test_request(t, "GET", target, NULL, 0, NULL, 0);
 }
 
 canal_test_response_t *canal_test_json(canal_test_t *t, const char *method, const char *target,
+                                       const canal_kv_t *headers, size_t nheaders,
                                        const json_t *json)
 {
     if (t == NULL)
         return NULL;
-    if (json == NULL)
-        return canal_test_request(t, method, target, NULL, 0, NULL, 0);
-    char *text = json_dumps(json, JSON_COMPACT | JSON_ENCODE_ANY);
-    if (text == NULL)
-        return set_error(t, "the JSON body cannot be serialized");
-    static const canal_kv_t ct = {"Content-Type", "application/json"};
-    canal_test_response_t *r = canal_test_request(t, method, target, &ct, 1, text, strlen(text));
-    free(text);
+    if (json == NULL || (nheaders > 0 && headers == NULL) ||
+        has_header(headers, nheaders, "content-type"))
+        return json == NULL ? canal_test_request(t, method, target, headers, nheaders, NULL, 0)
+                            : json_request(t, method, target, headers, nheaders, json);
+    /* the caller's headers, then Content-Type */
+    canal_kv_t *all = malloc((nheaders + 1) * sizeof(*all));
+    if (all == NULL)
+        return set_error(t, "out of memory");
+    if (nheaders > 0)
+        memcpy(all, headers, nheaders * sizeof(*all));
+    all[nheaders] = (canal_kv_t){"Content-Type", "application/json"};
+    canal_test_response_t *r = json_request(t, method, target, all, nheaders + 1, json);
+    free(all);
     return r;
 }
 
@@ -664,7 +728,7 @@ canal_test_response_t *canal_test_raw(canal_test_t *t, const void *bytes, size_t
     t->len = t->cap = 0;
     canal_test_response_t *r = NULL;
     int fd = open_connection(t);
-    if (fd >= 0 && send_all(t, fd, bytes, len) == 0) {
+    if (fd >= 0 && send_all(t, fd, bytes, len) >= 0) {
         struct parsed p;
         int head = len >= 5 && memcmp(bytes, "HEAD ", 5) == 0;
         int rc = read_answer(t, fd, head, &p);
