@@ -367,7 +367,7 @@ static void response_model(void **state)
     app_config(&cfg, 1);
     canal_app_t *a = canal_app_create(&cfg);
     add_routes(a, (const struct test_route[]){{"GET", "model", h_model}, {"GET", "defer", h_defer_now},
-                                              {"GET", "failwins", h_fail_wins}, {NULL}});
+                                              {"GET", "failwins", h_fail_wins}, {0}});
     app_run(a);
     struct reply r;
     get("/model", &r);
