@@ -121,7 +121,9 @@ static int walk(struct mctx *c, const struct node *n, size_t depth)
     if (seg.len > 0) {
         for (size_t i = 0; i < n->nparams; i++) {
             const struct node *p = n->params[i];
-            if (!(p->below & c->mask) || !canal__constraints_ok(p->cons, p->ncons, seg))
+            if (!(p->below & c->mask) ||
+                !(p->complex ? canal__complex_match(p->seg, seg, !c->r->opts.case_sensitive, NULL)
+                             : canal__constraints_ok(p->cons, p->ncons, seg)))
                 continue;
             c->cap[depth] = seg;
             if (walk(c, p, depth + 1))
@@ -159,7 +161,7 @@ static int try_method(struct mctx *c, int mi)
  * walked, the rest of the path for a catch-all met at depth (rest, or NULL), defaults and
  * empty catch-alls for the segments left out. */
 static void fill(const struct endpoint *ep, size_t depth, const canal_str_t *cap,
-                 const canal_str_t *rest, canal_match_t *m)
+                 const canal_str_t *rest, int fold, canal_match_t *m)
 {
     const struct canal_route *rt = ep->route;
     m->route = rt;
@@ -171,8 +173,14 @@ static void fill(const struct endpoint *ep, size_t depth, const canal_str_t *cap
         canal_str_t v;
         if (rest != NULL && p->seg == depth)
             v = *rest;
-        else if (p->seg < depth)
+        else if (p->seg < depth && !p->complex)
             v = cap[p->seg];
+        else if (p->seg < depth) { /* the split the walk accepted, again */
+            canal_str_t parts[CANAL__MAX_PARTS];
+            canal__complex_match(&rt->segs[p->seg], cap[p->seg], fold, parts);
+            if ((v = parts[p->part]).len == 0)
+                continue; /* an optional parameter left out */
+        }
         else if (p->def != NULL)
             v = (canal_str_t){p->def, strlen(p->def)};
         else if (rt->segs[p->seg].kind == SEG_CATCHALL)
@@ -287,11 +295,11 @@ int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t 
 
     const struct endpoint *ep = from_table(&c, mi, fallback);
     if (ep != NULL) {
-        fill(ep, c.nsegs, c.cap, NULL, m); /* every segment is a literal: nothing captured */
+        fill(ep, c.nsegs, c.cap, NULL, 0, m); /* every segment is a literal: nothing captured */
         return 200;
     }
     if (try_method(&c, mi) || try_method(&c, fallback)) {
-        fill(c.ep, c.depth, c.cap, c.via_catchall ? &c.rest : NULL, m);
+        fill(c.ep, c.depth, c.cap, c.via_catchall ? &c.rest : NULL, !r->opts.case_sensitive, m);
         return 200;
     }
     if (trailing && r->opts.trailing_slash == CANAL_SLASH_REDIRECT) {

@@ -23,7 +23,7 @@
 #include <string.h>
 #include "canal/router.h"
 
-enum { SEG_LITERAL, SEG_PARAM, SEG_CATCHALL };
+enum { SEG_LITERAL, SEG_PARAM, SEG_CATCHALL, SEG_COMPLEX };
 
 enum {
     CONS_INT, CONS_LONG, CONS_BOOL, CONS_DOUBLE, CONS_GUID, CONS_ALPHA, CONS_MIN, CONS_MAX,
@@ -37,14 +37,21 @@ struct constraint {
     char *re_text; /* the regex as written, for canal_route_param_constraint() */
 };
 
+/* A template segment. A complex segment ({name}.{ext}) is a list of parts, each a literal or
+ * a parameter segment of its own; a segment of one part is that part. */
 struct tseg {
     int kind;
-    char *text;    /* literal: unescaped text; parameter: canonical constraint text ("" plain) */
+    char *text;    /* literal: unescaped text; parameter: canonical constraint text ("" plain);
+                    * complex: the node key made of its parts (template.c) */
     size_t len;
     size_t pos;    /* byte offset of the segment in the template, for error positions */
-    int param;     /* parameters: index into route->params */
+    int param;     /* parameters: index into route->params; complex: its first parameter */
+    int optional;  /* a part: an optional parameter ({x?}) */
     struct constraint *cons;
     size_t ncons;
+    struct tseg *parts; /* complex: literal and parameter parts, in template order */
+    size_t nparts;
+    char *raw;     /* complex: the segment as written in the template */
 };
 
 struct rparam {
@@ -54,6 +61,10 @@ struct rparam {
     uint16_t seg;     /* index of its segment */
     uint8_t optional; /* {x?} */
     uint8_t keep_slash; /* {**x}: link generation keeps '/' */
+    uint8_t complex;  /* its segment is complex; part: its index among the segment's parts */
+    uint8_t part;
+    const struct constraint *cons; /* its constraints (owned by its segment or part) */
+    size_t ncons;
 };
 
 /* The fields a match reads (fill() in match.c) come first, so that a matched route costs as
@@ -102,6 +113,7 @@ struct node {
     const struct constraint *cons;
     uint32_t nlits, nparams, ncatchalls, neps;
     uint32_t ncons;
+    uint32_t complex;       /* a complex segment's node: canal__complex_match() instead of cons */
     struct node **catchalls;
     const struct tseg *seg; /* the segment that made this node (NULL for the root) */
     char *key;              /* literal: folded per the case policy; parameter: constraint text */
@@ -153,7 +165,13 @@ struct canal_router {
 
 /* template.c */
 int canal__template_parse(struct canal_route *route, const char *tmpl, int strict_slash,
-                          canal_error_info_t *err);
+                          int fold, canal_error_info_t *err);
+/* Most parts of a complex segment: parameters alternate with literals. */
+#define CANAL__MAX_PARTS (2 * CANAL_ROUTER_MAX_PARAMS + 1)
+/* 1 if v fits the complex segment s (its literals compared ASCII case-insensitively when fold),
+ * with every value accepted by its constraints; vals, if not NULL, receives the value of each
+ * parameter part (len 0: an optional one left out). */
+int canal__complex_match(const struct tseg *s, canal_str_t v, int fold, canal_str_t *vals);
 void canal__route_free_segments(struct canal_route *route);
 int canal__constraints_ok(const struct constraint *cons, size_t ncons, canal_str_t value);
 

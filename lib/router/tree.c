@@ -170,8 +170,11 @@ static struct node *find_child(const canal_router_t *r, const struct node *n, co
 {
     if (seg->kind == SEG_LITERAL)
         return canal__find_literal(r, n, seg->text, seg->len, 1, pos);
-    struct node *const *list = seg->kind == SEG_PARAM ? n->params : n->catchalls;
-    size_t count = seg->kind == SEG_PARAM ? n->nparams : n->ncatchalls;
+    /* complex segments rank with constrained parameters (their keys start with '/', which no
+     * constraint text does) */
+    int param = seg->kind == SEG_PARAM || seg->kind == SEG_COMPLEX;
+    struct node *const *list = param ? n->params : n->catchalls;
+    size_t count = param ? n->nparams : n->ncatchalls;
     for (size_t i = 0; i < count; i++)
         if (list[i]->keylen == seg->len && memcmp(list[i]->key, seg->text, seg->len) == 0)
             return list[i];
@@ -221,6 +224,7 @@ static struct node *get_child(canal_router_t *r, struct node *n, const struct ts
     child->seg = seg;
     child->cons = seg->cons;
     child->ncons = (uint32_t)seg->ncons;
+    child->complex = seg->kind == SEG_COMPLEX;
     child->depth = n->depth + 1;
     child->keylen = seg->len;
     for (size_t i = 0; i < seg->len; i++)
@@ -231,7 +235,7 @@ static struct node *get_child(canal_router_t *r, struct node *n, const struct ts
     int rc;
     if (seg->kind == SEG_LITERAL)
         rc = insert_lit(n, pos, child);
-    else if (seg->kind == SEG_PARAM)
+    else if (seg->kind == SEG_PARAM || seg->kind == SEG_COMPLEX)
         rc = insert_at(&n->params, &n->nparams, pos, child);
     else
         rc = insert_at(&n->catchalls, &n->ncatchalls, pos, child);
@@ -316,7 +320,7 @@ int canal_router_add(canal_router_t *r, const canal_route_spec_t *spec, const ca
     if (route == NULL)
         return canal__error(err, CANAL_ENOMEM, 0, "out of memory");
     int rc = canal__template_parse(route, spec->tmpl, r->opts.trailing_slash == CANAL_SLASH_STRICT,
-                                   err);
+                                   !r->opts.case_sensitive, err);
     if (rc != 0)
         goto fail;
 
@@ -592,11 +596,20 @@ int canal_route_segment(const canal_route_t *route, size_t i, canal_segment_info
     if (i >= route->nsegs)
         return CANAL_EINVAL;
     const struct tseg *s = &route->segs[i];
-    out->kind = s->kind == SEG_LITERAL ? CANAL_SEGMENT_LITERAL
-                : s->kind == SEG_PARAM ? CANAL_SEGMENT_PARAM
-                                       : CANAL_SEGMENT_CATCHALL;
+    static const int kinds[] = {[SEG_LITERAL] = CANAL_SEGMENT_LITERAL,
+                                [SEG_PARAM] = CANAL_SEGMENT_PARAM,
+                                [SEG_CATCHALL] = CANAL_SEGMENT_CATCHALL,
+                                [SEG_COMPLEX] = CANAL_SEGMENT_COMPLEX};
+    out->kind = kinds[s->kind];
     out->param = s->kind == SEG_LITERAL ? 0 : (size_t)s->param;
+    out->nparams = s->kind == SEG_LITERAL ? 0 : 1;
     out->text = s->kind == SEG_LITERAL ? s->text : route->params[s->param].name;
+    if (s->kind == SEG_COMPLEX) {
+        out->text = s->raw;
+        out->nparams = 0;
+        for (size_t k = 0; k < s->nparts; k++)
+            out->nparams += s->parts[k].kind != SEG_LITERAL;
+    }
     return 0;
 }
 
@@ -610,7 +623,7 @@ int canal_route_param_info(const canal_route_t *route, size_t i, canal_route_par
     out->def = p->def;
     out->optional = p->optional;
     out->catch_all = s->kind == SEG_CATCHALL ? 1 + p->keep_slash : 0;
-    out->nconstraints = s->ncons;
+    out->nconstraints = p->ncons;
     return 0;
 }
 
@@ -624,9 +637,9 @@ _Static_assert((int)CONS_INT == (int)CANAL_CONSTRAINT_INT &&
 int canal_route_param_constraint(const canal_route_t *route, size_t i, size_t j,
                                  canal_constraint_info_t *out)
 {
-    if (i >= route->nparams || j >= route->segs[route->params[i].seg].ncons)
+    if (i >= route->nparams || j >= route->params[i].ncons)
         return CANAL_EINVAL;
-    const struct constraint *c = &route->segs[route->params[i].seg].cons[j];
+    const struct constraint *c = &route->params[i].cons[j];
     out->kind = c->type;
     out->a = c->a;
     out->b = c->b;
