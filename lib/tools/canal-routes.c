@@ -16,23 +16,35 @@
 #include <string.h>
 #include "canal/router.h"
 
-static const char usage_text[] =
-    "usage: canal-routes [OPTION]... ROUTES_FILE < REQUESTS\n"
-    "Matches each request line \"METHOD TARGET\" against the routes of ROUTES_FILE (one\n"
-    "\"METHOD TEMPLATE\" a line) and prints \"STATUS<TAB>TEMPLATE<TAB>PARAMS\".\n"
-    "\n"
-    "  --case-insensitive       literals compare ASCII case-insensitively\n"
-    "  --case-sensitive         literals compare exactly (the default)\n"
-    "  --trailing-slash=POLICY  strict (the default), ignore or redirect\n"
-    "  --no-head                HEAD is not answered by GET routes\n"
-    "  --auto-options           OPTIONS without a route answers 204 with allow=\n"
-    "  --link                   link generation instead: each line \"ROUTE NAME=VALUE&...\",\n"
-    "                           ROUTE the route's line in ROUTES_FILE; prints \"STATUS<TAB>URL\"\n"
-    "  -h, --help               print this help and exit\n";
+/* The options, one table for parsing and for the usage. */
+enum { OPT_CASE, OPT_SLASH, OPT_NO_HEAD, OPT_AUTO_OPTIONS, OPT_LINK, OPT_HELP };
+static const struct option {
+    const char *name, *alias;
+    int what, value;
+    const char *help;
+} options[] = {
+    {"--case-insensitive", NULL, OPT_CASE, 0, "literals compare ASCII case-insensitively"},
+    {"--case-sensitive", NULL, OPT_CASE, 1, "literals compare exactly (the default)"},
+    {"--trailing-slash=strict", NULL, OPT_SLASH, CANAL_SLASH_STRICT, "\"/a/\" is not \"/a\" (the default)"},
+    {"--trailing-slash=ignore", NULL, OPT_SLASH, CANAL_SLASH_IGNORE, "\"/a/\" matches as \"/a\""},
+    {"--trailing-slash=redirect", NULL, OPT_SLASH, CANAL_SLASH_REDIRECT, "\"/a/\" answers 308 to \"/a\""},
+    {"--no-head", NULL, OPT_NO_HEAD, 1, "HEAD is not answered by GET routes"},
+    {"--auto-options", NULL, OPT_AUTO_OPTIONS, 0, "OPTIONS without a route answers 204 with allow="},
+    {"--link", NULL, OPT_LINK, 1, "link generation: each line \"ROUTE NAME=VALUE&...\", ROUTE the\n"
+                                  "                             route's line in ROUTES_FILE; prints \"STATUS<TAB>URL\""},
+    {"--help", "-h", OPT_HELP, 1, "print this help and exit"},
+};
 
 static void usage(FILE *to)
 {
-    fputs(usage_text, to);
+    fputs("usage: canal-routes [OPTION]... ROUTES_FILE < REQUESTS\n"
+          "Matches each request line \"METHOD TARGET\" against the routes of ROUTES_FILE (one\n"
+          "\"METHOD TEMPLATE\" a line) and prints \"STATUS<TAB>TEMPLATE<TAB>PARAMS\". Options may\n"
+          "come in any order, before or after the file; the later of two opposite ones wins.\n\n",
+          to);
+    for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++)
+        fprintf(to, "  %-27s%s\n", options[i].name, options[i].help);
+    fputs("  -h                         the same as --help\n", to);
 }
 
 /* Percent-encodes '%', '&', '=' and every byte outside 0x21-0x7E. */
@@ -152,29 +164,27 @@ static int parse_args(int argc, char **argv, canal_router_options_t *opts, int *
             if (*file != NULL)
                 return 2;
             *file = a;
-        } else if (strcmp(a, "--") == 0) {
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
             only_files = 1;
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            return 1;
-        } else if (strcmp(a, "--case-insensitive") == 0) {
-            opts->case_sensitive = 0;
-        } else if (strcmp(a, "--case-sensitive") == 0) {
-            opts->case_sensitive = 1;
-        } else if (strcmp(a, "--trailing-slash=strict") == 0) {
-            opts->trailing_slash = CANAL_SLASH_STRICT;
-        } else if (strcmp(a, "--trailing-slash=ignore") == 0) {
-            opts->trailing_slash = CANAL_SLASH_IGNORE;
-        } else if (strcmp(a, "--trailing-slash=redirect") == 0) {
-            opts->trailing_slash = CANAL_SLASH_REDIRECT;
-        } else if (strcmp(a, "--no-head") == 0) {
-            opts->no_head_from_get = 1;
-        } else if (strcmp(a, "--auto-options") == 0) {
-            opts->no_auto_options = 0;
-        } else if (strcmp(a, "--link") == 0) {
-            *link = 1;
-        } else {
+            continue;
+        }
+        const struct option *o = NULL;
+        for (size_t k = 0; k < sizeof(options) / sizeof(options[0]) && o == NULL; k++)
+            if (strcmp(a, options[k].name) == 0 || (options[k].alias && strcmp(a, options[k].alias) == 0))
+                o = &options[k];
+        if (o == NULL) {
             fprintf(stderr, "canal-routes: unknown option '%s'\n", a);
             return 2;
+        }
+        switch (o->what) {
+        case OPT_CASE: opts->case_sensitive = o->value; break;
+        case OPT_SLASH: opts->trailing_slash = o->value; break;
+        case OPT_NO_HEAD: opts->no_head_from_get = o->value; break;
+        case OPT_AUTO_OPTIONS: opts->no_auto_options = o->value; break;
+        case OPT_LINK: *link = o->value; break;
+        default: return 1;
         }
     }
     return *file == NULL ? 2 : 0;
