@@ -194,6 +194,31 @@ static int parse_constraint(struct constraint *c, const char *name, size_t nlen,
     return 0;
 }
 
+/* Appends a constraint to a node key: its name, and its arguments by value (min(01) is min(1),
+ * length(3) is length(3,3)), a regex as written; keys are equal when constraints are. */
+static int sig_put(struct sbuf *sig, const struct constraint *c)
+{
+    size_t i = 0;
+    while (constraint_table[i].type != c->type)
+        i++;
+    char buf[64];
+    const char *name = constraint_table[i].name;
+    if (sig->len > 0 && sbuf_put(sig, ":", 1) != 0)
+        return CANAL_ENOMEM;
+    if (constraint_table[i].nargs == -1)
+        return sbuf_put(sig, name, strlen(name)) || sbuf_put(sig, "(", 1) ||
+                       sbuf_put(sig, c->re_text, strlen(c->re_text)) || sbuf_put(sig, ")", 1)
+                   ? CANAL_ENOMEM
+                   : 0;
+    if (constraint_table[i].nargs == 0)
+        snprintf(buf, sizeof(buf), "%s", name);
+    else if (constraint_table[i].nargs == 1)
+        snprintf(buf, sizeof(buf), "%s(%lld)", name, (long long)c->a);
+    else
+        snprintf(buf, sizeof(buf), "%s(%lld,%lld)", name, (long long)c->a, (long long)c->b);
+    return sbuf_put(sig, buf, strlen(buf));
+}
+
 static void free_constraints(struct constraint *cons, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -317,14 +342,7 @@ static int parse_param(struct canal_route *route, struct tseg *seg, const char *
                                    pos + 1 + cpos, err)) != 0)
             goto out;
         seg->ncons++;
-        /* the node key: constraint names folded, arguments as written */
-        char lname[16];
-        size_t ln = k - cpos < sizeof(lname) ? k - cpos : sizeof(lname) - 1;
-        for (size_t x = 0; x < ln; x++)
-            lname[x] = (char)canal__lower((unsigned char)t[cpos + x]);
-        if ((sig.len && (rc = sbuf_put(&sig, ":", 1)) != 0) || (rc = sbuf_put(&sig, lname, ln)) != 0 ||
-            (has_arg && ((rc = sbuf_put(&sig, "(", 1)) != 0 || (rc = sbuf_put(&sig, arg, alen)) != 0 ||
-                         (rc = sbuf_put(&sig, ")", 1)) != 0))) {
+        if ((rc = sig_put(&sig, &seg->cons[seg->ncons - 1])) != 0) {
             rc = canal__error(err, CANAL_ENOMEM, pos, "out of memory");
             goto out;
         }

@@ -1087,6 +1087,10 @@ struct dup_case {
 };
 
 static const struct dup_case dup_cases[] = {
+    /* constraint arguments by value */
+    {{0}, {{"GET", "/u/{a:min(1)}", NULL, 0}, {"GET", "/u/{b:MIN(01)}", NULL, CANAL_EEXIST},
+           {"GET", "/u/{c:length(3)}", NULL, 0}, {"GET", "/u/{d:length(3,3)}", NULL, CANAL_EEXIST},
+           {"GET", "/u/{e:regex(a)}", NULL, 0}, {"GET", "/u/{f:regex((a))}", NULL, 0}}},
     /* complex segments: the same parts and constraints, whatever the names */
     {{0}, {{"GET", "/f/{a}.{b}", NULL, 0}, {"GET", "/f/{x}.{y}", NULL, CANAL_EEXIST},
            {"GET", "/f/{a}.{b?}", NULL, 0}, {"GET", "/f/{a}-{b}", NULL, 0},
