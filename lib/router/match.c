@@ -10,9 +10,9 @@
  * Nothing here allocates: the decoded path goes to the caller's scratch memory (or, when the
  * path has no '%', values point straight into the path) and the walk state lives on the stack.
  *
- * One way through: split() cuts and decodes the path (the only splitter), the table of literal
- * paths (paths.c) answers a path of literals in one probe when it can, and the walk answers
- * everything else.
+ * One way through: the table of literal paths (paths.c) answers a path that is one of its keys
+ * in one probe when it can; otherwise split() cuts and decodes the path (the only splitter) and
+ * the walk answers.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* strndup, strncasecmp, REG_STARTEND: also when built without the Makefile */
@@ -28,7 +28,6 @@ struct mctx {
     uint64_t allow;
     const char *buf;  /* the decoded path, without its leading '/' */
     size_t buflen;
-    int escaped;      /* buf is the decoded copy in scratch (the path held a '%') */
     size_t nsegs;     /* segments in the path (boundaries kept for the first ones only) */
     size_t start[CANAL_ROUTER_MAX_SEGMENTS + 1], len[CANAL_ROUTER_MAX_SEGMENTS + 1];
     canal_str_t cap[CANAL_ROUTER_MAX_SEGMENTS];
@@ -160,8 +159,9 @@ static int try_method(struct mctx *c, int mi)
 /* The values of the route of ep, reached at depth segments: captures (cap) for the segments
  * walked, the rest of the path for a catch-all met at depth (rest, or NULL), defaults and
  * empty catch-alls for the segments left out. */
-static void fill(const struct endpoint *ep, size_t depth, const canal_str_t *cap,
-                 const canal_str_t *rest, int fold, canal_match_t *m)
+static inline __attribute__((always_inline)) void
+fill(const struct endpoint *ep, size_t depth, const canal_str_t *cap, const canal_str_t *rest,
+     int fold, canal_match_t *m)
 {
     const struct canal_route *rt = ep->route;
     m->route = rt;
@@ -216,53 +216,61 @@ static const unsigned char special[256] = {['/'] = 1, ['?'] = 1, ['%'] = 1, ['\0
 static int split(struct mctx *c, const char *p, size_t n, char *scratch, size_t *raw)
 {
     char *out = NULL; /* scratch, once an escape was met */
-    size_t seg = 0, w = 0, i;
+    size_t seg = 0, w = 0, i = 0;
     c->start[0] = 0;
-    for (i = 0; i < n; i++, w++) {
+    while (i < n) {
+        size_t from = i;
+        const unsigned char *q = (const unsigned char *)p + i, *e = (const unsigned char *)p + n;
+        while (q + 2 <= e && !(special[q[0]] | special[q[1]])) /* the bytes between specials */
+            q += 2;
+        q += q < e && !special[*q];
+        q += q < e && !special[*q];
+        i = (size_t)(q - (const unsigned char *)p);
+        if (out != NULL)
+            memmove(out + w, p + from, i - from);
+        w += i - from;
+        if (i == n || p[i] == '?')
+            break;
         char ch = p[i];
-        if (special[(unsigned char)ch]) {
-            if (ch == '/') {
-                boundary(c, &seg, w);
-            } else if (ch == '?') {
-                break;
-            } else if (ch == '%') {
-                int hi, lo;
-                if (n - i < 3 || (hi = canal__hexval((unsigned char)p[i + 1])) < 0 ||
-                    (lo = canal__hexval((unsigned char)p[i + 2])) < 0 || (hi | lo) == 0)
-                    return 400;
-                if (out == NULL)
-                    out = memcpy(scratch, p, i); /* w == i: nothing decoded before */
-                ch = (char)(hi << 4 | lo);
-                i += 2;
-            } else {
-                return 400; /* NUL */
-            }
+        if (ch == '/') {
+            boundary(c, &seg, w);
+            i++;
+        } else if (ch == '%') {
+            int hi, lo;
+            if (n - i < 3 || (hi = canal__hexval((unsigned char)p[i + 1])) < 0 ||
+                (lo = canal__hexval((unsigned char)p[i + 2])) < 0 || (hi | lo) == 0)
+                return 400;
+            if (out == NULL)
+                out = memcpy(scratch, p, i); /* w == i: nothing decoded before */
+            ch = (char)(hi << 4 | lo);
+            i += 3;
+        } else {
+            return 400; /* NUL */
         }
         if (out != NULL)
             out[w] = ch;
+        w++;
     }
     *raw = i;
     c->buf = out != NULL ? out : p;
     c->buflen = w;
-    c->escaped = out != NULL;
     if (seg <= CANAL_ROUTER_MAX_SEGMENTS)
         c->len[seg] = w - c->start[seg];
     c->nsegs = i == 0 ? 0 : seg + 1; /* "/" has no segment */
     return 0;
 }
 
-/* The endpoint the walk would find, from the table of literal paths, or NULL: walk. A path of
- * literals that is a key leads the walk down literal children all the way to the key's node
- * (they come first at every level), so if that node answers the method, so does the walk. HEAD
- * falls back on GET here only when the router has no HEAD route at all: a HEAD route anywhere
- * beats the fallback. The key of a path with an escape would not be its segments (a decoded
- * %2F is no separator), and the one of a path that is a single empty segment ("//" with the
- * trailing '/' ignored) would be the root's. */
-static const struct endpoint *from_table(const struct mctx *c, int mi, int fallback)
+/* The endpoint the walk would find, from the table of literal paths, or NULL: split and walk.
+ * A path that is a key as it comes has no query, escape, NUL, empty segment or trailing '/'
+ * (no key holds one), so its segments are the key's literals, and the walk would follow
+ * literal children all the way to the key's node (they come first at every level): if that
+ * node answers the method, so does the walk. HEAD falls back on GET here only when the router
+ * has no HEAD route at all: a HEAD route anywhere beats the fallback. A literal path in any
+ * other form (with a query, say) takes the walk, to the same answer. */
+static inline const struct endpoint *from_table(const canal_router_t *r, canal_str_t path, int mi,
+                                                int fallback)
 {
-    if (c->escaped || (c->buflen == 0 && c->nsegs > 0))
-        return NULL;
-    const struct node *n = canal__paths_find(&c->r->paths, c->buf, c->buflen);
+    const struct node *n = canal__paths_find(&r->paths, path.base + 1, path.len - 1);
     if (n == NULL || (mi < 0 && (mi = fallback) < 0))
         return NULL;
     return pick_method(n, mi);
@@ -277,14 +285,20 @@ int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t 
         return CANAL_EINVAL;
     if (path.len == 0 || path.base[0] != '/')
         return 400;
+    int mi = canal__method_index(r, method), fallback = -1;
+    if (!r->opts.no_head_from_get && method.len == 4 && memcmp(method.base, "HEAD", 4) == 0)
+        fallback = canal__method_index(r, (canal_str_t){"GET", 3});
+    const struct endpoint *ep = from_table(r, path, mi, fallback);
+    if (ep != NULL) {
+        fill(ep, ep->route->nsegs - ep->omitted, NULL, NULL, 0, m); /* literals: no captures */
+        return 200;
+    }
+
     c.r = r;
     c.allow = 0;
     if (split(&c, path.base + 1, path.len - 1, scratch, &raw) != 0)
         return 400;
     const char *end = path.base + 1 + raw;
-    int mi = canal__method_index(r, method), fallback = -1;
-    if (!r->opts.no_head_from_get && method.len == 4 && memcmp(method.base, "HEAD", 4) == 0)
-        fallback = canal__method_index(r, (canal_str_t){"GET", 3});
 
     /* a trailing '/' (an empty last segment) */
     int trailing = c.nsegs > 0 && end[-1] == '/';
@@ -293,11 +307,6 @@ int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t 
         c.buflen--;
     }
 
-    const struct endpoint *ep = from_table(&c, mi, fallback);
-    if (ep != NULL) {
-        fill(ep, c.nsegs, c.cap, NULL, 0, m); /* every segment is a literal: nothing captured */
-        return 200;
-    }
     if (try_method(&c, mi) || try_method(&c, fallback)) {
         fill(c.ep, c.depth, c.cap, c.via_catchall ? &c.rest : NULL, !r->opts.case_sensitive, m);
         return 200;

@@ -17,33 +17,26 @@
 
 #define CASE_BITS 0x2020202020202020ULL
 
-static uint64_t load_le(const char *s, size_t len) /* len <= 8, zero-padded above */
-{
-    uint64_t w = 0;
-    for (size_t i = len; i > 0; i--)
-        w = w << 8 | (unsigned char)s[i - 1];
-    return w;
-}
-
 /* Multiplicative: the top bits of each product depend on every bit before them, so a slot is
  * taken from the top bits and no mixing is needed between words. */
-static uint64_t hash(const char *s, size_t len)
+static inline __attribute__((always_inline)) uint64_t hash(const char *s, size_t len)
 {
     uint64_t h = 0x9E3779B97F4A7C15ULL;
     size_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8); /* the byte order does not matter as long as it is one */
-        h = (h ^ (w | CASE_BITS)) * 0xff51afd7ed558ccdULL;
-    }
+    for (; i + 8 <= len; i += 8)
+        h = (h ^ (canal__load_word(s + i, 8) | CASE_BITS)) * 0xff51afd7ed558ccdULL;
     if (i < len)
-        h = (h ^ (load_le(s + i, len - i) | CASE_BITS)) * 0xff51afd7ed558ccdULL;
+        h = (h ^ (canal__load_word(s + i, len - i) | CASE_BITS)) * 0xff51afd7ed558ccdULL;
     return h;
 }
 
-static int same(const char *s, const char *key, size_t len, int fold)
+static inline __attribute__((always_inline)) int same(const char *s, const char *key, size_t len,
+                                                      int fold)
 {
-    if (memcmp(s, key, len) == 0)
+    size_t k = 0; /* first as words, the way the hash read them (no call: keys are short) */
+    while (k + 8 <= len && canal__load_word(s + k, 8) == canal__load_word(key + k, 8))
+        k += 8;
+    if (k + 8 > len && canal__load_word(s + k, len - k) == canal__load_word(key + k, len - k))
         return 1;
     if (!fold)
         return 0;
@@ -54,7 +47,7 @@ static int same(const char *s, const char *key, size_t len, int fold)
 }
 
 /* The slot of s in t: its key's, or the empty one where it would go. t->cap must be > 0. */
-static struct canal__path *probe(const struct canal__paths *t, const char *s, size_t len, uint64_t h)
+static inline __attribute__((always_inline)) struct canal__path *probe(const struct canal__paths *t, const char *s, size_t len, uint64_t h)
 {
     size_t mask = t->cap - 1;
     for (size_t i = (size_t)(h >> t->shift);; i = (i + 1) & mask) {

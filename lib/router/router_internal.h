@@ -153,6 +153,7 @@ struct canal_router {
     size_t nroutes;
     char *methods[CANAL_ROUTER_MAX_METHODS];
     size_t method_lens[CANAL_ROUTER_MAX_METHODS];
+    uint64_t method_words[CANAL_ROUTER_MAX_METHODS]; /* names of up to 8 bytes as words */
     size_t nmethods;
     struct canal_route_group *groups;
     /* Routes whose registration ran out of memory after creating tree nodes: the nodes point
@@ -180,10 +181,40 @@ int canal__constraints_ok(const struct constraint *cons, size_t ncons, canal_str
 struct node *canal__find_literal(const canal_router_t *r, const struct node *n, const char *s,
                                  size_t len, int fold, size_t *at);
 
-/* The index of a method name in the router, or -1. The lengths are compared first: the
- * request's method may be longer than a stored name, and memcmp must not read past its NUL. */
+/* Bytes s[0..len) (len <= 8) as one word, zero-padded above, by loads that read nothing outside
+ * them (two overlapping ones when len is not 1, 2, 4 or 8); the byte order is the machine's
+ * for len 8 and little-endian otherwise, which only has to be the same from call to call. */
+static inline uint64_t canal__load_word(const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    uint32_t a, b;
+    uint64_t w;
+    if (len == 8) {
+        memcpy(&w, s, 8);
+        return w;
+    }
+    if (len >= 4) {
+        memcpy(&a, s, 4);
+        memcpy(&b, s + len - 4, 4);
+        return (uint64_t)a | (uint64_t)b << (8 * (len - 4));
+    }
+    if (len == 0)
+        return 0;
+    return (uint64_t)u[0] | (uint64_t)u[len / 2] << (8 * (len / 2)) | (uint64_t)u[len - 1] << (8 * (len - 1));
+}
+
+/* The index of a method name in the router, or -1. Every match starts here: names of up to 8
+ * bytes compare as one word each (and their lengths, since a request's method may hold a
+ * NUL); longer ones compare lengths first, so that memcmp never reads past a stored name. */
 static inline int canal__method_index(const canal_router_t *r, canal_str_t method)
 {
+    if (method.len <= 8) {
+        uint64_t w = canal__load_word(method.base, method.len);
+        for (size_t i = 0; i < r->nmethods; i++)
+            if (r->method_words[i] == w && r->method_lens[i] == method.len)
+                return (int)i;
+        return -1;
+    }
     for (size_t i = 0; i < r->nmethods; i++)
         if (r->method_lens[i] == method.len && memcmp(r->methods[i], method.base, method.len) == 0)
             return (int)i;

@@ -360,6 +360,8 @@ int canal_router_add(canal_router_t *r, const canal_route_spec_t *spec, const ca
     if (mi < 0) {
         mi = (int)r->nmethods;
         r->method_lens[r->nmethods] = strlen(new_method);
+        r->method_words[r->nmethods] =
+            r->method_lens[r->nmethods] <= 8 ? canal__load_word(new_method, r->method_lens[r->nmethods]) : 0;
         r->methods[r->nmethods++] = new_method;
     }
     route->mi = mi;
