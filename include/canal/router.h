@@ -19,11 +19,20 @@
  *   optional, default         {id?}  {action=Index}  only where every later segment may be
  *                             omitted too
  *   catch-all                 {*path}  {**path}      the rest of the path, possibly empty
+ *   complex segments          {name}.{ext}  {lang}-{region}  {p1}.{p2?}  split from the right,
+ *                             as ASP.NET Core splits them; an optional part only last, after '.'
  *   escaped braces            {{ and }} in literals and constraint arguments
+ * Segments are never empty: "a//b" is an error (CANAL_ESYNTAX at the second '/').
+ *
+ * Regex dialect: regex(...) is POSIX ERE (the C library's regcomp(), REG_EXTENDED, unanchored,
+ * C locale), not PCRE or .NET. ERE has no backslash-letter escapes, so `\d`, `\w`, `\s`, `\D`,
+ * `\W`, `\S`, `\b` and any other backslash-letter outside a bracket expression are refused at
+ * registration (CANAL_EINVAL, with the POSIX spelling: `[0-9]`, `[[:alnum:]_]`, `[[:space:]]`).
  *
  * Priority: at the first segment where candidates differ, a literal beats a constrained
- * parameter, which beats a plain parameter, which beats a catch-all; the matcher walks the
- * tree depth-first and backtracks when a branch fails deeper down.
+ * parameter or a complex segment (those two in registration order), which beat a plain
+ * parameter, which beats a catch-all; the matcher walks the tree depth-first and backtracks
+ * when a branch fails deeper down.
  */
 #ifndef CANAL_ROUTER_H
 #define CANAL_ROUTER_H
@@ -218,14 +227,19 @@ CANAL_API const char *canal_route_param_name(const canal_route_t *route, size_t 
 typedef enum canal_segment_kind {
     CANAL_SEGMENT_LITERAL = 0, /**< literal text */
     CANAL_SEGMENT_PARAM,       /**< a parameter: {x}, {x:int}, {x?}, {x=default} */
-    CANAL_SEGMENT_CATCHALL     /**< a catch-all: {*x} or {**x} */
+    CANAL_SEGMENT_CATCHALL,    /**< a catch-all: {*x} or {**x} */
+    CANAL_SEGMENT_COMPLEX      /**< literals and parameters in one segment: {name}.{ext} */
 } canal_segment_kind_t;
 
 /** One segment of a route's template, as canal_route_segment() describes it. */
 typedef struct canal_segment_info {
     int kind;            /**< a canal_segment_kind_t */
-    const char *text;    /**< literals: the text with {{ }} unescaped; parameters: the name */
-    size_t param;        /**< parameters: their index (canal_route_param_info()) */
+    const char *text;    /**< literals: the text with {{ }} unescaped; parameters: the name;
+                          *   complex: the segment as written in the template */
+    size_t param;        /**< parameters: their index (canal_route_param_info()); complex: the
+                          *   index of its first parameter */
+    size_t nparams;      /**< 0 for a literal, 1 for a parameter; complex: its parameters,
+                          *   param to param + nparams - 1 */
 } canal_segment_info_t;
 
 /** A route parameter, as canal_route_param_info() describes it. Strings are borrowed. */

@@ -54,6 +54,33 @@ static const char *value_of(const canal_kv_t *values, size_t n, const char *key)
     return NULL;
 }
 
+/* A complex segment's parts: the literals, and the values, each non-empty and accepted by
+ * its constraints; an optional last parameter without a value is left out with its '.'. */
+static int complex_link(const struct canal_route *rt, const struct tseg *s, const canal_kv_t *values,
+                        size_t nvalues, struct out *o)
+{
+    size_t n = s->nparts;
+    const struct tseg *last = &s->parts[n - 1];
+    if (last->optional) {
+        const char *v = value_of(values, nvalues, rt->params[last->param].name);
+        if (v == NULL || v[0] == '\0')
+            n -= 2;
+    }
+    for (size_t k = 0; k < n; k++) {
+        const struct tseg *part = &s->parts[k];
+        if (part->kind == SEG_LITERAL) {
+            put_encoded(o, part->text, part->len, 1, 0);
+            continue;
+        }
+        const char *v = value_of(values, nvalues, rt->params[part->param].name);
+        canal_str_t val = {v, v ? strlen(v) : 0};
+        if (val.len == 0 || !canal__constraints_ok(part->cons, part->ncons, val))
+            return CANAL_EINVAL;
+        put_encoded(o, val.base, val.len, 1, 0);
+    }
+    return 0;
+}
+
 int canal_route_link(const canal_route_t *rt, const canal_kv_t *values, size_t nvalues, char *buf,
                      size_t size)
 {
@@ -64,7 +91,7 @@ int canal_route_link(const canal_route_t *rt, const canal_kv_t *values, size_t n
     for (size_t i = 0; i < rt->nsegs; i++) {
         const struct tseg *s = &rt->segs[i];
         v[i] = NULL;
-        if (s->kind != SEG_LITERAL) {
+        if (s->kind == SEG_PARAM || s->kind == SEG_CATCHALL) {
             const struct rparam *p = &rt->params[s->param];
             v[i] = value_of(values, nvalues, p->name);
             if (v[i] == NULL)
@@ -89,6 +116,11 @@ int canal_route_link(const canal_route_t *rt, const canal_kv_t *values, size_t n
         put(&o, "/", 1);
         if (s->kind == SEG_LITERAL) {
             put_encoded(&o, s->text, s->len, 1, 0);
+            continue;
+        }
+        if (s->kind == SEG_COMPLEX) {
+            if (complex_link(rt, s, values, nvalues, &o) != 0)
+                return CANAL_EINVAL;
             continue;
         }
         canal_str_t val = {v[i], v[i] ? strlen(v[i]) : 0};

@@ -71,6 +71,55 @@ static const struct {
     {"regex", CONS_REGEX, -1},    {"utf8", CONS_UTF8, 0},
 };
 
+/* POSIX ERE defines no escape made of a backslash and a letter: glibc reads "\d" as a plain
+ * 'd' (and gives \w, \s, \b GNU meanings other libcs lack), a trap for templates written for
+ * ASP.NET Core or PCRE. So they are refused, outside bracket expressions (where a backslash is
+ * an ordinary character), with the POSIX spelling when there is one. Returns the letter, or 0. */
+static char regex_letter_escape(const char *re, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (re[i] == '\\') {
+            if (i + 1 < n && isalpha((unsigned char)re[i + 1]))
+                return re[i + 1];
+            i++; /* the escaped character */
+        } else if (re[i] == '[') {
+            /* a bracket expression: a ']' first (after an optional '^') is a member; [:class:],
+             * [=e=] and [.c.] hold a ']' of their own */
+            i++;
+            if (i < n && re[i] == '^')
+                i++;
+            if (i < n && re[i] == ']')
+                i++;
+            while (i < n && re[i] != ']') {
+                if (re[i] == '[' && i + 1 < n && strchr(":=.", re[i + 1]) != NULL) {
+                    const char *close = NULL;
+                    for (size_t k = i + 2; k + 1 < n && close == NULL; k++)
+                        if (re[k] == re[i + 1] && re[k + 1] == ']')
+                            close = re + k;
+                    if (close != NULL)
+                        i = (size_t)(close - re) + 1;
+                }
+                i++;
+            }
+        }
+    }
+    return 0;
+}
+
+static const char *posix_spelling(char letter)
+{
+    switch (letter) {
+    case 'd': return "write [0-9]";
+    case 'D': return "write [^0-9]";
+    case 'w': return "write [[:alnum:]_]";
+    case 'W': return "write [^[:alnum:]_]";
+    case 's': return "write [[:space:]]";
+    case 'S': return "write [^[:space:]]";
+    case 'b': case 'B': return "ERE has no word boundary: anchor with ^ and $";
+    default: return "write the character without '\\'";
+    }
+}
+
 static int parse_constraint(struct constraint *c, const char *name, size_t nlen, const char *arg,
                             size_t alen, int has_arg, size_t pos, canal_error_info_t *err)
 {
@@ -94,6 +143,11 @@ static int parse_constraint(struct constraint *c, const char *name, size_t nlen,
         return canal__error(err, CANAL_EINVAL, pos, "constraint '%.*s' needs an argument",
                             (int)nlen, name);
     if (nargs == -1) {
+        char letter = regex_letter_escape(arg, alen);
+        if (letter != 0)
+            return canal__error(err, CANAL_EINVAL, pos,
+                                "regex: '\\%c' is not POSIX ERE: %s", letter,
+                                posix_spelling(letter));
         char *re_text = strndup(arg, alen);
         if (re_text == NULL || (c->re = malloc(sizeof(*c->re))) == NULL) {
             free(re_text);
@@ -137,6 +191,31 @@ static int parse_constraint(struct constraint *c, const char *name, size_t nlen,
     return 0;
 }
 
+/* Appends a constraint to a node key: its name, and its arguments by value (min(01) is min(1),
+ * length(3) is length(3,3)), a regex as written; keys are equal when constraints are. */
+static int sig_put(struct sbuf *sig, const struct constraint *c)
+{
+    size_t i = 0;
+    while (constraint_table[i].type != c->type)
+        i++;
+    char buf[64];
+    const char *name = constraint_table[i].name;
+    if (sig->len > 0 && sbuf_put(sig, ":", 1) != 0)
+        return CANAL_ENOMEM;
+    if (constraint_table[i].nargs == -1)
+        return sbuf_put(sig, name, strlen(name)) || sbuf_put(sig, "(", 1) ||
+                       sbuf_put(sig, c->re_text, strlen(c->re_text)) || sbuf_put(sig, ")", 1)
+                   ? CANAL_ENOMEM
+                   : 0;
+    if (constraint_table[i].nargs == 0)
+        snprintf(buf, sizeof(buf), "%s", name);
+    else if (constraint_table[i].nargs == 1)
+        snprintf(buf, sizeof(buf), "%s(%lld)", name, (long long)c->a);
+    else
+        snprintf(buf, sizeof(buf), "%s(%lld,%lld)", name, (long long)c->a, (long long)c->b);
+    return sbuf_put(sig, buf, strlen(buf));
+}
+
 static void free_constraints(struct constraint *cons, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -149,12 +228,20 @@ static void free_constraints(struct constraint *cons, size_t n)
     free(cons);
 }
 
+static void free_segment(struct tseg *s)
+{
+    for (size_t i = 0; i < s->nparts; i++)
+        free_segment(&s->parts[i]);
+    free(s->parts);
+    free(s->text);
+    free(s->raw);
+    free_constraints(s->cons, s->ncons);
+}
+
 void canal__route_free_segments(struct canal_route *route)
 {
-    for (size_t i = 0; i < route->nsegs; i++) {
-        free(route->segs[i].text);
-        free_constraints(route->segs[i].cons, route->segs[i].ncons);
-    }
+    for (size_t i = 0; i < route->nsegs; i++)
+        free_segment(&route->segs[i]);
     free(route->segs);
     route->segs = NULL;
     route->nsegs = 0;
@@ -252,14 +339,7 @@ static int parse_param(struct canal_route *route, struct tseg *seg, const char *
                                    pos + 1 + cpos, err)) != 0)
             goto out;
         seg->ncons++;
-        /* the node key: constraint names folded, arguments as written */
-        char lname[16];
-        size_t ln = k - cpos < sizeof(lname) ? k - cpos : sizeof(lname) - 1;
-        for (size_t x = 0; x < ln; x++)
-            lname[x] = (char)canal__lower((unsigned char)t[cpos + x]);
-        if ((sig.len && (rc = sbuf_put(&sig, ":", 1)) != 0) || (rc = sbuf_put(&sig, lname, ln)) != 0 ||
-            (has_arg && ((rc = sbuf_put(&sig, "(", 1)) != 0 || (rc = sbuf_put(&sig, arg, alen)) != 0 ||
-                         (rc = sbuf_put(&sig, ")", 1)) != 0))) {
+        if ((rc = sig_put(&sig, &seg->cons[seg->ncons - 1])) != 0) {
             rc = canal__error(err, CANAL_ENOMEM, pos, "out of memory");
             goto out;
         }
@@ -296,12 +376,182 @@ out:
     return rc;
 }
 
-int canal__template_parse(struct canal_route *route, const char *tmpl, int strict_slash,
+/* Reads the parameter whose '{' is at tmpl[i] into text, its doubled braces unescaped.
+ * Returns the index of its closing '}', or sets rc (and err) and returns 0. */
+static size_t read_param(const char *tmpl, size_t n, size_t i, struct sbuf *text, int *rc,
+                         canal_error_info_t *err)
+{
+    size_t j = i + 1;
+    text->len = 0;
+    for (;;) {
+        if (j == n) {
+            *rc = canal__error(err, CANAL_ESYNTAX, i, "'{' without '}'");
+            return 0;
+        }
+        size_t step = 1;
+        if ((tmpl[j] == '}' || tmpl[j] == '{') && j + 1 < n && tmpl[j + 1] == tmpl[j]) {
+            step = 2;
+        } else if (tmpl[j] == '}') {
+            return j;
+        } else if (tmpl[j] == '{') {
+            *rc = canal__error(err, CANAL_ESYNTAX, j, "unexpected '{' in a parameter");
+            return 0;
+        }
+        if ((*rc = sbuf_put(text, tmpl + j, 1)) != 0) {
+            *rc = canal__error(err, CANAL_ENOMEM, i, "out of memory");
+            return 0;
+        }
+        j += step;
+    }
+}
+
+/* Reads literal text from tmpl[*at] up to a '/', a parameter or the end, into text (unescaped). */
+static int read_literal(const char *tmpl, size_t n, size_t *at, struct sbuf *text,
+                        canal_error_info_t *err)
+{
+    size_t i = *at;
+    text->len = 0;
+    while (i < n && tmpl[i] != '/') {
+        char c = tmpl[i];
+        if ((c == '{' || c == '}') && i + 1 < n && tmpl[i + 1] == c)
+            i++;
+        else if (c == '{')
+            break;
+        else if (c == '}')
+            return canal__error(err, CANAL_ESYNTAX, i, "'}' without '{'");
+        else if (c == '?')
+            return canal__error(err, CANAL_ESYNTAX, i, "'?' is not allowed in a template");
+        if (sbuf_put(text, &c, 1) != 0)
+            return canal__error(err, CANAL_ENOMEM, i, "out of memory");
+        i++;
+    }
+    if (sbuf_put(text, "", 0) != 0)
+        return canal__error(err, CANAL_ENOMEM, i, "out of memory");
+    *at = i;
+    return 0;
+}
+
+/* The rules of a complex segment (as ASP.NET Core's): no catch-all and no default in it, no
+ * two parameters in a row, and an optional parameter only at its end, after a '.'. Then its
+ * node key: every part as a kind ('L' literal, 'P' parameter, 'O' optional), a length and its
+ * text (literals folded when fold, parameters by their constraints), so that two segments
+ * share a node exactly when they match the same values. */
+static int complex_segment(struct canal_route *route, struct tseg *seg, const char *tmpl,
+                           size_t end, int fold, canal_error_info_t *err)
+{
+    struct sbuf key = {0};
+    int rc = sbuf_put(&key, "/", 1);
+    for (size_t k = 0; k < seg->nparts && rc == 0; k++) {
+        struct tseg *part = &seg->parts[k];
+        if (part->kind == SEG_LITERAL) {
+            char head[32];
+            snprintf(head, sizeof(head), "L%zu:", part->len);
+            rc = sbuf_put(&key, head, strlen(head));
+            for (size_t x = 0; x < part->len && rc == 0; x++) {
+                char c = fold ? (char)canal__lower((unsigned char)part->text[x]) : part->text[x];
+                rc = sbuf_put(&key, &c, 1);
+            }
+            continue;
+        }
+        struct rparam *p = &route->params[part->param];
+        const char *why = NULL;
+        if (part->kind == SEG_CATCHALL)
+            why = "catch-all '%s' must be a whole segment";
+        else if (p->def != NULL)
+            why = "'%s' has a default: it must be a whole segment";
+        else if (p->optional && k + 1 != seg->nparts)
+            why = "optional '%s' must end its segment";
+        else if (p->optional && !(seg->parts[k - 1].len == 1 && seg->parts[k - 1].text[0] == '.'))
+            why = "only '.' may come before optional '%s' in a segment";
+        if (why != NULL) {
+            free(key.p);
+            return canal__error(err, CANAL_ESYNTAX, part->pos, why, p->name);
+        }
+        p->complex = 1;
+        p->part = (uint8_t)k;
+        part->optional = p->optional;
+        char head[32];
+        snprintf(head, sizeof(head), "%c%zu:", p->optional ? 'O' : 'P', part->len);
+        if ((rc = sbuf_put(&key, head, strlen(head))) == 0)
+            rc = sbuf_put(&key, part->text, part->len);
+    }
+    if (rc != 0 || (seg->raw = strndup(tmpl + seg->pos, end - seg->pos)) == NULL) {
+        free(key.p);
+        return canal__error(err, CANAL_ENOMEM, seg->pos, "out of memory");
+    }
+    seg->kind = SEG_COMPLEX;
+    seg->text = key.p;
+    seg->len = key.len;
+    seg->param = -1;
+    for (size_t k = 0; k < seg->nparts && seg->param < 0; k++)
+        if (seg->parts[k].kind != SEG_LITERAL)
+            seg->param = seg->parts[k].param;
+    return 0;
+}
+
+/* One segment, from tmpl[*at] up to the next '/' or the end: its literal and parameter parts.
+ * The caller counted the segment in route->nsegs already (it is freed with the route). */
+static int parse_segment(struct canal_route *route, struct tseg *seg, const char *tmpl, size_t n,
+                         size_t *at, int fold, canal_error_info_t *err)
+{
+    size_t i = *at;
+    struct sbuf text = {0};
+    int rc = 0;
+    if ((seg->parts = calloc(CANAL__MAX_PARTS, sizeof(*seg->parts))) == NULL)
+        return canal__error(err, CANAL_ENOMEM, i, "out of memory");
+    while (i < n && tmpl[i] != '/') {
+        struct tseg *part = &seg->parts[seg->nparts];
+        int is_param = tmpl[i] == '{' && !(i + 1 < n && tmpl[i + 1] == '{');
+        if (is_param && seg->nparts > 0 && seg->parts[seg->nparts - 1].kind != SEG_LITERAL) {
+            rc = canal__error(err, CANAL_ESYNTAX, i,
+                              "two parameters in a row: a literal must separate them");
+            break;
+        }
+        if (seg->nparts == CANAL__MAX_PARTS) {
+            rc = canal__error(err, CANAL_ELIMIT, i, "more than %d parameters",
+                              CANAL_ROUTER_MAX_PARAMS);
+            break;
+        }
+        part->pos = i;
+        seg->nparts++;
+        if (is_param) {
+            size_t j = read_param(tmpl, n, i, &text, &rc, err);
+            if (rc != 0 || (rc = parse_param(route, part, text.p ? text.p : "", text.len, i, err)) != 0)
+                break;
+            i = j + 1;
+        } else {
+            if ((rc = read_literal(tmpl, n, &i, &text, err)) != 0)
+                break;
+            part->kind = SEG_LITERAL;
+            part->text = text.p;
+            part->len = text.len;
+            text = (struct sbuf){0};
+        }
+    }
+    free(text.p);
+    if (rc == 0 && seg->nparts > 1) {
+        rc = complex_segment(route, seg, tmpl, i, fold, err);
+    } else if (rc == 0) { /* one part (or none: the empty last segment of a strict template) */
+        struct tseg *parts = seg->parts;
+        size_t pos = seg->pos;
+        if (seg->nparts == 1)
+            *seg = parts[0];
+        else if ((seg->text = calloc(1, 1)) == NULL)
+            rc = canal__error(err, CANAL_ENOMEM, i, "out of memory");
+        if (seg->nparts == 0)
+            seg->parts = NULL;
+        seg->pos = pos;
+        free(parts);
+    }
+    *at = i;
+    return rc;
+}
+
+int canal__template_parse(struct canal_route *route, const char *tmpl, int strict_slash, int fold,
                           canal_error_info_t *err)
 {
     size_t n = strlen(tmpl), i = 0, cap = 0;
     int rc = 0;
-    struct sbuf text = {0};
 
     if (n > 0 && tmpl[0] == '/')
         i = 1;
@@ -309,108 +559,47 @@ int canal__template_parse(struct canal_route *route, const char *tmpl, int stric
         return 0; /* the root: no segments */
     for (;;) {
         /* one segment, starting at i */
-        if (route->nsegs == CANAL_ROUTER_MAX_SEGMENTS) {
-            rc = canal__error(err, CANAL_ELIMIT, i, "more than %d segments",
-                              CANAL_ROUTER_MAX_SEGMENTS);
-            goto fail;
-        }
+        if (i < n && tmpl[i] == '/')
+            return canal__error(err, CANAL_ESYNTAX, i, "empty segment: '/' follows '/'");
+        if (route->nsegs == CANAL_ROUTER_MAX_SEGMENTS)
+            return canal__error(err, CANAL_ELIMIT, i, "more than %d segments",
+                                CANAL_ROUTER_MAX_SEGMENTS);
         if (route->nsegs == cap) {
             size_t ncap = cap ? cap * 2 : 4;
             struct tseg *grown = realloc(route->segs, ncap * sizeof(*grown));
-            if (grown == NULL) {
-                rc = canal__error(err, CANAL_ENOMEM, i, "out of memory");
-                goto fail;
-            }
+            if (grown == NULL)
+                return canal__error(err, CANAL_ENOMEM, i, "out of memory");
             route->segs = grown;
             cap = ncap;
         }
-        struct tseg *seg = &route->segs[route->nsegs];
+        struct tseg *seg = &route->segs[route->nsegs++]; /* freed with the route from here on */
         memset(seg, 0, sizeof(*seg));
         seg->pos = i;
-        text.len = 0;
-        size_t seg_start = i;
-        if (i < n && tmpl[i] == '{' && !(i + 1 < n && tmpl[i + 1] == '{')) {
-            /* a parameter: read its text up to the single '}', unescaping doubled braces */
-            size_t j = i + 1;
-            for (;;) {
-                if (j == n) {
-                    rc = canal__error(err, CANAL_ESYNTAX, i, "'{' without '}'");
-                    goto fail;
-                }
-                if (tmpl[j] == '}' && j + 1 < n && tmpl[j + 1] == '}') {
-                    if ((rc = sbuf_put(&text, "}", 1)) != 0)
-                        goto oom;
-                    j += 2;
-                } else if (tmpl[j] == '}') {
-                    break;
-                } else if (tmpl[j] == '{') {
-                    if (j + 1 < n && tmpl[j + 1] == '{') {
-                        if ((rc = sbuf_put(&text, "{", 1)) != 0)
-                            goto oom;
-                        j += 2;
-                    } else {
-                        rc = canal__error(err, CANAL_ESYNTAX, j, "unexpected '{' in a parameter");
-                        goto fail;
-                    }
-                } else {
-                    if ((rc = sbuf_put(&text, tmpl + j, 1)) != 0)
-                        goto oom;
-                    j++;
-                }
-            }
-            route->nsegs++; /* freed with the route from here on */
-            if ((rc = parse_param(route, seg, text.p ? text.p : "", text.len, seg_start, err)) != 0)
-                goto fail;
-            i = j + 1;
-            if (i < n && tmpl[i] != '/') {
-                rc = canal__error(err, CANAL_ESYNTAX, i,
-                                  "a parameter must be a whole segment");
-                goto fail;
-            }
-        } else {
-            while (i < n && tmpl[i] != '/') {
-                char c = tmpl[i];
-                if ((c == '{' || c == '}') && i + 1 < n && tmpl[i + 1] == c) {
-                    i++;
-                } else if (c == '{') {
-                    rc = canal__error(err, CANAL_ESYNTAX, i, "a parameter must be a whole segment");
-                    goto fail;
-                } else if (c == '}') {
-                    rc = canal__error(err, CANAL_ESYNTAX, i, "'}' without '{'");
-                    goto fail;
-                } else if (c == '?') {
-                    rc = canal__error(err, CANAL_ESYNTAX, i, "'?' is not allowed in a template");
-                    goto fail;
-                }
-                if ((rc = sbuf_put(&text, &c, 1)) != 0)
-                    goto oom;
-                i++;
-            }
-            if ((rc = sbuf_put(&text, "", 0)) != 0)
-                goto oom;
-            seg->kind = SEG_LITERAL;
-            seg->text = text.p;
-            seg->len = text.len;
-            text = (struct sbuf){0};
-            route->nsegs++;
-        }
+        if ((rc = parse_segment(route, seg, tmpl, n, &i, fold, err)) != 0)
+            return rc;
         if (i == n)
             break;
         i++; /* the '/' */
         if (i == n && !strict_slash)
             break; /* a trailing '/' means nothing unless the policy is strict */
-        if (i == n) {
-            /* strict: the trailing '/' makes an empty last literal segment */
-            continue;
-        }
+        /* strict: a trailing '/' makes an empty last literal segment */
     }
-    free(text.p);
+
+    /* Each parameter's constraints, now that the segments stay where they are. */
+    for (size_t k = 0; k < route->nparams; k++) {
+        struct rparam *p = &route->params[k];
+        const struct tseg *s = &route->segs[p->seg];
+        if (p->complex)
+            s = &s->parts[p->part];
+        p->cons = s->cons;
+        p->ncons = s->ncons;
+    }
 
     /* Which trailing segments may be left out, and are the optional ones all among them? */
     route->first_omittable = route->nsegs;
     while (route->first_omittable > 0) {
         const struct tseg *s = &route->segs[route->first_omittable - 1];
-        if (s->kind == SEG_LITERAL)
+        if (s->kind == SEG_LITERAL || s->kind == SEG_COMPLEX)
             break;
         const struct rparam *p = &route->params[s->param];
         if (s->kind != SEG_CATCHALL && !p->optional && p->def == NULL)
@@ -429,11 +618,6 @@ int canal__template_parse(struct canal_route *route, const char *tmpl, int stric
                                 route->params[s->param].name);
     }
     return 0;
-oom:
-    rc = canal__error(err, CANAL_ENOMEM, i, "out of memory");
-fail:
-    free(text.p);
-    return rc;
 }
 
 static int guid_ok(canal_str_t v)
@@ -560,5 +744,79 @@ int canal__constraints_ok(const struct constraint *cons, size_t ncons, canal_str
         }
         }
     }
+    return 1;
+}
+
+/* The last place at or before limit - len where the literal part lit starts in v, or -1. */
+static long last_literal(canal_str_t v, size_t limit, const struct tseg *lit, int fold)
+{
+    for (size_t q = limit - lit->len + 1; q-- > 0;) {
+        size_t x = 0;
+        while (x < lit->len && (fold ? canal__lower((unsigned char)v.base[q + x]) ==
+                                           canal__lower((unsigned char)lit->text[x])
+                                     : v.base[q + x] == lit->text[x]))
+            x++;
+        if (x == lit->len)
+            return (long)q;
+    }
+    return -1;
+}
+
+/* Splits v among the parts 0..last of the complex segment s the way ASP.NET Core does, from the
+ * right: each literal is taken at its last occurrence that leaves at least one character for
+ * the parameter after it, and each parameter gets the (non-empty) text between its literals.
+ * The last part, if a literal, must end the value; the first, if a literal, must start it. */
+static int complex_split(const struct tseg *s, size_t last, canal_str_t v, int fold,
+                         canal_str_t *vals)
+{
+    size_t end = v.len;
+    long pending = -1, lit = -1; /* a parameter waiting for its value; the literal after it */
+    for (size_t k = last + 1; k-- > 0;) {
+        const struct tseg *part = &s->parts[k];
+        size_t newend = end;
+        if (part->kind != SEG_LITERAL) {
+            pending = (long)k;
+        } else {
+            size_t room = pending >= 0; /* a character kept for the pending parameter */
+            lit = (long)k;
+            if (end < room + part->len)
+                return 0;
+            long q = last_literal(v, end - room, part, fold);
+            if (q < 0 || (k == last && (size_t)q + part->len != v.len))
+                return 0;
+            newend = (size_t)q;
+        }
+        if (pending >= 0 && ((lit >= 0 && part->kind == SEG_LITERAL) || k == 0)) {
+            size_t from = (lit < 0 || part->kind != SEG_LITERAL) ? 0 : newend + s->parts[lit].len;
+            if (end <= from)
+                return 0; /* a parameter never takes an empty value */
+            vals[pending] = (canal_str_t){v.base + from, end - from};
+            pending = lit = -1;
+        }
+        end = newend;
+    }
+    return end == 0 || s->parts[0].kind != SEG_LITERAL;
+}
+
+int canal__complex_match(const struct tseg *s, canal_str_t v, int fold, canal_str_t *vals)
+{
+    canal_str_t got[CANAL__MAX_PARTS] = {{NULL, 0}};
+    size_t last = s->nparts - 1, used = last;
+    if (!complex_split(s, last, v, fold, got)) {
+        /* {a}.{b?}: without b and its '.', unless the value ends with that '.' (.{b?} needs b) */
+        if (!s->parts[last].optional || last < 2 || (v.len > 0 && v.base[v.len - 1] == '.'))
+            return 0;
+        used = last - 2;
+        for (size_t k = 0; k <= last; k++)
+            got[k] = (canal_str_t){NULL, 0};
+        if (!complex_split(s, used, v, fold, got))
+            return 0;
+    }
+    for (size_t k = 0; k <= used; k++)
+        if (s->parts[k].kind != SEG_LITERAL &&
+            !canal__constraints_ok(s->parts[k].cons, s->parts[k].ncons, got[k]))
+            return 0;
+    if (vals != NULL)
+        memcpy(vals, got, (last + 1) * sizeof(*got));
     return 1;
 }

@@ -18,6 +18,7 @@ canal_router_t *canal_router_create(const canal_router_options_t *opts)
         return NULL;
     if (opts != NULL)
         r->opts = *opts;
+    r->paths.fold = !r->opts.case_sensitive;
     return r;
 }
 
@@ -97,9 +98,7 @@ void canal_router_destroy(canal_router_t *r)
     }
     for (size_t i = 0; i < r->nmethods; i++)
         free(r->methods[i]);
-    for (size_t i = 0; i < r->paths_cap; i++)
-        free(r->paths[i].key);
-    free(r->paths);
+    canal__paths_free(&r->paths);
     while (r->groups != NULL) {
         struct canal_route_group *g = r->groups;
         r->groups = g->next;
@@ -112,12 +111,6 @@ void canal_router_destroy(canal_router_t *r)
 const canal_router_options_t *canal_router_options(const canal_router_t *r)
 {
     return &r->opts;
-}
-
-/* A method name of up to 8 bytes as a zero-padded word, from loads that stay inside it. */
-static inline uint64_t method_word(const char *s, size_t len)
-{
-    return len <= 8 ? canal__load_le(s, len) : 0;
 }
 
 /* RFC 9110 token characters */
@@ -174,8 +167,11 @@ static struct node *find_child(const canal_router_t *r, const struct node *n, co
 {
     if (seg->kind == SEG_LITERAL)
         return canal__find_literal(r, n, seg->text, seg->len, 1, pos);
-    struct node *const *list = seg->kind == SEG_PARAM ? n->params : n->catchalls;
-    size_t count = seg->kind == SEG_PARAM ? n->nparams : n->ncatchalls;
+    /* complex segments rank with constrained parameters (their keys start with '/', which no
+     * constraint text does) */
+    int param = seg->kind == SEG_PARAM || seg->kind == SEG_COMPLEX;
+    struct node *const *list = param ? n->params : n->catchalls;
+    size_t count = param ? n->nparams : n->ncatchalls;
     for (size_t i = 0; i < count; i++)
         if (list[i]->keylen == seg->len && memcmp(list[i]->key, seg->text, seg->len) == 0)
             return list[i];
@@ -225,6 +221,7 @@ static struct node *get_child(canal_router_t *r, struct node *n, const struct ts
     child->seg = seg;
     child->cons = seg->cons;
     child->ncons = (uint32_t)seg->ncons;
+    child->complex = seg->kind == SEG_COMPLEX;
     child->depth = n->depth + 1;
     child->keylen = seg->len;
     for (size_t i = 0; i < seg->len; i++)
@@ -235,7 +232,7 @@ static struct node *get_child(canal_router_t *r, struct node *n, const struct ts
     int rc;
     if (seg->kind == SEG_LITERAL)
         rc = insert_lit(n, pos, child);
-    else if (seg->kind == SEG_PARAM)
+    else if (seg->kind == SEG_PARAM || seg->kind == SEG_COMPLEX)
         rc = insert_at(&n->params, &n->nparams, pos, child);
     else
         rc = insert_at(&n->catchalls, &n->ncatchalls, pos, child);
@@ -259,128 +256,35 @@ static const struct node *lookup_path(const canal_router_t *r, const struct cana
     return n;
 }
 
-/* The hash of a key of the path table, stored folded already (see router_internal.h). */
-static uint64_t path_hash(const char *s, size_t len)
+/* Records that the first depth segments of route, all literal and none empty, lead to n.
+ * Best effort: without an entry a request takes the walk, slower but to the same answer. */
+static void path_add(canal_router_t *r, const struct canal_route *route, size_t depth, struct node *n)
 {
-    uint64_t h = CANAL__HASH_SEED;
-    for (size_t i = 0; i < len; i += 8) {
-        uint64_t w = 0; /* zero-padded, as the words of a lookup are */
-        memcpy(&w, s + i, len - i < 8 ? len - i : 8);
-        h = canal__hash_step(h, canal__le64(w));
-    }
-    return h;
-}
-
-struct node *canal__path_probe_all(const canal_router_t *r, const uint64_t *words, size_t len,
-                                   uint64_t h)
-{
-    size_t nw = (len + 7) / 8, mask = r->paths_cap - 1;
-    int fold = !r->opts.case_sensitive;
-    for (size_t i = canal__path_slot(h, r->paths_shift);; i = (i + 1) & mask) {
-        const struct lit_path *p = &r->paths[i];
-        if (p->hash == h && p->len == len) { /* an empty slot passes only for len 0: no read */
-            size_t k = 0;
-            for (; k < nw; k++) {
-                uint64_t key = canal__load64_le(p->key + 8 * k);
-                if (key != words[k] && (!fold || key != canal__lower8(words[k])))
-                    break;
-            }
-            if (k == nw)
-                return p->node;
-        } else if (p->key == NULL) {
-            return NULL;
-        }
-    }
-}
-
-struct node *canal__path_lookup(const canal_router_t *r, const char *s, size_t len)
-{
-    uint64_t buf[CANAL__PATH_WORDS];
-    if (r->npaths == 0 || len > sizeof(buf))
-        return NULL; /* long paths take the walk */
-    size_t nwords = (len + 7) / 8;
-    buf[nwords > 0 ? nwords - 1 : 0] = 0;
-    memcpy(buf, s, len);
-    uint64_t h = CANAL__HASH_SEED;
-    for (size_t i = 0; i < nwords; i++) {
-        buf[i] = canal__le64(buf[i]);
-        h = canal__hash_step(h, buf[i]);
-    }
-    return canal__path_probe_all(r, buf, len, h);
-}
-
-static void path_put(struct lit_path *table, size_t cap, struct lit_path e)
-{
-    size_t i = canal__path_slot(e.hash, 64 - (unsigned)__builtin_ctzll(cap));
-    while (table[i].key != NULL)
-        i = (i + 1) & (cap - 1);
-    table[i] = e;
-}
-
-/* Records that the first depth segments of route, all literal, lead to n. */
-static int path_add(canal_router_t *r, const struct canal_route *route, size_t depth, struct node *n)
-{
+    char key[CANAL_ROUTER_MAX_SEGMENTS * 64];
     size_t len = 0;
-    for (size_t i = 0; i < depth; i++)
-        len += route->segs[i].len + (i > 0);
-    /* zero-padded to whole words, so that a probe compares words (canal__path_probe) */
-    char *key = calloc((len + 8) / 8, 8), *o = key;
-    if (key == NULL)
-        return CANAL_ENOMEM;
     for (size_t i = 0; i < depth; i++) {
+        const struct tseg *s = &route->segs[i];
+        if (len + s->len + 1 > sizeof(key))
+            return; /* a long path: the walk finds it */
         if (i > 0)
-            *o++ = '/';
-        for (size_t k = 0; k < route->segs[i].len; k++)
-            *o++ = r->opts.case_sensitive ? route->segs[i].text[k] : (char)canal__lower((unsigned char)route->segs[i].text[k]);
+            key[len++] = '/';
+        memcpy(key + len, s->text, s->len);
+        len += s->len;
     }
-    *o = '\0';
-    /* No key holds a '%' or a '?': the matcher probes the raw path, unchecked for escapes and
-     * query, and relies on a path with either missing (match.c, scan()). Such a route loses
-     * nothing: a request for it spells them %25 and %3F (a raw '?' starts the query), and an
-     * escaped path always takes the walk. */
-    if (memchr(key, '%', len) != NULL || memchr(key, '?', len) != NULL) {
-        free(key);
-        return 0;
-    }
-    if (canal__path_lookup(r, key, len) != NULL) { /* another route got there first */
-        free(key);
-        return 0;
-    }
-    if ((r->npaths + 1) * 2 > r->paths_cap) { /* keep the table at most half full */
-        size_t cap = r->paths_cap ? r->paths_cap * 2 : 64;
-        struct lit_path *t = calloc(cap, sizeof(*t));
-        if (t == NULL) {
-            free(key);
-            return CANAL_ENOMEM;
-        }
-        for (size_t i = 0; i < r->paths_cap; i++)
-            if (r->paths[i].key != NULL)
-                path_put(t, cap, r->paths[i]);
-        free(r->paths);
-        r->paths = t;
-        r->paths_cap = cap;
-        r->paths_shift = 64 - (unsigned)__builtin_ctzll(cap);
-    }
-    path_put(r->paths, r->paths_cap, (struct lit_path){path_hash(key, len), key, len, n});
-    r->npaths++;
-    return 0;
+    /* A '%' or '?' in a key could never be asked for: a request spells them %25 and %3F, and
+     * the matcher asks the table only for paths with no escape. */
+    if (memchr(key, '%', len) == NULL && memchr(key, '?', len) == NULL)
+        canal__paths_add(&r->paths, key, len, n);
 }
 
-static int add_endpoint(const canal_router_t *r, struct node *n, const struct canal_route *route,
+static int add_endpoint(struct node *n, const struct canal_route *route,
                         size_t omitted)
 {
     struct endpoint *grown = realloc(n->eps, (n->neps + 1) * sizeof(*grown));
     if (grown == NULL)
         return CANAL_ENOMEM;
     n->eps = grown;
-    n->eps[n->neps++] = (struct endpoint){.mword = r->method_words[route->mi],
-                                          .route = route,
-                                          .mi = route->mi,
-                                          /* a longer name has no word: no request of up
-                                           * to 8 bytes has its length either */
-                                          .mlen = r->method_lens[route->mi] <= 8
-                                                      ? (uint16_t)r->method_lens[route->mi]
-                                                      : UINT16_MAX,
+    n->eps[n->neps++] = (struct endpoint){.route = route, .mi = route->mi,
                                           .omitted = (uint16_t)omitted};
     return 0;
 }
@@ -413,7 +317,7 @@ int canal_router_add(canal_router_t *r, const canal_route_spec_t *spec, const ca
     if (route == NULL)
         return canal__error(err, CANAL_ENOMEM, 0, "out of memory");
     int rc = canal__template_parse(route, spec->tmpl, r->opts.trailing_slash == CANAL_SLASH_STRICT,
-                                   err);
+                                   !r->opts.case_sensitive, err);
     if (rc != 0)
         goto fail;
 
@@ -453,7 +357,8 @@ int canal_router_add(canal_router_t *r, const canal_route_spec_t *spec, const ca
     if (mi < 0) {
         mi = (int)r->nmethods;
         r->method_lens[r->nmethods] = strlen(new_method);
-        r->method_words[r->nmethods] = method_word(new_method, r->method_lens[r->nmethods]);
+        r->method_words[r->nmethods] =
+            r->method_lens[r->nmethods] <= 8 ? canal__load_word(new_method, r->method_lens[r->nmethods]) : 0;
         r->methods[r->nmethods++] = new_method;
     }
     route->mi = mi;
@@ -472,7 +377,7 @@ int canal_router_add(canal_router_t *r, const canal_route_spec_t *spec, const ca
         }
     size_t added = 0;
     for (size_t d = route->first_omittable; d <= route->nsegs; d++, added++)
-        if (add_endpoint(r, path[d], route, route->nsegs - d) != 0) {
+        if (add_endpoint(path[d], route, route->nsegs - d) != 0) {
             for (size_t k = 0; k < added; k++)
                 path[route->first_omittable + k]->neps--;
             rc = canal__error(err, CANAL_ENOMEM, 0, "out of memory");
@@ -481,9 +386,8 @@ int canal_router_add(canal_router_t *r, const canal_route_spec_t *spec, const ca
     uint64_t bit = (uint64_t)1 << mi;
     for (size_t d = 0; d <= route->nsegs; d++)
         path[d]->below |= bit;
-    /* the ends reached by literal segments only go to the path table (best effort: without
-     * it matching is slower, not different) */
-    /* Paths with an empty segment stay out: "" would then stand for the root and for "//" */
+    /* the ends reached by literal segments only go to the path table; paths with an empty
+     * segment stay out ("" would then stand for the root and for "//") */
     size_t literal = 0;
     while (literal < route->nsegs && route->segs[literal].kind == SEG_LITERAL && route->segs[literal].len > 0)
         literal++;
@@ -691,11 +595,20 @@ int canal_route_segment(const canal_route_t *route, size_t i, canal_segment_info
     if (i >= route->nsegs)
         return CANAL_EINVAL;
     const struct tseg *s = &route->segs[i];
-    out->kind = s->kind == SEG_LITERAL ? CANAL_SEGMENT_LITERAL
-                : s->kind == SEG_PARAM ? CANAL_SEGMENT_PARAM
-                                       : CANAL_SEGMENT_CATCHALL;
+    static const int kinds[] = {[SEG_LITERAL] = CANAL_SEGMENT_LITERAL,
+                                [SEG_PARAM] = CANAL_SEGMENT_PARAM,
+                                [SEG_CATCHALL] = CANAL_SEGMENT_CATCHALL,
+                                [SEG_COMPLEX] = CANAL_SEGMENT_COMPLEX};
+    out->kind = kinds[s->kind];
     out->param = s->kind == SEG_LITERAL ? 0 : (size_t)s->param;
+    out->nparams = s->kind == SEG_LITERAL ? 0 : 1;
     out->text = s->kind == SEG_LITERAL ? s->text : route->params[s->param].name;
+    if (s->kind == SEG_COMPLEX) {
+        out->text = s->raw;
+        out->nparams = 0;
+        for (size_t k = 0; k < s->nparts; k++)
+            out->nparams += s->parts[k].kind != SEG_LITERAL;
+    }
     return 0;
 }
 
@@ -709,7 +622,7 @@ int canal_route_param_info(const canal_route_t *route, size_t i, canal_route_par
     out->def = p->def;
     out->optional = p->optional;
     out->catch_all = s->kind == SEG_CATCHALL ? 1 + p->keep_slash : 0;
-    out->nconstraints = s->ncons;
+    out->nconstraints = p->ncons;
     return 0;
 }
 
@@ -723,9 +636,9 @@ _Static_assert((int)CONS_INT == (int)CANAL_CONSTRAINT_INT &&
 int canal_route_param_constraint(const canal_route_t *route, size_t i, size_t j,
                                  canal_constraint_info_t *out)
 {
-    if (i >= route->nparams || j >= route->segs[route->params[i].seg].ncons)
+    if (i >= route->nparams || j >= route->params[i].ncons)
         return CANAL_EINVAL;
-    const struct constraint *c = &route->segs[route->params[i].seg].cons[j];
+    const struct constraint *c = &route->params[i].cons[j];
     out->kind = c->type;
     out->a = c->a;
     out->b = c->b;

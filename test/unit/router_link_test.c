@@ -33,6 +33,18 @@ static const struct link_case link_cases[] = {
     {"/a:b@c!$'()*+,;", {{0}}, 0, "/a:b@c!$'()*+,;", 1},
     {"/a&b=c", {{0}}, 0, "/a%26b%3Dc", 1},
     {"/-._~", {{0}}, 0, "/-._~", 1},
+    /* complex segments */
+    {"/f/{name}.{ext}", {{"name", "a"}, {"ext", "txt"}}, 0, "/f/a.txt", 1},
+    {"/f/{name}.{ext}", {{"name", "a"}}, ERR(CANAL_EINVAL)},
+    {"/f/{name}.{ext}", {{"name", "a"}, {"ext", ""}}, ERR(CANAL_EINVAL)},
+    {"/{lang}-{region}", {{"lang", "en"}, {"region", "US"}, {"q", "1"}}, 0, "/en-US?q=1", 1},
+    {"/{p1}.{p2?}", {{"p1", "a"}}, 0, "/a", 1},
+    {"/{p1}.{p2?}", {{"p1", "a"}, {"p2", ""}}, 0, "/a", 0},
+    {"/{p1}.{p2?}", {{"p1", "a"}, {"p2", "b"}}, 0, "/a.b", 1},
+    {"/{p1}.{p2?}", {{"p2", "b"}}, ERR(CANAL_EINVAL)},
+    {"/{a:int}-{b}", {{"a", "x"}, {"b", "y"}}, ERR(CANAL_EINVAL)},
+    {"/{a:int}-{b}", {{"a", "1"}, {"b", "y z"}}, 0, "/1-y%20z", 1},
+    {"/x{a}/{b}", {{"a", "a/b"}, {"b", "c"}}, 0, "/xa%2Fb/c", 1},
     /* parameters */
     {"/users/{id}", {{"id", "5"}}, 0, "/users/5", 1},
     {"users/{id}", {{"id", "5"}}, 0, "/users/5", 1},
@@ -282,15 +294,15 @@ static void test_link_strict_slash(void **state)
     canal_route_spec_t s1 = {.tmpl = "/dir/"}, s2 = {.tmpl = "/dir/{f}/"}, s3 = {.tmpl = "//"};
     assert_int_equal(canal_router_add(r, &s1, &dir, NULL), 0);
     assert_int_equal(canal_router_add(r, &s2, &file, NULL), 0);
-    assert_int_equal(canal_router_add(r, &s3, &empty, NULL), 0);
+    canal_error_info_t err;
+    assert_int_equal(canal_router_add(r, &s3, &empty, &err), CANAL_ESYNTAX); /* an empty segment */
+    assert_int_equal(err.position, 1);
     char buf[64];
     assert_int_equal(canal_route_link(dir, NULL, 0, buf, sizeof(buf)), 5);
     assert_string_equal(buf, "/dir/");
     canal_kv_t v[] = {{"f", "x"}};
     assert_int_equal(canal_route_link(file, v, 1, buf, sizeof(buf)), 7);
     assert_string_equal(buf, "/dir/x/");
-    assert_int_equal(canal_route_link(empty, NULL, 0, buf, sizeof(buf)), 2);
-    assert_string_equal(buf, "//");
     canal_router_destroy(r);
 }
 

@@ -150,8 +150,19 @@ static const struct ok_case ok_cases[] = {
     {IGNORE, "/a/{*x=d/e}", "x", "/a", "x=d/e"},
     {IGNORE, "/{a}/{b:int}/{c?}", "a,b,c", "/x/1/y", "a=x&b=1&c=y"},
     {IGNORE, "/{a}/{*b}", "a,b", "/x/1/y", "a=x&b=1/y"},
-    {IGNORE, "/a//b", "", "/a//b", ""},
-    {STRICT, "//", "", "//", ""},
+    /* complex segments */
+    {IGNORE, "/a{x}", "x", "/ab", "x=b"},
+    {IGNORE, "/{x}a", "x", "/ba", "x=b"},
+    {IGNORE, "/a/b{x}/c", "x", "/a/b1/c", "x=1"},
+    {IGNORE, "/{x}.{y}", "x,y", "/a.b", "x=a&y=b"},
+    {IGNORE, "/{name}.{ext}", "name,ext", "/a.b.c", "name=a.b&ext=c"},
+    {IGNORE, "/{lang}-{region}", "lang,region", "/en-US", "lang=en&region=US"},
+    {IGNORE, "/{p1}.{p2?}", "p1,p2", "/abc", "p1=abc"},
+    {IGNORE, "/{p1}.{p2?}", "p1,p2", "/abc.d", "p1=abc&p2=d"},
+    {IGNORE, "/{a:int}-{b:alpha}", "a,b", "/12-ab", "a=12&b=ab"},
+    {IGNORE, "/x{a}y{b}z", "a,b", "/x1y2z", "a=1&b=2"},
+    {IGNORE, "/{{{x}", "x", "/{1", "x=1"},
+    {IGNORE, "/{x}/{y}.{z}", "x,y,z", "/1/2.3", "x=1&y=2&z=3"},
     {STRICT, "/{x}/", "x", "/1/", "x=1"},
 };
 
@@ -215,12 +226,28 @@ static const struct err_case err_cases[] = {
     {IGNORE, "/{{x}", CANAL_ESYNTAX, 4},
     {IGNORE, "/{x{y}", CANAL_ESYNTAX, 3},
     {IGNORE, "/{x{{}", CANAL_ESYNTAX, 3},
-    /* parameter as part of a segment */
-    {IGNORE, "/a{x}", CANAL_ESYNTAX, 2},
-    {IGNORE, "/{x}a", CANAL_ESYNTAX, 4},
+    /* empty segments (as ASP.NET Core: '/' cannot follow '/') */
+    {IGNORE, "/a//b", CANAL_ESYNTAX, 3},
+    {IGNORE, "a//b", CANAL_ESYNTAX, 2},
+    {IGNORE, "{a}//{z}", CANAL_ESYNTAX, 4},
+    {IGNORE, "/{a}//{z}", CANAL_ESYNTAX, 5},
+    {IGNORE, "//", CANAL_ESYNTAX, 1},
+    {STRICT, "//", CANAL_ESYNTAX, 1},
+    {IGNORE, "//a", CANAL_ESYNTAX, 1},
+    {IGNORE, "/a//", CANAL_ESYNTAX, 3},
+    {STRICT, "/a//", CANAL_ESYNTAX, 3},
+    /* complex segments */
     {IGNORE, "/{x}{y}", CANAL_ESYNTAX, 4},
-    {IGNORE, "/a/b{x}/c", CANAL_ESYNTAX, 4},
-    {IGNORE, "/{x}.{y}", CANAL_ESYNTAX, 4},
+    {IGNORE, "/a{x}{y}b", CANAL_ESYNTAX, 5},
+    {IGNORE, "/{x}.{*y}", CANAL_ESYNTAX, 5},
+    {IGNORE, "/a{**y}", CANAL_ESYNTAX, 2},
+    {IGNORE, "/{x=1}.{y}", CANAL_ESYNTAX, 1},
+    {IGNORE, "/{x?}.{y}", CANAL_ESYNTAX, 1},
+    {IGNORE, "/{x}-{y?}", CANAL_ESYNTAX, 5},
+    {IGNORE, "/{x}..{y?}", CANAL_ESYNTAX, 6},
+    {IGNORE, "/{x}.{y?}a", CANAL_ESYNTAX, 5},
+    {IGNORE, "/{x}.{x}", CANAL_ESYNTAX, 6},
+    {IGNORE, "/{x}.{y:foo}", CANAL_EINVAL, 8},
     /* '?' outside a parameter */
     {IGNORE, "/a?b", CANAL_ESYNTAX, 2},
     {IGNORE, "/a/b?", CANAL_ESYNTAX, 4},
@@ -366,6 +393,46 @@ static void test_rejected(void **state)
         assert_int_equal(match_values(r, "BREW", "/keep/7", got, sizeof(got)), 405);
         /* the error info is optional */
         assert_int_equal(canal_router_add(r, &spec, NULL, NULL), c->code);
+        canal_router_destroy(r);
+    }
+}
+
+/* Regex escapes POSIX ERE does not define: refused, with the POSIX spelling in the message. */
+static const struct {
+    const char *tmpl;
+    const char *message; /* NULL: accepted */
+} escape_cases[] = {
+    {"/{x:regex(^\\d+$)}", "regex: '\\d' is not POSIX ERE: write [0-9]"},
+    {"/{x:regex(^\\D$)}", "regex: '\\D' is not POSIX ERE: write [^0-9]"},
+    {"/{x:regex(\\w)}", "regex: '\\w' is not POSIX ERE: write [[:alnum:]_]"},
+    {"/{x:regex(\\W)}", "regex: '\\W' is not POSIX ERE: write [^[:alnum:]_]"},
+    {"/{x:regex(a\\sb)}", "regex: '\\s' is not POSIX ERE: write [[:space:]]"},
+    {"/{x:regex(\\S)}", "regex: '\\S' is not POSIX ERE: write [^[:space:]]"},
+    {"/{x:regex(\\bx\\b)}", "regex: '\\b' is not POSIX ERE: ERE has no word boundary: anchor with ^ and $"},
+    {"/{x:int:regex(\\p{{L}})}", "regex: '\\p' is not POSIX ERE: write the character without '\\'"},
+    {"/{x:regex(a\\.b)}", NULL},        /* an escaped special character */
+    {"/{x:regex(a\\\\d)}", NULL},       /* an escaped backslash, then a 'd' */
+    {"/{x:regex([\\d])}", NULL},          /* in a bracket expression: '\\' and 'd' */
+    {"/{x:regex([]\\d])}", NULL},
+    {"/{x:regex([^]\\w])}", NULL},
+    {"/{x:regex([[:digit:]\\s])}", NULL},
+    {"/{x:regex([[:digit:]]\\s)}", "regex: '\\s' is not POSIX ERE: write [[:space:]]"},
+    {"/{x:regex(^[0-9]+$)}", NULL},
+};
+
+static void test_regex_escapes(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(escape_cases) / sizeof(escape_cases[0]); i++) {
+        canal_router_t *r = canal_router_create(NULL);
+        canal_error_info_t err;
+        int rc = add(r, "GET", escape_cases[i].tmpl, NULL, &err);
+        if (escape_cases[i].message == NULL ? rc != 0
+                                            : rc != CANAL_EINVAL || strcmp(err.message, escape_cases[i].message) != 0)
+            fail_msg("escape case %zu %s: %s (%s)", i, escape_cases[i].tmpl, canal_err_name(rc),
+                     rc ? err.message : "accepted");
+        if (rc != 0)
+            assert_int_equal(err.position, strstr(escape_cases[i].tmpl, "regex") - escape_cases[i].tmpl);
         canal_router_destroy(r);
     }
 }
@@ -1020,6 +1087,17 @@ struct dup_case {
 };
 
 static const struct dup_case dup_cases[] = {
+    /* constraint arguments by value */
+    {{0}, {{"GET", "/u/{a:min(1)}", NULL, 0}, {"GET", "/u/{b:MIN(01)}", NULL, CANAL_EEXIST},
+           {"GET", "/u/{c:length(3)}", NULL, 0}, {"GET", "/u/{d:length(3,3)}", NULL, CANAL_EEXIST},
+           {"GET", "/u/{e:regex(a)}", NULL, 0}, {"GET", "/u/{f:regex((a))}", NULL, 0}}},
+    /* complex segments: the same parts and constraints, whatever the names */
+    {{0}, {{"GET", "/f/{a}.{b}", NULL, 0}, {"GET", "/f/{x}.{y}", NULL, CANAL_EEXIST},
+           {"GET", "/f/{a}.{b?}", NULL, 0}, {"GET", "/f/{a}-{b}", NULL, 0},
+           {"GET", "/f/{a:int}.{b}", NULL, 0}, {"GET", "/f/{a}", NULL, 0}}},
+    {{0}, {{"GET", "/f/x{a}", NULL, 0}, {"GET", "/f/X{b}", NULL, CANAL_EEXIST}}},
+    {{.case_sensitive = 1}, {{"GET", "/f/x{a}", NULL, 0}, {"GET", "/f/X{b}", NULL, 0}}},
+    {{0}, {{"GET", "/f/{a:regex(A)}.{b}", NULL, 0}, {"GET", "/f/{a:regex(a)}.{b}", NULL, 0}}},
     {{0}, {{"GET", "/a", NULL, 0}, {"GET", "/a", NULL, CANAL_EEXIST}}},
     {{0}, {{"GET", "/a", NULL, 0}, {"POST", "/a", NULL, 0}, {"POST", "a", NULL, CANAL_EEXIST}}},
     {{0}, {{"GET", "/a", NULL, 0}, {"get", "/a", NULL, 0}}},
@@ -1253,6 +1331,7 @@ int main(void)
         cmocka_unit_test(test_accepted),
         cmocka_unit_test(test_rejected),
         cmocka_unit_test(test_methods),
+        cmocka_unit_test(test_regex_escapes),
         cmocka_unit_test(test_constraints),
         cmocka_unit_test(test_utf8),
         cmocka_unit_test(test_parsers),
