@@ -194,6 +194,30 @@ static void format_path(const canal_route_t *route, size_t nsegs, char *buf, siz
     for (size_t k = 0; k < nsegs && o < size; k++) {
         canal_segment_info_t seg;
         canal_route_segment(route, k, &seg);
+        if (seg.kind == CANAL_SEGMENT_COMPLEX) {
+            /* "{name:alpha}.{ext}": the literal parts as they are, each parameter by its name */
+            size_t j = 0;
+            if (o + 1 < size)
+                buf[o++] = '/';
+            for (const char *t = seg.text; *t != '\0' && o + 1 < size;) {
+                if (t[0] == '{' && t[1] != '{') {
+                    canal_route_param_info_t pi = {0};
+                    canal_route_param_info(route, seg.param + j++, &pi);
+                    int n = snprintf(buf + o, size - o, "{%s}", pi.name ? pi.name : "");
+                    o += n > 0 ? (size_t)n : 0;
+                    while (*t != '\0' && *t != '}')
+                        t++;
+                    t += *t == '}';
+                } else {
+                    buf[o++] = *t;
+                    t += (t[0] == '{' || t[0] == '}') && t[1] == t[0] ? 2 : 1;
+                }
+            }
+            if (o >= size)
+                o = size - 1;
+            buf[o] = '\0';
+            continue;
+        }
         if (seg.kind != CANAL_SEGMENT_LITERAL) {
             int n = snprintf(buf + o, size - o, "/{%s}", seg.text);
             o += n > 0 ? (size_t)n : 0;
@@ -301,8 +325,8 @@ json_t *canal_openapi_build(canal_app_t *app, const canal_openapi_info_t *info, 
             for (size_t s = 0; s < k; s++) {
                 canal_segment_info_t seg;
                 canal_route_segment(route, s, &seg);
-                if (seg.kind != CANAL_SEGMENT_LITERAL)
-                    json_array_append_new(params, path_param(route, seg.param));
+                for (size_t j = 0; j < seg.nparams; j++)
+                    json_array_append_new(params, path_param(route, seg.param + j));
             }
             if (json_array_size(params) > 0)
                 json_object_set_new(op, "parameters", params);

@@ -135,6 +135,7 @@ static void from_routes(void **state)
         {"PURGE", "cache"},                      {"GET", "re/{a:regex(^a):regex(b$):alpha}"},
         {"GET", "fail"},                         {"POST", "{{b}}"},
         {"GET", "d/{x:double}/{y:bool}/{z:minlength(2):maxlength(4)}"},
+        {"GET", "doc/{name:alpha}.{ext}"},
     };
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
         assert_int_equal(canal_app_route(app, &(canal_endpoint_spec_t){.method = routes[i][0], .tmpl = routes[i][1], .name = i == 0 ? "item" : NULL, .handler = ok_handler}, NULL, &err), 0);
@@ -177,6 +178,9 @@ static void from_routes(void **state)
                                 "x-canal-catch-all")));
     assert_null(AT(paths, "/files/{path}", "get", "parameters", "0", "schema", "minLength"));
     assert_non_null(AT(paths, "/files", "get"));
+    /* a complex segment: each parameter by its name, both described */
+    assert_string_equal(json_string_value(AT(paths, "/doc/{name}.{ext}", "get", "parameters", "0", "name")), "name");
+    assert_string_equal(json_string_value(AT(paths, "/doc/{name}.{ext}", "get", "parameters", "1", "name")), "ext");
     /* left out: by the callback, a method OpenAPI has no field for, canal's own /docs */
     assert_null(AT(paths, "/hidden"));
     assert_null(AT(paths, "/cache"));
@@ -199,7 +203,7 @@ static void from_routes(void **state)
                                              "content", "application/problem+json", "schema",
                                              "$ref")),
                         "#/components/schemas/ValidationProblemDetails");
-    assert_int_equal(seen, 11); /* the duplicate /items/{id} is not made; PURGE neither */
+    assert_int_equal(seen, 12); /* the duplicate /items/{id} is not made; PURGE neither */
     json_decref(doc);
 
     /* a failing callback fails the build */
