@@ -7,6 +7,19 @@
 # actions that offload (after-filters at the completion, a 201 by link generation, a full queue).
 . test/e2e-lib.sh
 
+# burst URL: six requests at once in the background, each one's status, head and body in
+# $TMP/{c,h,s}.N (the last burst's only); their PIDs in pids
+burst() {
+    rm -f "$TMP"/c.* "$TMP"/h.* "$TMP"/s.*
+    i=0
+    pids=""
+    while [ $i -lt 6 ]; do
+        curl -s -o "$TMP/s.$i" -D "$TMP/h.$i" -w '%{http_code}' "$1" >"$TMP/c.$i" &
+        pids="$pids $!"
+        i=$((i + 1))
+    done
+}
+
 start off "$BIN/canal-offload" --threads 1 --offload-threads 2 --offload-queue 2 --request-timeout 3000 || exit 0
 
 check "sqlite item through the pool" '{"id":3,"name":"item 3","price":0.75}' "$(body "$URL/offload/item/3")"
@@ -29,13 +42,7 @@ check "action: the created item reads back" '"name":"newer"' "$(body "$URL$loc" 
 check "action: bad body is a 400 before any work" 400 "$(header "$URL/api/items" x-after-filter $J -d '{"price":-1}')"
 
 # the loop keeps answering while the pool works: 2 running sleeps, 2 queued, 2 refused
-i=0
-pids=""
-while [ $i -lt 6 ]; do
-    curl -s -o "$TMP/s.$i" -D "$TMP/h.$i" -w '%{http_code}' "$URL/offload/sleep?ms=1000" >"$TMP/c.$i" &
-    pids="$pids $!"
-    i=$((i + 1))
-done
+burst "$URL/offload/sleep?ms=1000"
 sleep 0.3
 t=$(curl -s -o /dev/null -w '%{time_total}' "$URL/plaintext")
 # the sleeps take 1 s: a loop they blocked would answer after them (sanitizers slow us, not 1 s)
@@ -57,14 +64,7 @@ check "every 200 carried its answer" "$answered" "$(cat "$TMP"/s.* | grep -o 'sl
 
 # the same through an action: the 503 of a full queue is the action's answer, after-filter
 # included, and no false "no answer" failure is logged for it
-rm -f "$TMP"/c.* "$TMP"/h.* "$TMP"/s.*
-i=0
-pids=""
-while [ $i -lt 6 ]; do
-    curl -s -o "$TMP/s.$i" -D "$TMP/h.$i" -w '%{http_code}' "$URL/api/items/slow?ms=800" >"$TMP/c.$i" &
-    pids="$pids $!"
-    i=$((i + 1))
-done
+burst "$URL/api/items/slow?ms=800"
 wait $pids
 codes=$(cat "$TMP"/c.* | fold -w3 | sort | tr '\n' ' ')
 check_match "action, full queue: 200 or 503 ($codes)" '^(200 ){2,4}(503 ){2,4}$' "$codes"
