@@ -765,7 +765,10 @@ static long last_literal(canal_str_t v, size_t limit, const struct tseg *lit, in
 /* Splits v among the parts 0..last of the complex segment s the way ASP.NET Core does, from the
  * right: each literal is taken at its last occurrence that leaves at least one character for
  * the parameter after it, and each parameter gets the (non-empty) text between its literals.
- * The last part, if a literal, must end the value; the first, if a literal, must start it. */
+ * The last part, if a literal, must end the value; the first, if a literal, must start it (it
+ * is looked for there only). A value holding one of its segment's literals may split
+ * otherwise than it was joined ("{a}.{b}" with b = "y.z" reads back a = "x.y", b = "z"), as
+ * in ASP.NET Core. */
 static int complex_split(const struct tseg *s, size_t last, canal_str_t v, int fold,
                          canal_str_t *vals)
 {
@@ -781,7 +784,9 @@ static int complex_split(const struct tseg *s, size_t last, canal_str_t v, int f
             lit = (long)k;
             if (end < room + part->len)
                 return 0;
-            long q = last_literal(v, end - room, part, fold);
+            /* a leading literal is anchored: taking its last occurrence could leave text
+             * before it ("x{a}" and "xyx1": a = "1", "xy" left over) */
+            long q = last_literal(v, k == 0 ? part->len : end - room, part, fold);
             if (q < 0 || (k == last && (size_t)q + part->len != v.len))
                 return 0;
             newend = (size_t)q;

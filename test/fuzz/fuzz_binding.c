@@ -88,7 +88,7 @@ static void check_answer(const struct fz_buf *req, const struct fz_reply *r, int
             fail_with("500 only from the deliberate failure", req, r);
         return;
     }
-    if (st != 200 && st != 201 && st != 204 && st != 400 && st != 404 && st != 405 && st != 413 &&
+    if (st != 200 && st != 201 && st != 204 && st != 400 && st != 404 && st != 405 && st != 413 && st != 415 &&
         st != 414 && st != 431)
         fail_with("an expected status", req, r);
     if (is_head || st == 204 || st == 413)

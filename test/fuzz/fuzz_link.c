@@ -209,6 +209,39 @@ static int known_empty_first_segment(const canal_route_t *rt, size_t plen)
     return plen == 1 && strncmp(canal_route_template(rt), "//", 2) == 0;
 }
 
+/* Known, as in ASP.NET Core: complex segments are split from the right, so a value that holds
+ * a literal of its own segment ("{a}.{b}", b = "y.z") may read back split otherwise. True when
+ * a value of a complex segment's parameter contains a literal piece of that segment. */
+static int known_complex_split(const canal_route_t *rt, const canal_kv_t *kv, size_t nkv)
+{
+    for (size_t i = 0, n = canal_route_segment_count(rt); i < n; i++) {
+        canal_segment_info_t seg;
+        if (canal_route_segment(rt, i, &seg) != 0 || seg.kind != CANAL_SEGMENT_COMPLEX)
+            continue;
+        for (size_t j = 0; j < seg.nparams; j++) {
+            const char *v = given(kv, nkv, canal_route_param_name(rt, seg.param + j));
+            if (v == NULL)
+                continue;
+            for (const char *t = seg.text; *t != '\0';) { /* each literal piece of the text */
+                if (*t == '{' && t[1] != '{') {
+                    while (*t != '\0' && *t != '}')
+                        t++;
+                    t += *t == '}';
+                    continue;
+                }
+                size_t len = 0;
+                while (t[len] != '\0' && !(t[len] == '{' && t[len + 1] != '{'))
+                    len++;
+                for (const char *x = v; *x != '\0'; x++)
+                    if (strncasecmp(x, t, len) == 0 || strchr("{}", *t) != NULL)
+                        return 1;
+                t += len;
+            }
+        }
+    }
+    return 0;
+}
+
 /* Known finding test/fuzz/crashes/link-1: a trailing catch-all with a constraint that refuses
  * the empty value ({**path:guid}) and no value is left out of the link, but the matcher
  * (omitted_ok() in match.c) will not leave it out, so the link does not reach its route. True
@@ -258,6 +291,8 @@ static void round_trip(const canal_router_t *r, const canal_route_t *rt, const c
     if (st != 200 && skip_known && known_empty_catchall(rt, kv, nkv))
         goto out;
     if (st != 200 && skip_known && known_empty_first_segment(rt, plen))
+        goto out;
+    if (skip_known && known_complex_split(rt, kv, nkv))
         goto out;
     if (st != 200 || m.route != rt) {
         fprintf(stderr, "link %.*s of %s: status %d, route %s\n", (int)plen, path,

@@ -175,7 +175,6 @@ static canal_str_t fz_query_once(canal_ctx_t *ctx, const char *name)
 
 static int fz_action_q(canal_ctx_t *ctx, canal_req_t *req)
 {
-    canal_req_t *req = req;
     int32_t i32;
     int64_t i64;
     double d;
@@ -242,12 +241,11 @@ static int fz_action_q(canal_ctx_t *ctx, canal_req_t *req)
     }
     /* 13 e: string, default "dflt" */
     fz_check(canal_ctx_has(ctx, 13), "e has its default");
-    return fz_show(ctx);
+    return fz_show(ctx, req);
 }
 
 static int fz_action_b(canal_ctx_t *ctx, canal_req_t *req)
 {
-    canal_req_t *req = req;
     json_t *body = canal_req_json(req, NULL);
     fz_check(canal_ctx_has(ctx, 1), "required n bound");
     fz_check(body != NULL && json_is_object(body), "body members come from an object");
@@ -272,14 +270,14 @@ static int fz_action_b(canal_ctx_t *ctx, canal_req_t *req)
     if (canal_ctx_has(ctx, 7))
         fz_check(fz_in_list(fz_colours, canal_ctx_str(ctx, 7)), "col is an allowed colour");
     fz_check(!canal_ctx_has(ctx, 8) || canal_ctx_json(ctx, 8) == body, "all is the whole body");
-    return fz_show(ctx);
+    return fz_show(ctx, req);
 }
 
 static int fz_action_w(canal_ctx_t *ctx, canal_req_t *req)
 {
     fz_check(canal_ctx_has(ctx, 0) && canal_ctx_json(ctx, 0) == canal_req_json(req, NULL),
              "doc is the whole body");
-    return fz_show(ctx);
+    return fz_show(ctx, req);
 }
 
 static int fz_action_items(canal_ctx_t *ctx, canal_req_t *req)
