@@ -82,8 +82,9 @@ check "SIGTERM under a counting client: every request taken answered (server $se
 check "SIGTERM under a counting client: every client ended on a refused reconnect" 32 "$6"
 # ${10}: connections the kernel took into a listener's backlog just before the listener closed,
 # reset by the close before the server could accept them (see test/e2e/loadclient.c); not
-# requests the server took, which the count above accounts for
-check_match "SIGTERM under a counting client: a few unaccepted at most (${10})" '^[0-9]$' "${10}"
+# requests the server took, which the count above accounts for. Each of the 32 clients has at
+# most one connection waiting, so at most 32 (12 were seen under ASan on a loaded machine)
+check_match "SIGTERM under a counting client: at most one unaccepted per client (${10})" '^([0-9]|[12][0-9]|3[0-2])$' "${10}"
 echo "# counting client, 32 connections, SIGTERM at 1.5 s: $(cat "$TMP/lc.out"); server served $served"
 
 # 3. a deferred request in flight is answered during the drain
