@@ -275,8 +275,9 @@ static int o_accepts(const struct nparam *p, const char *v, size_t n)
 }
 
 /* A complex segment as ASP.NET Core reads one: literals from the right, each at its last place
- * that ends before the (at least one character long) value of the parameter after it; the
- * first parameter takes what is left. Parts 0..last only. vals[k]: part k's value. */
+ * that ends before the (at least one character long) value of the parameter after it, but a
+ * leading literal only at the start (canal's one difference); the first parameter takes what
+ * is left. Parts 0..last only. vals[k]: part k's value. */
 static int o_complex_parts(const struct nseg *g, size_t last, const char *v, size_t n, int fold,
                            canal_str_t *vals)
 {
@@ -296,8 +297,11 @@ static int o_complex_parts(const struct nseg *g, size_t last, const char *v, siz
             return 0;
         size_t q = pos - keep - pt->len + 1;
         int found = 0;
-        while (!found && q-- > 0)
-            found = o_same(v + q, pt->len, pt->text, pt->len, fold);
+        if (k == 0) /* a leading literal is looked for at the start only (canal, not ASP.NET) */
+            found = o_same(v, pt->len, pt->text, pt->len, fold), q = 0;
+        else
+            while (!found && q-- > 0)
+                found = o_same(v + q, pt->len, pt->text, pt->len, fold);
         if (!found || (k == last && q + pt->len != n))
             return 0;
         if (keep)
