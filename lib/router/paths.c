@@ -17,42 +17,55 @@
 
 #define CASE_BITS 0x2020202020202020ULL
 
-/* Multiplicative: the top bits of each product depend on every bit before them, so a slot is
- * taken from the top bits and no mixing is needed between words. */
-static inline __attribute__((always_inline)) uint64_t hash(const char *s, size_t len)
+/* A path as the table looks at it: its last 0-7 bytes as one word (the rest is read as whole
+ * words), and its hash. Multiplicative: the top bits of each product depend on every bit
+ * before them, so a slot is taken from the top bits and no mixing is needed between words. */
+struct lookup {
+    const char *s;
+    size_t len, words; /* words: the bytes before the tail, a multiple of 8 */
+    uint64_t tail, hash;
+};
+
+static inline __attribute__((always_inline)) struct lookup lookup_of(const char *s, size_t len)
 {
-    uint64_t h = 0x9E3779B97F4A7C15ULL;
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8)
-        h = (h ^ (canal__load_word(s + i, 8) | CASE_BITS)) * 0xff51afd7ed558ccdULL;
-    if (i < len)
-        h = (h ^ (canal__load_word(s + i, len - i) | CASE_BITS)) * 0xff51afd7ed558ccdULL;
-    return h;
+    struct lookup k = {s, len, len & ~(size_t)7, 0, 0x9E3779B97F4A7C15ULL};
+    for (size_t i = 0; i < k.words; i += 8)
+        k.hash = (k.hash ^ (canal__load_word(s + i, 8) | CASE_BITS)) * 0xff51afd7ed558ccdULL;
+    k.tail = canal__load_word(s + k.words, len - k.words);
+    k.hash = (k.hash ^ (k.tail | CASE_BITS)) * 0xff51afd7ed558ccdULL;
+    return k;
 }
 
-static inline __attribute__((always_inline)) int same(const char *s, const char *key, size_t len,
+/* Whether slot p holds k's path: the same length and tail, then the words (no call: keys are
+ * short); a case-insensitive table compares the bytes folded when that fails. */
+static inline __attribute__((always_inline)) int same(const struct canal__path *p, const struct lookup *k,
                                                       int fold)
 {
-    size_t k = 0; /* first as words, the way the hash read them (no call: keys are short) */
-    while (k + 8 <= len && canal__load_word(s + k, 8) == canal__load_word(key + k, 8))
-        k += 8;
-    if (k + 8 > len && canal__load_word(s + k, len - k) == canal__load_word(key + k, len - k))
-        return 1;
+    if (p->len != k->len)
+        return 0;
+    if (p->tail == k->tail) {
+        size_t i = 0;
+        while (i < k->words && canal__load_word(k->s + i, 8) == canal__load_word(p->key + i, 8))
+            i += 8;
+        if (i == k->words)
+            return 1;
+    }
     if (!fold)
         return 0;
-    for (size_t i = 0; i < len; i++)
-        if (canal__lower((unsigned char)s[i]) != (unsigned char)key[i])
+    for (size_t i = 0; i < k->len; i++)
+        if (canal__lower((unsigned char)k->s[i]) != (unsigned char)p->key[i])
             return 0;
     return 1;
 }
 
-/* The slot of s in t: its key's, or the empty one where it would go. t->cap must be > 0. */
-static inline __attribute__((always_inline)) struct canal__path *probe(const struct canal__paths *t, const char *s, size_t len, uint64_t h)
+/* The slot of k in t: its key's, or the empty one where it would go. t->cap must be > 0. */
+static inline __attribute__((always_inline)) struct canal__path *probe(const struct canal__paths *t,
+                                                                       const struct lookup *k)
 {
     size_t mask = t->cap - 1;
-    for (size_t i = (size_t)(h >> t->shift);; i = (i + 1) & mask) {
+    for (size_t i = (size_t)(k->hash >> t->shift);; i = (i + 1) & mask) {
         struct canal__path *p = &t->slots[i];
-        if (p->key == NULL || (p->hash == h && p->len == len && same(s, p->key, len, t->fold)))
+        if (p->key == NULL || same(p, k, t->fold))
             return p;
     }
 }
@@ -61,7 +74,8 @@ struct node *canal__paths_find(const struct canal__paths *t, const char *s, size
 {
     if (t->n == 0)
         return NULL;
-    return probe(t, s, len, hash(s, len))->node;
+    struct lookup k = lookup_of(s, len);
+    return probe(t, &k)->node;
 }
 
 int canal__paths_add(struct canal__paths *t, const char *s, size_t len, struct node *node)
@@ -73,13 +87,15 @@ int canal__paths_add(struct canal__paths *t, const char *s, size_t len, struct n
         if (grown.slots == NULL)
             return CANAL_ENOMEM;
         for (size_t i = 0; i < t->cap; i++)
-            if (t->slots[i].key != NULL)
-                *probe(&grown, t->slots[i].key, t->slots[i].len, t->slots[i].hash) = t->slots[i];
+            if (t->slots[i].key != NULL) {
+                struct lookup k = lookup_of(t->slots[i].key, t->slots[i].len);
+                *probe(&grown, &k) = t->slots[i];
+            }
         free(t->slots);
         *t = grown;
     }
-    uint64_t h = hash(s, len);
-    struct canal__path *p = probe(t, s, len, h);
+    struct lookup k = lookup_of(s, len);
+    struct canal__path *p = probe(t, &k);
     if (p->key != NULL)
         return 0; /* another route made this node's entry already */
     char *key = malloc(len + 1);
@@ -88,7 +104,8 @@ int canal__paths_add(struct canal__paths *t, const char *s, size_t len, struct n
     for (size_t i = 0; i < len; i++)
         key[i] = t->fold ? (char)canal__lower((unsigned char)s[i]) : s[i];
     key[len] = '\0';
-    *p = (struct canal__path){h, key, len, node};
+    /* the key's tail as the table compares it: folded, like the key */
+    *p = (struct canal__path){canal__load_word(key + k.words, len - k.words), key, len, node};
     t->n++;
     return 0;
 }

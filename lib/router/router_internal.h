@@ -123,7 +123,7 @@ struct node {
 
 /* paths.c: the table of literal paths, "a/b" -> the node the literal segments a, b reach. */
 struct canal__path {
-    uint64_t hash;
+    uint64_t tail; /* the key's last len % 8 bytes as a word (canal__load_word()) */
     char *key;  /* folded when the table is (case-insensitive routers); NULL: an empty slot */
     size_t len;
     struct node *node;
