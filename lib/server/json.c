@@ -149,6 +149,16 @@ static size_t utf8_len(const unsigned char *s, size_t avail)
     return need + 1;
 }
 
+/* 1 if none of the 8 bytes of x needs escaping or a UTF-8 check: no byte below 0x20, '"',
+ * '\\' or from 0x80 up (the "has a zero byte" test of Hacker's Delight, once per kind). */
+static inline int plain_word(uint64_t x)
+{
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    uint64_t quote = x ^ (ones * '"'), backslash = x ^ (ones * '\\');
+    uint64_t hit = (x - ones * 0x20) | ((quote - ones) & ~quote) | ((backslash - ones) & ~backslash) | x;
+    return (hit & high) == 0;
+}
+
 static int put_string(struct canal_jw *w, const char *str, size_t len)
 {
     static const char hex[] = "0123456789ABCDEF";
@@ -160,6 +170,11 @@ static int put_string(struct canal_jw *w, const char *str, size_t len)
         return 0; /* not a UTF-8 error: the memory error sticks */
     w->buf[w->len++] = '"';
     while (i < len) {
+        uint64_t word;
+        if (i + 8 <= len && (memcpy(&word, s + i, 8), plain_word(word))) {
+            i += 8;
+            continue;
+        }
         unsigned char c = s[i];
         if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
             i++;
