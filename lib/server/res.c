@@ -92,13 +92,14 @@ static const char *escape_markup(canal_req_t *req, const char *json, size_t *len
     return out;
 }
 
-/* Sets the answer: body must live in request memory (or be static). */
+/* Sets the answer: body must live in request memory (or be static). Inline, so that canal's
+ * own literal types are measured when it is compiled. */
 static inline int set_answer(canal_req_t *req, int status, const char *type, const void *body, size_t len)
 {
     if (req->res.committed)
         return CANAL_ESTATE;
     req->res.status = status;
-    req->res.type = type;
+    req->res.type = (canal_str_t){type, type != NULL ? strlen(type) : 0};
     req->res.body = body;
     req->res.len = len;
     req->res.problem = 0;
@@ -122,9 +123,9 @@ static void send_answer(canal_req_t *req)
         h->res.headers.entries[h->res.headers.size++] =
             (h2o_header_t){&request_id_name, NULL, h2o_iovec_init(id.base, id.len)};
     }
-    if (req->res.type != NULL)
-        h2o_add_header(&h->pool, &h->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, req->res.type,
-                       strlen(req->res.type));
+    if (req->res.type.base != NULL)
+        h2o_add_header(&h->pool, &h->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, req->res.type.base,
+                       req->res.type.len);
     int no_content = status != 200 && (status < 200 || status == 204 || status == 304);
     h->res.content_length = no_content ? SIZE_MAX : req->res.len;
     h2o_start_response(h, &generator);

@@ -89,7 +89,7 @@ struct canal_req {
         int status;               /* 0: none set yet */
         unsigned char problem;    /* problem details */
         unsigned char committed;  /* handed to h2o: nothing can change any more */
-        const char *type;         /* Content-Type, or NULL */
+        canal_str_t type;         /* Content-Type ({NULL, 0}: none) */
         const void *body;         /* in request memory or static */
         size_t len;
     } res;
@@ -421,6 +421,8 @@ struct canal_conn *canal__conn_of(h2o_req_t *h); /* the request's connection rec
 /* RFC 9112 framing faults of an HTTP/1 request (sock: its socket, or NULL; folded: a header
  * has an empty name): NULL, or why it is refused */
 const char *canal__http1_framing_fault(h2o_req_t *h, h2o_socket_t *sock, int folded);
+/* rewrites libh2o's own error answers on pathconf into problem details */
+void canal__h2o_errors_as_problems(h2o_pathconf_t *pathconf);
 void canal__h2_graceful_timer_unlink(h2o_context_t *ctx);
 h2o_timeout_entry_t *canal__timeout_first(h2o_timeout_t *t); /* NULL if empty */
 void canal__json_error_set_code(json_error_t *err, enum json_error_code code);
