@@ -130,6 +130,71 @@ static __attribute__((noinline)) const char *http1_head_read(h2o_req_t *h, const
     return NULL;
 }
 
+/* ---- libh2o's own error answers as problem details ---- */
+
+/*
+ * libh2o 2.2.5 answers some requests itself, before canal's handler sees them, through
+ * h2o_send_error_generic(): a body over the limit (413), broken chunked framing, an unknown
+ * Transfer-Encoding or a bad Content-Length (400, connection closed), an Expect other than
+ * 100-continue (417), HTTP/2 headers it refuses (400). Those answers are text/plain; the
+ * filter below, on canal's path (where h2o binds such requests), rewrites them into RFC 9457
+ * problem details like canal's own: "type", "title" (canal's reason phrase), "status", and
+ * libh2o's text as "detail". They carry no request ID: no canal request was made. An answer
+ * is libh2o's when it is an error whose reason phrase is not the one canal's commit gives
+ * (canal_status_reason()'s own string). The one answer this cannot reach is the 400 libh2o
+ * writes straight to the socket for a request head it cannot parse: there is no request.
+ */
+struct problem_ostream {
+    h2o_ostream_t super;
+    int sent;
+};
+
+static void problem_send(h2o_ostream_t *self, h2o_req_t *h, h2o_iovec_t *in, size_t n, h2o_send_state_t state)
+{
+    struct problem_ostream *o = (struct problem_ostream *)self;
+    h2o_iovec_t body = {NULL, 0};
+    if (!o->sent) {
+        o->sent = 1;
+        char detail[256];
+        size_t len = 0;
+        for (size_t i = 0; i < n && len < sizeof(detail) - 1; i++) {
+            size_t k = in[i].len < sizeof(detail) - 1 - len ? in[i].len : sizeof(detail) - 1 - len;
+            memcpy(detail + len, in[i].base, k);
+            len += k;
+        }
+        detail[len] = '\0';
+        json_t *problem = canal_problem(h->res.status, detail);
+        body.base = problem != NULL ? canal__json_write(&h->pool, problem, 256, &body.len) : NULL;
+        json_decref(problem);
+        if (body.base == NULL)
+            body = h2o_iovec_init(H2O_STRLIT("{\"type\":\"about:blank\"}"));
+        h->res.content_length = body.len;
+    }
+    h2o_ostream_send_next(&o->super, h, body.base != NULL ? &body : NULL, body.base != NULL, state);
+}
+
+static void problem_setup(h2o_filter_t *self, h2o_req_t *h, h2o_ostream_t **slot)
+{
+    int status = h->res.status;
+    if (status >= 400 && h->res.reason != canal_status_reason(status)) {
+        ssize_t at = h2o_find_header(&h->res.headers, H2O_TOKEN_CONTENT_TYPE, -1);
+        if (at >= 0)
+            h->res.headers.entries[at].value = h2o_iovec_init(H2O_STRLIT("application/problem+json"));
+        h->res.reason = canal_status_reason(status);
+        struct problem_ostream *o = (struct problem_ostream *)h2o_add_ostream(h, sizeof(*o), slot);
+        o->super.do_send = problem_send;
+        o->sent = 0;
+        slot = &o->super.next;
+    }
+    h2o_setup_next_ostream(h, slot);
+}
+
+void canal__h2o_errors_as_problems(h2o_pathconf_t *pathconf)
+{
+    h2o_filter_t *f = h2o_create_filter(pathconf, sizeof(*f));
+    f->on_setup_ostream = problem_setup;
+}
+
 /* ---- private fields ---- */
 
 void canal__h2_graceful_timer_unlink(h2o_context_t *ctx)

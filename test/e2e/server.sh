@@ -16,6 +16,22 @@ check "body over the limit: 413" 413 "$(status "$URL/echo" --data-binary @"$TMP/
 check "chunked body over the limit: 413" 413 "$(status "$URL/echo" -H 'transfer-encoding: chunked' --data-binary @"$TMP/1001")"
 check "huge declared body answered early: 413" 413 "$(status "$URL/echo" -H 'content-length: 1000000000' --data-binary x --max-time 5)"
 check "server answers after 413s" 200 "$(status "$URL/echo" --data-binary x)"
+# libh2o answers these itself (before canal's handler): problem details all the same
+check "libh2o's 413 is problem details" \
+    '{"type":"about:blank","title":"Content Too Large","status":413,"detail":"request entity is too large"}' \
+    "$(body "$URL/echo" --data-binary @"$TMP/1001")"
+check "libh2o's 413: its content type" "application/problem+json" \
+    "$(header "$URL/echo" content-type --data-binary @"$TMP/1001")"
+check "libh2o's 400 for a broken chunk is problem details" \
+    '{"type":"about:blank","title":"Bad Request","status":400,"detail":"broken chunked-encoding"}' \
+    "$(printf 'POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n' |
+        python3 -c 'import socket,sys; s=socket.create_connection(("127.0.0.1",'"$PORT"')); s.sendall(sys.stdin.buffer.read())
+d=b""
+while True:
+    c=s.recv(65536)
+    if not c: break
+    d+=c
+sys.stdout.write(d.split(b"\r\n\r\n",1)[1].decode())')"
 
 # the request's own limits: target length 414, header count and size 431, query parameters 414
 long=$(head -c 8200 /dev/zero | tr '\0' a)
