@@ -141,11 +141,13 @@ $(B)/lib/%.pc: pkgconfig/%.pc.in Makefile
 	@mkdir -p $(dir $@)
 	$(PC_SED) $< > $@
 
-# Tools and examples link the static library, so they run from the build tree as they are.
+# The tools use the router alone: no h2o or jansson flags, only the router's objects.
 tools: $(TOOLS)
-$(TOOLS): $(B)/bin/%: lib/tools/%.c $(STATIC)
+$(TOOLS): $(B)/bin/%: lib/tools/%.c $(PURE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $< $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(PURE_OBJ) $(ALL_LDFLAGS)
+
+# Examples link the static library, so they run from the build tree as they are.
 
 # Libraries an example needs beyond canal's own, and flags.
 EXAMPLE_LIBS_offload = -lsqlite3

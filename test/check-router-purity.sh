@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The router is pure C11 + libc/POSIX: lib/router/ and include/canal/router.h (with the two
+# The router is pure C11 + libc/POSIX: lib/router/, lib/tools/ and include/canal/router.h (with the two
 # headers it includes, error.h and export.h) may include only standard C and POSIX headers
 # and canal's own router, error and export headers; nothing from h2o, jansson or anything
 # else. Prints "ok - ..." lines, or "not ok - FILE:LINE: the include" for each offender,
@@ -12,7 +12,8 @@
 cd "$(dirname "$0")/.." || exit 1
 
 files="include/canal/router.h include/canal/error.h include/canal/export.h"
-for f in lib/router/*.c lib/router/*.h; do
+# the tools (canal-routes) are the router alone too, and are linked with its objects only
+for f in lib/router/*.c lib/router/*.h lib/tools/*.c; do
     [ -f "$f" ] && files="$files $f"
 done
 
