@@ -75,7 +75,7 @@ typedef enum canal_trailing_slash {
 /** Router options. All-zero is the default: the struct is meant for designated initializers. */
 typedef struct canal_router_options {
     int case_sensitive;     /**< 0: literals compare ASCII case-insensitively (default) */
-    int trailing_slash;     /**< a canal_trailing_slash_t */
+    canal_trailing_slash_t trailing_slash; /**< default CANAL_SLASH_IGNORE */
     int no_head_from_get;   /**< 0: a HEAD request is answered by the GET route (default) */
     int no_auto_options;    /**< 0: OPTIONS without a route answers 204 with Allow (default) */
 } canal_router_options_t;
@@ -233,7 +233,7 @@ typedef enum canal_segment_kind {
 
 /** One segment of a route's template, as canal_route_segment() describes it. */
 typedef struct canal_segment_info {
-    int kind;            /**< a canal_segment_kind_t */
+    canal_segment_kind_t kind; /**< literal, parameter, catch-all or complex */
     const char *text;    /**< literals: the text with {{ }} unescaped; parameters: the name;
                           *   complex: the segment as written in the template */
     size_t param;        /**< parameters: their index (canal_route_param_info()); complex: the
@@ -265,12 +265,13 @@ typedef enum canal_constraint_kind {
     CANAL_CONSTRAINT_LENGTH,    /**< length(a) (b == a) or length(a,b): a to b characters */
     CANAL_CONSTRAINT_MINLENGTH, /**< minlength(a) */
     CANAL_CONSTRAINT_MAXLENGTH, /**< maxlength(a) */
-    CANAL_CONSTRAINT_REGEX      /**< regex(ERE): regexec() finds it in the value (unanchored) */
+    CANAL_CONSTRAINT_REGEX,     /**< regex(ERE): regexec() finds it in the value (unanchored) */
+    CANAL_CONSTRAINT_UTF8       /**< utf8: the decoded value is valid UTF-8 (canal_utf8_valid()) */
 } canal_constraint_kind_t;
 
 /** One constraint of a route parameter (canal_route_param_constraint()). */
 typedef struct canal_constraint_info {
-    int kind;            /**< a canal_constraint_kind_t */
+    canal_constraint_kind_t kind; /**< which constraint; a and b are its arguments */
     int64_t a;           /**< the first integer argument, as the kinds above say; 0 otherwise */
     int64_t b;           /**< the second integer argument (range, length); 0 otherwise */
     const char *regex;   /**< CANAL_CONSTRAINT_REGEX: the expression as written; else NULL */

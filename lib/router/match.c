@@ -14,9 +14,6 @@
  * in one probe when it can; otherwise split() cuts and decodes the path (the only splitter) and
  * the walk answers.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* strndup, strncasecmp, REG_STARTEND: also when built without the Makefile */
-#endif
 #include <string.h>
 #include "router_internal.h"
 
@@ -31,7 +28,7 @@ struct mctx {
     size_t nsegs;     /* segments in the path (boundaries kept for the first ones only) */
     size_t start[CANAL_ROUTER_MAX_SEGMENTS + 1], len[CANAL_ROUTER_MAX_SEGMENTS + 1];
     canal_str_t cap[CANAL_ROUTER_MAX_SEGMENTS];
-    const struct endpoint *ep; /* the result */
+    const struct node_route *ep; /* the result */
     size_t depth;
     int via_catchall;
     canal_str_t rest;
@@ -39,7 +36,7 @@ struct mctx {
 
 /* An endpoint reached by leaving segments out is usable unless a catch-all it leaves out
  * refuses the empty value. */
-static int omitted_ok(const struct endpoint *ep)
+static int omitted_ok(const struct node_route *ep)
 {
     const struct canal_route *rt = ep->route;
     for (size_t i = rt->nsegs - ep->omitted; i < rt->nsegs; i++) {
@@ -54,11 +51,11 @@ static int omitted_ok(const struct endpoint *ep)
 /* The endpoint of n for the methods in mask: the one that leaves out the fewest segments, then
  * the first registered. With allow (collect mode), records every usable method there and
  * returns NULL. */
-static const struct endpoint *pick(const struct node *n, uint64_t mask, uint64_t *allow)
+static const struct node_route *pick(const struct node *n, uint64_t mask, uint64_t *allow)
 {
-    const struct endpoint *best = NULL;
+    const struct node_route *best = NULL;
     for (size_t i = 0; i < n->neps; i++) {
-        const struct endpoint *ep = &n->eps[i];
+        const struct node_route *ep = &n->eps[i];
         uint64_t bit = (uint64_t)1 << ep->mi;
         if (!(mask & bit) || (ep->omitted && !omitted_ok(ep)))
             continue;
@@ -73,7 +70,7 @@ static const struct endpoint *pick(const struct node *n, uint64_t mask, uint64_t
 /* pick() for one method, mi. Registration refuses a second endpoint of one method that omits
  * nothing at one node, so such an endpoint, when there is one, is pick()'s answer: the common
  * case costs a short loop. */
-static inline const struct endpoint *pick_method(const struct node *n, int mi)
+static inline const struct node_route *pick_method(const struct node *n, int mi)
 {
     for (uint32_t i = 0; i < n->neps; i++)
         if (n->eps[i].mi == mi && n->eps[i].omitted == 0)
@@ -84,7 +81,7 @@ static inline const struct endpoint *pick_method(const struct node *n, int mi)
 
 /* The endpoint of n the walk is after, or NULL; in collect mode, records methods and returns
  * NULL. */
-static inline const struct endpoint *walk_pick(struct mctx *c, const struct node *n)
+static inline const struct node_route *walk_pick(struct mctx *c, const struct node *n)
 {
     return c->collect ? pick(n, c->mask, &c->allow) : pick_method(n, c->mi);
 }
@@ -160,7 +157,7 @@ static int try_method(struct mctx *c, int mi)
  * walked, the rest of the path for a catch-all met at depth (rest, or NULL), defaults and
  * empty catch-alls for the segments left out. */
 static inline __attribute__((always_inline)) void
-fill(const struct endpoint *ep, size_t depth, const canal_str_t *cap, const canal_str_t *rest,
+fill(const struct node_route *ep, size_t depth, const canal_str_t *cap, const canal_str_t *rest,
      int fold, canal_match_t *m)
 {
     const struct canal_route *rt = ep->route;
@@ -267,7 +264,7 @@ static int split(struct mctx *c, const char *p, size_t n, char *scratch, size_t 
  * node answers the method, so does the walk. HEAD falls back on GET here only when the router
  * has no HEAD route at all: a HEAD route anywhere beats the fallback. A literal path in any
  * other form (with a query, say) takes the walk, to the same answer. */
-static inline const struct endpoint *from_table(const canal_router_t *r, canal_str_t path, int mi,
+static inline const struct node_route *from_table(const canal_router_t *r, canal_str_t path, int mi,
                                                 int fallback)
 {
     const struct node *n = canal__paths_find(&r->paths, path.base + 1, path.len - 1);
@@ -288,7 +285,7 @@ int canal_router_match(const canal_router_t *r, canal_str_t method, canal_str_t 
     int mi = canal__method_index(r, method), fallback = -1;
     if (!r->opts.no_head_from_get && method.len == 4 && memcmp(method.base, "HEAD", 4) == 0)
         fallback = canal__method_index(r, (canal_str_t){"GET", 3});
-    const struct endpoint *ep = from_table(r, path, mi, fallback);
+    const struct node_route *ep = from_table(r, path, mi, fallback);
     if (ep != NULL) {
         fill(ep, ep->route->nsegs - ep->omitted, NULL, NULL, 0, m); /* literals: no captures */
         return 200;

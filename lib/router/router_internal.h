@@ -85,7 +85,9 @@ struct canal_route {
     struct canal_route *next_dead; /* see canal_router.dead */
 };
 
-struct endpoint {
+/* A route as a node of the tree holds it: one per method that ends there (the router's own;
+ * the server's endpoint table is struct canal_endpoint, by route number). */
+struct node_route {
     const struct canal_route *route;
     int mi;           /* the route's method index, kept here to spare a read of the route */
     uint16_t omitted; /* number of trailing template segments left out to end here */
@@ -109,7 +111,7 @@ struct node {
     uint64_t below;         /* methods with an endpoint here or below */
     struct lit *lits;
     struct node **params;
-    struct endpoint *eps;
+    struct node_route *eps;
     const struct constraint *cons;
     uint32_t nlits, nparams, ncatchalls, neps;
     uint32_t ncons;

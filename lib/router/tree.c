@@ -280,11 +280,11 @@ static void path_add(canal_router_t *r, const struct canal_route *route, size_t 
 static int add_endpoint(struct node *n, const struct canal_route *route,
                         size_t omitted)
 {
-    struct endpoint *grown = realloc(n->eps, (n->neps + 1) * sizeof(*grown));
+    struct node_route *grown = realloc(n->eps, (n->neps + 1) * sizeof(*grown));
     if (grown == NULL)
         return CANAL_ENOMEM;
     n->eps = grown;
-    n->eps[n->neps++] = (struct endpoint){.route = route, .mi = route->mi,
+    n->eps[n->neps++] = (struct node_route){.route = route, .mi = route->mi,
                                           .omitted = (uint16_t)omitted};
     return 0;
 }
@@ -630,7 +630,8 @@ int canal_route_param_info(const canal_route_t *route, size_t i, canal_route_par
 _Static_assert((int)CONS_INT == (int)CANAL_CONSTRAINT_INT &&
                    (int)CONS_ALPHA == (int)CANAL_CONSTRAINT_ALPHA &&
                    (int)CONS_RANGE == (int)CANAL_CONSTRAINT_RANGE &&
-                   (int)CONS_REGEX == (int)CANAL_CONSTRAINT_REGEX,
+                   (int)CONS_REGEX == (int)CANAL_CONSTRAINT_REGEX &&
+                   (int)CONS_UTF8 == (int)CANAL_CONSTRAINT_UTF8,
                "constraint kinds out of step");
 
 int canal_route_param_constraint(const canal_route_t *route, size_t i, size_t j,

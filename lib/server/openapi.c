@@ -150,6 +150,9 @@ static json_t *param_schema(const canal_route_t *route, size_t i, const canal_ro
             schema_type(s, "string", NULL);
             schema_add(s, "pattern", json_string(c.regex ? c.regex : ""));
             break;
+        case CANAL_CONSTRAINT_UTF8:
+            schema_type(s, "string", NULL); /* a JSON string is Unicode already */
+            break;
         }
     }
     schema_type(s, "string", NULL);

@@ -72,6 +72,9 @@ static void introspection(void **state)
     assert_int_equal(p.catch_all, 2);
     assert_int_equal(canal_route_segment(b, 2, &s), 0);
     assert_int_equal(s.kind, CANAL_SEGMENT_CATCHALL);
+    const canal_route_t *u = add(r, "GET", "names/{name:utf8}");
+    assert_int_equal(canal_route_param_constraint(u, 0, 0, &c), 0);
+    assert_int_equal(c.kind, CANAL_CONSTRAINT_UTF8);
     const canal_route_t *c1 = add(r, "GET", "x/{*rest}");
     assert_int_equal(canal_route_param_info(c1, 0, &p), 0);
     assert_int_equal(p.catch_all, 1);
