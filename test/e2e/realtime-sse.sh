@@ -116,8 +116,9 @@ check "a silent stream is cut after the idle limit ($((e - s)) s)" yes \
     "$([ $((e - s)) -ge 2 ] && [ $((e - s)) -le 10 ] && echo yes || echo no)"
 check "the silent stream's head had come at once" 200 "$code"
 
-check "borrowed writes, each released" "3 borrowed lines" \
-    "$(curl -s "$URL/borrowed?n=3" | grep -c 'borrowed line') borrowed lines"
+lines=$(curl -s "$URL/borrowed?n=3" | grep -c 'borrowed line')
+check "borrowed writes sent, each released once" "3 lines, 3 released" \
+    "$lines lines, $(curl -s "$URL/stats" | sed 's/.*"released":\([0-9]*\).*/\1/') released"
 check "NDJSON from the stream's JSON writer" '{"i":1}|{"i":2}|{"i":3}' "$(curl -s "$URL/ndjson?n=3" | paste -sd '|')"
 check "a JSON array from the stream's JSON writer" 5000 \
     "$(curl -s "$URL/array?n=5000" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')"
