@@ -129,6 +129,11 @@ check "posted over HTTP/2" 200 "$(curl -s --http2-prior-knowledge "$URL/posted?n
 check "controller mode: an action's stream" "1|2|3" "$(curl -s "$URL/mvc/count?n=3" | paste -sd '|')"
 check "controller mode: the after-filter ran at the commit" ran "$(header "$URL/mvc/count?n=1" x-after-filter)"
 check "controller mode: a bad parameter is still a 400" 400 "$(status "$URL/mvc/count?n=x")"
+check "controller mode: an action's event stream, data lines split" "1 n line one|line two|2 n line one|line two" \
+    "$($PY $P events "/mvc/events?n=2" | sed -n '2,5p' | paste -sd '|')"
+check "OpenAPI: the event stream's action answers text/event-stream" '{"text/event-stream":{}}' \
+    "$(curl -s "$URL/openapi.json" | python3 -c 'import json,sys; d=json.load(sys.stdin)
+print(json.dumps(d["paths"]["/mvc/events"]["get"]["responses"]["200"]["content"], separators=(",",":")))')"
 
 # graceful shutdown with streams open: each ends properly within the drain
 curl -s -N "$URL/silent" -o "$TMP/open1" -w '%{http_code}\n' >"$TMP/code1" &

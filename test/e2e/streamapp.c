@@ -15,6 +15,8 @@
  *   GET /posted?n=N              N lines written by another thread
  *   GET /silent                  a stream with nothing written
  *   GET /mvc/count?n=N           lines 1..N from an action; X-After-Filter from its filter
+ *   GET /mvc/events?n=N          N events of two data lines from an action
+ *   GET /openapi.json            the controller's actions (the event stream: text/event-stream)
  *   GET /stats                   {"refused":...,"released":...,"closed":...,"open":...}
  */
 #include <pthread.h>
@@ -255,11 +257,30 @@ static int after_filter(canal_ctx_t *ctx, void *data)
     return canal_res_header(canal_ctx_req(ctx), "x-after-filter", "ran");
 }
 
+/* An event stream from an action: one event per line of n, then the end. */
+static int events_action(canal_ctx_t *ctx, canal_req_t *req)
+{
+    canal_stream_t *s = canal_sse_begin(req, &counting, NULL);
+    if (s == NULL)
+        return CANAL_ENOMEM;
+    for (int32_t i = 1; i <= canal_ctx_int32(ctx, 0); i++) {
+        char id[16];
+        snprintf(id, sizeof(id), "%d", (int)i);
+        canal_sse_event(s, id, "n", "line one\nline two", 17);
+    }
+    canal_stream_end(s);
+    return 0;
+}
+
 static const canal_action_def_t live_actions[] = {
     {.name = "Count", .handler = count_action, .routes = {"mvc/count"},
      .params = {{.name = "n", .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_INT32, .def = "3", .min = "0",
                  .max = "1000"}},
      .filters = {{.after = after_filter}}},
+    {.name = "Events", .handler = events_action, .routes = {"mvc/events"},
+     .params = {{.name = "n", .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_INT32, .def = "2", .min = "0",
+                 .max = "100"}},
+     .content_type = "text/event-stream", .produces = {200, 400}, .summary = "An event stream"},
     {.name = NULL},
 };
 
@@ -284,7 +305,9 @@ int main(int argc, char **argv)
     canal_app_get(app, "posted", posted, NULL);
     canal_app_get(app, "silent", silent, NULL);
     canal_app_get(app, "stats", stats, NULL);
-    if (canal_mvc_add_controller(mvc, &live, NULL, &err) != 0 || canal_app_error(app, &err) != 0) {
+    if (canal_mvc_add_controller(mvc, &live, NULL, &err) != 0 ||
+        canal_app_openapi(app, "/openapi.json", canal_mvc_openapi(mvc, NULL), &err) != 0 ||
+        canal_app_error(app, &err) != 0) {
         fprintf(stderr, "canal-streamapp: %s\n", err.message);
         return 1;
     }
