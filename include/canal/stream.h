@@ -52,10 +52,12 @@
  * apply to it; stream_timeout_ms does.
  *
  * **Compression.** libh2o's gzip filter (canal_app_compress(), canal/ops.h) compresses a stream
- * as it compresses any answer of unknown length, and flushes the compressor at every write
+ * as it compresses any answer of unknown length (a compressible Content-Type, or
+ * canal_res_compress(req, 1) before the begin), and flushes the compressor at every send
  * (Z_SYNC_FLUSH), so each write reaches the client at once. Each compressed stream holds a
- * deflate state of some 270 KB: canal_sse_begin() turns compression off for event streams
- * unless the handler asked for it with canal_res_compress(req, 1).
+ * deflate state of 256 KiB for its life: canal_sse_begin() turns compression off for event
+ * streams unless the handler asked for it with canal_res_compress(req, 1). docs/realtime.md
+ * has the numbers.
  */
 #ifndef CANAL_STREAM_H
 #define CANAL_STREAM_H
