@@ -137,7 +137,7 @@ static inline int no_content(int status)
 }
 
 /* Sends the answer set on req (canal__commit() has made sure there is one). */
-static void send_answer(canal_req_t *req)
+static inline __attribute__((always_inline)) void send_answer(canal_req_t *req)
 {
     h2o_req_t *h = req->h2o;
     int empty = no_content(req->res.status);
