@@ -70,6 +70,9 @@ check "a client that closes (FIN) mid-stream" "left after 1 event(s)" \
     "$($PY $P leave fin "/sse/ticks?count=1000&interval_ms=20")"
 check "a client that resets (RST) mid-stream" "left after 1 event(s)" \
     "$($PY $P leave rst "/sse/ticks?count=1000&interval_ms=20")"
+# HTTP/2: curl gives up after a second (RST_STREAM and close) on a stream of 1000 events
+n=$(curl -s --http2-prior-knowledge -m 1 "$URL/sse/ticks?count=1000&interval_ms=20" | grep -c '^data: ')
+check "HTTP/2: a client that leaves mid-stream ($n events read)" yes "$([ "$n" -ge 1 ] && [ "$n" -lt 1000 ] && echo yes || echo no)"
 check "after them, a fresh one-event stream works" 1 "$(curl -s -m 10 "$URL/sse/ticks?count=1" | grep -c '^data: ')"
 check "50 concurrent streams" "whole 50" "$($PY $P many 50 "/sse/ticks?count=3&interval_ms=300")"
 check "the page at / uses EventSource and WebSocket" 2 \

@@ -177,6 +177,32 @@ static int handler_bound(canal_req_t *req, void *data)
     return 0;
 }
 
+/* A stream whose owner keeps the handle past the app's stop (it does not end it when told of
+ * the shutdown): a post then runs at once on the posting thread, with the stream closed. */
+static canal_stream_t *kept;
+static atomic_int shutdown_told;
+
+static void kept_closed(canal_stream_t *s, canal_stream_close_t why, void *data)
+{
+    atomic_store(&shutdown_told, why);
+}
+
+static int handler_kept(canal_req_t *req, void *data)
+{
+    static const canal_stream_cb_t cb = {.closed = kept_closed};
+    kept = canal_res_stream_begin(req, "text/plain", &cb, NULL);
+    EXPECT_TRUE(kept != NULL);
+    EXPECT_EQ(canal_stream_write(kept, "open\n", 5), 0);
+    return 0;
+}
+
+static void late_post(canal_stream_t *s, void *data)
+{
+    int *ran = data;
+    *ran = (s == kept) + (canal_stream_write(s, "late", 4) == CANAL_ECLOSED) + (canal_stream_req(s) == NULL);
+    canal_stream_end(s);
+}
+
 static void app_streams(void **state)
 {
     canal_config_t cfg;
@@ -188,6 +214,7 @@ static void app_streams(void **state)
     assert_int_equal(canal_app_get(app, "states", handler_states, NULL), 0);
     assert_int_equal(canal_app_get(app, "head", handler_head, NULL), 0);
     assert_int_equal(canal_app_get(app, "bound", handler_bound, NULL), 0);
+    assert_int_equal(canal_app_get(app, "kept", handler_kept, NULL), 0);
     canal_test_t *t = canal_test_start(app, NULL);
     assert_non_null(t);
 
@@ -215,7 +242,15 @@ static void app_streams(void **state)
     assert_int_equal(r->body_len, 4096);
     canal_test_response_free(r);
 
+    /* a stream still open when the app stops: ended within the drain, the owner told */
+    canal_test_set_timeout(t, 500);
+    r = canal_test_get(t, "/kept");
+    canal_test_response_free(r); /* the body never ends while the app runs: a timeout */
     assert_int_equal(canal_test_stop(t), 0);
+    assert_int_equal(atomic_load(&shutdown_told), CANAL_STREAM_SHUTDOWN);
+    int ran = 0;
+    assert_int_equal(canal_stream_post(kept, late_post, &ran), 0);
+    assert_int_equal(ran, 3); /* at once, here, closed */
     canal_app_destroy(app);
     if (atomic_load(&bad) != 0)
         fail_msg("%d check(s) failed in handlers, the last at line %d", atomic_load(&bad), atomic_load(&bad_line));
