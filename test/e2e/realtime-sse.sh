@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# needs: curl python3
+# needs: curl python3 gunzip
 # Streamed answers and server-sent events: examples/realtime's GET /sse/ticks held to the
 # contract of issue 16 (framing over HTTP/1.1, HTTP/1.0 and HTTP/2, the event format,
 # Last-Event-ID, the 400s, keep-alive comments, loose timing, clients that leave, 50 streams
@@ -129,6 +129,12 @@ check "NDJSON of 100000 lines" 100000 "$(curl -s "$URL/ndjson?n=100000" | wc -l 
 check "writes posted from another thread, in order" "posted 1|posted 2|posted 3|posted 4|posted 5" \
     "$(curl -s "$URL/posted?n=5" | paste -sd '|')"
 check "posted over HTTP/2" 200 "$(curl -s --http2-prior-knowledge "$URL/posted?n=200" | wc -l | tr -d ' ')"
+curl -s -H 'Accept-Encoding: gzip' -D "$TMP/gz.h" "$URL/posted?n=50" >"$TMP/gz"
+check "gzip: a text stream is compressed" gzip "$(tr -d '\r' <"$TMP/gz.h" | sed -n 's/^content-encoding: //p')"
+check "gzip: and decompresses whole" "50 posted 50" \
+    "$(gunzip <"$TMP/gz" | wc -l | tr -d ' ') $(gunzip <"$TMP/gz" | tail -n 1)"
+check "gzip: an event stream is not compressed" "" \
+    "$(curl -s -o /dev/null -D - -H 'Accept-Encoding: gzip' "$URL/mvc/events?n=50" | grep -i '^content-encoding')"
 check "controller mode: an action's stream" "1|2|3" "$(curl -s "$URL/mvc/count?n=3" | paste -sd '|')"
 check "controller mode: the after-filter ran at the commit" ran "$(header "$URL/mvc/count?n=1" x-after-filter)"
 check "controller mode: a bad parameter is still a 400" 400 "$(status "$URL/mvc/count?n=x")"

@@ -4,7 +4,8 @@
  * the contract of examples/realtime: a writer that writes as fast as it is let (backpressure),
  * borrowed writes, NDJSON and a JSON array from the stream's JSON writer, writes posted from
  * another thread, a stream nothing is written to (the idle limit), and a stream from a
- * controller action (its after-filter runs at the commit).
+ * controller action (its after-filter runs at the commit). Compression is on (gzip, for the
+ * clients that ask for it).
  *
  *   canal-streamapp [canal's flags]
  *
@@ -298,6 +299,7 @@ int main(int argc, char **argv)
     if (mvc == NULL)
         return 1;
     static const canal_controller_def_t live = {.name = "Live", .actions = live_actions};
+    canal_app_compress(app, NULL); /* gzip for clients that ask: streams flush it per send */
     canal_app_get(app, "flood", flood, NULL);
     canal_app_get(app, "borrowed", borrowed, NULL);
     canal_app_get(app, "ndjson", ndjson, NULL);
