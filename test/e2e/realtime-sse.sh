@@ -87,14 +87,14 @@ P=$PORT
 rss() { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$PID/status"; }
 curl -s -o /dev/null "$URL/flood?bytes=1000000" # the first stream's timers and buffers
 rss0=$(rss)
-# 1 GiB to a client that reads nothing for 2 s, then resets
-$PY $P stall "/flood?bytes=1073741824" 2 >"$TMP/stall" &
+# 1 GiB offered to a client that reads nothing for 3 s, then resets (the counters add up)
+$PY $P stall "/flood?bytes=1073741824" 3 >"$TMP/stall" &
 spid=$!
-sleep 1
+sleep 1.5
 rss1=$(rss)
 check "while a client stalls, others are answered" 1000 "$(curl -s -m 5 "$URL/ndjson?n=1000" | wc -l | tr -d ' ')"
-stats=$(curl -s "$URL/stats")
 wait $spid
+stats=$(curl -s "$URL/stats")
 check "the stalled client" stalled "$(cat "$TMP/stall")"
 refused=$(echo "$stats" | sed 's/.*"refused":\([0-9]*\).*/\1/')
 flooded=$(echo "$stats" | sed 's/.*"flooded":\([0-9]*\).*/\1/')
@@ -145,9 +145,13 @@ check "OpenAPI: the event stream's action answers text/event-stream" '{"text/eve
 print(json.dumps(d["paths"]["/mvc/events"]["get"]["responses"]["200"]["content"], separators=(",",":")))')"
 
 # graceful shutdown with streams open: each ends properly within the drain
-curl -s -N "$URL/silent" -o "$TMP/open1" -w '%{http_code}\n' >"$TMP/code1" &
+curl -s -N -D "$TMP/head1" "$URL/silent" -o "$TMP/open1" -w '%{http_code}\n' >"$TMP/code1" &
 c1=$!
-sleep 0.5
+i=0
+while [ $i -lt 100 ] && ! grep -q '^HTTP/1.1 200' "$TMP/head1" 2>/dev/null; do # the stream is open
+    sleep 0.1
+    i=$((i + 1))
+done
 stop app
 wait $c1
 check "a stream open at shutdown ended with its last-chunk (curl: 200, not a cut)" 200 "$(cat "$TMP/code1")"
