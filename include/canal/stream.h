@@ -42,7 +42,9 @@
  * long, or a stream nothing was written to for that long), or the app is shutting down (what
  * is queued is still sent, then the body ends properly, within the shutdown drain). After it,
  * writes return CANAL_ECLOSED and the owner calls canal_stream_end() to release the handle.
- * A HEAD request gets the status and headers only: writes return CANAL_ECLOSED at once.
+ * A HEAD request gets the status and headers only, and a stream begun while the app is
+ * shutting down an empty body: writes then return CANAL_ECLOSED at once, with no closed
+ * callback.
  *
  * **Threads.** Every call but canal_stream_post() is for the stream's own thread (the
  * request's). Other threads hand their writes over with canal_stream_post(), which takes the

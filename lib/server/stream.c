@@ -329,6 +329,11 @@ canal_stream_t *canal_res_stream_begin(canal_req_t *req, const char *content_typ
     s->busy = 1;
     h2o_send(req->h2o, NULL, 0, H2O_SEND_STATE_IN_PROGRESS);
     touch(s);
+    if (w->stopping) {
+        /* the worker is draining (canal__streams_shutdown() has run): the body ends at once */
+        s->closed = s->ending = 1;
+        flush(s);
+    }
     return s;
 }
 
