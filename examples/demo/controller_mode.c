@@ -48,6 +48,11 @@ static int woo(canal_ctx_t *ctx, canal_req_t *req)
     return canal_res_jw(req, 200, w);
 }
 
+static int orders_ndjson(canal_ctx_t *ctx, canal_req_t *req)
+{
+    return demo_orders_ndjson(req);
+}
+
 static const canal_action_def_t home_actions[] = {
     {.name = "Plaintext", .handler = plaintext, .summary = "Hello, World! as text", .produces = {200},
      .content_type = DEMO_TEXT_TYPE},
@@ -70,6 +75,12 @@ static const canal_action_def_t home_actions[] = {
                  .max = "100", .description = "page size"}},
      .summary = "A page of orders",
      .produces = {200, 400}},
+    {.name = "OrdersNdjson",
+     .routes = {"home/orders.ndjson"},
+     .handler = orders_ndjson,
+     .summary = "Every order, one JSON object per line, streamed",
+     .content_type = "application/x-ndjson",
+     .produces = {200}},
     {.name = NULL},
 };
 

@@ -32,6 +32,9 @@ static inline void demo_write_woo(canal_jw_t *w)
     canal_jw_object_end(w);
 }
 
+/* GET /home/orders.ndjson in both modes (orders_stream.c): every order, streamed. */
+int demo_orders_ndjson(canal_req_t *req);
+
 int demo_router_mode(canal_app_t *app, canal_error_info_t *err);
 int demo_controller_mode(canal_app_t *app, canal_mvc_t *mvc, canal_error_info_t *err);
 

@@ -6,6 +6,7 @@
  *   GET /home/json                           {"message":"Hello, World!"}
  *   GET /home/employee/{id}                  an employee, or a 404 problem
  *   GET /home/orders/{id}?customerid=&index=&size=   a page of orders (id 0: everyone's)
+ *   GET /home/orders.ndjson                  every order, one per line, streamed as read
  *   GET /api/woo                             {"id":1,"name":"Woo"}
  *   GET /openapi.json                        the OpenAPI 3.1 document of the routes above
  *   GET /docs                                the same, rendered by Swagger UI

@@ -68,6 +68,11 @@ json_t *northwind_employee(int64_t id)
     return NULL;
 }
 
+const json_t *northwind_order_at(size_t i)
+{
+    return json_array_get(orders, i);
+}
+
 json_t *northwind_orders(int64_t id, const char *customer, size_t clen, int64_t index, int64_t size)
 {
     json_t *out = json_array();

@@ -22,4 +22,7 @@ json_t *northwind_employee(int64_t id);
  * not NULL, skipping index * size orders and taking at most size. */
 json_t *northwind_orders(int64_t id, const char *customer, size_t clen, int64_t index, int64_t size);
 
+/* Order i of the data set, in file order (a borrowed reference), or NULL past the last. */
+const json_t *northwind_order_at(size_t i);
+
 #endif

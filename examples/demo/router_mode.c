@@ -96,6 +96,11 @@ static int orders(canal_req_t *req, void *data)
     return canal_res_json_new(req, 200, northwind_orders(id, customer.base, customer.len, index, size));
 }
 
+static int orders_ndjson(canal_req_t *req, void *data)
+{
+    return demo_orders_ndjson(req);
+}
+
 int demo_router_mode(canal_app_t *app, canal_error_info_t *err)
 {
     static const struct {
@@ -106,6 +111,7 @@ int demo_router_mode(canal_app_t *app, canal_error_info_t *err)
         {"home/json", json},
         {"home/employee/{id:int}", employee},
         {"home/orders/{id:int}", orders},
+        {"home/orders.ndjson", orders_ndjson},
         {"api/woo", woo},
     };
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {

@@ -103,6 +103,9 @@ typedef struct canal_config {
     canal_log_fn log;              /**< where canal's messages go; NULL (default): stderr, one
                                         line each with a UTC time stamp and "canal: " */
     void *log_data;                /**< passed to log; borrowed */
+    unsigned stream_timeout_ms;    /**< a streamed answer (canal/stream.h) with no progress for
+                                        this long is cut: the client took nothing of what is
+                                        queued, or nothing was written (default 60 s) */
 } canal_config_t;
 
 /** Sets every field of cfg to its default (the defaults are in canal_config_usage()). */

@@ -25,7 +25,9 @@
     XX(EBADREQ, -10, "bad request")                                                         \
     XX(ESTATE, -11, "not allowed in this state")                                            \
     XX(ESYS, -12, "system call failed")                                                     \
-    XX(EHELP, -13, "help asked for")
+    XX(EHELP, -13, "help asked for")                                                        \
+    XX(EAGAIN, -14, "try again later: the queue is full")                                  \
+    XX(ECLOSED, -15, "closed: the other side is gone")
 
 /** The error codes: CANAL_EINVAL, CANAL_ENOMEM, ... all negative. */
 typedef enum canal_errno {

@@ -23,7 +23,7 @@ struct canal_pending {
 };
 
 struct post_msg {
-    h2o_multithread_message_t super;
+    struct canal__post super;
     canal_pending_t *p;
     canal_pending_fn fn;
     void *data;
@@ -123,26 +123,38 @@ static void on_post(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messag
     pthread_mutex_lock(&w->post_lock);
     pthread_mutex_unlock(&w->post_lock);
     while (!h2o_linklist_is_empty(messages)) {
-        struct post_msg *m = H2O_STRUCT_FROM_MEMBER(struct post_msg, super.link, messages->next);
+        struct canal__post *m = H2O_STRUCT_FROM_MEMBER(struct canal__post, super.link, messages->next);
         h2o_linklist_unlink(&m->super.link);
-        m->fn(canal_pending_req(m->p), m->data);
-        canal_pending_complete(m->p);
-        free(m);
+        m->run(m);
     }
+}
+
+int canal__post(struct canal_worker *w, struct canal__post *m)
+{
+    pthread_mutex_lock(&w->post_lock);
+    int open = w->accepting_posts;
+    if (open)
+        h2o_multithread_send_message(&w->post_receiver, &m->super);
+    pthread_mutex_unlock(&w->post_lock);
+    return open ? 0 : -1;
+}
+
+static void run_pending(struct canal__post *msg)
+{
+    struct post_msg *m = (struct post_msg *)msg;
+    m->fn(canal_pending_req(m->p), m->data);
+    canal_pending_complete(m->p);
+    free(m);
 }
 
 void canal_pending_post(canal_pending_t *p, canal_pending_fn fn, void *data)
 {
-    struct canal_worker *w = p->worker;
     struct post_msg *m = malloc(sizeof(*m));
-    pthread_mutex_lock(&w->post_lock);
-    if (m != NULL && w->accepting_posts) {
-        *m = (struct post_msg){.p = p, .fn = fn, .data = data};
-        h2o_multithread_send_message(&w->post_receiver, &m->super);
-        pthread_mutex_unlock(&w->post_lock);
-        return;
+    if (m != NULL) {
+        *m = (struct post_msg){.super.run = run_pending, .p = p, .fn = fn, .data = data};
+        if (canal__post(p->worker, &m->super) == 0)
+            return;
     }
-    pthread_mutex_unlock(&w->post_lock);
     /* the worker has stopped (its requests are gone) or memory is short: give data back */
     free(m);
     fn(NULL, data);

@@ -48,6 +48,8 @@ static const struct canal__option options[] = {
      .help = "on a stop, serve this long with readiness 503 first"},
     {"request-timeout", CANAL__OPT_UINT, FIELD(request_timeout_ms), "MS", .def = 30000, .min = 1, .max = HOUR_MS,
      .help = "a deferred answer not given by then is a 504"},
+    {"stream-timeout", CANAL__OPT_UINT, FIELD(stream_timeout_ms), "MS", .def = 60000, .min = 1, .max = HOUR_MS,
+     .help = "a stream with no progress this long is cut"},
     {"offload-threads", CANAL__OPT_UINT, FIELD(offload_threads), "N", .def = 4, .max = 1024,
      .help = "threads for blocking work; 0: no offload pool"},
     {"offload-queue", CANAL__OPT_SIZE, FIELD(offload_queue), "N", .def = 1024, .max = 1u << 30,

@@ -67,6 +67,11 @@ static inline int room(struct canal_jw *w, size_t n)
     return n <= w->cap - w->len ? 0 : grow(w, n);
 }
 
+int canal__jw_room(struct canal_jw *w, size_t n)
+{
+    return room(w, n);
+}
+
 static inline void put(struct canal_jw *w, const char *s, size_t n)
 {
     if (room(w, n) == 0) {

@@ -8,7 +8,9 @@
  * that one place: it runs the request's commit hook (the controller layer's after-filters),
  * turns a recorded failure (canal_req_fail()) or a missing answer into a 500 (or the
  * development error page), and hands status, Content-Type, Content-Length and one body buffer
- * in request memory to h2o in a single h2o_send(). HEAD answers keep Content-Length and leave
+ * in request memory to h2o in a single h2o_send(). A streamed answer (stream.c) is committed
+ * the same way, early, by canal__commit_stream(): the same hook and head, no Content-Length,
+ * and a generator of its own instead of the one body. HEAD answers keep Content-Length and leave
  * the body out (libh2o leaves that to the handler). JSON is dumped straight into request
  * memory, with a size guess per worker so that most answers are dumped once.
  *
@@ -106,8 +108,9 @@ static inline int set_answer(canal_req_t *req, int status, const char *type, con
     return 0;
 }
 
-/* Sends the answer set on req (canal__commit() has made sure there is one). */
-static void send_answer(canal_req_t *req)
+/* Puts the head of the answer set on req (status, request ID, Content-Type) into h2o's
+ * response; the answer is committed from here on. */
+static inline __attribute__((always_inline)) void put_head(canal_req_t *req)
 {
     h2o_req_t *h = req->h2o;
     int status = req->res.status;
@@ -126,10 +129,23 @@ static void send_answer(canal_req_t *req)
     if (req->res.type.base != NULL)
         h2o_add_header(&h->pool, &h->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, req->res.type.base,
                        req->res.type.len);
-    int no_content = status != 200 && (status < 200 || status == 204 || status == 304);
-    h->res.content_length = no_content ? SIZE_MAX : req->res.len;
+}
+
+/* A status whose answers have no body. */
+static inline int no_content(int status)
+{
+    return status != 200 && (status < 200 || status == 204 || status == 304);
+}
+
+/* Sends the answer set on req (canal__commit() has made sure there is one). */
+static inline __attribute__((always_inline)) void send_answer(canal_req_t *req)
+{
+    h2o_req_t *h = req->h2o;
+    int empty = no_content(req->res.status);
+    put_head(req);
+    h->res.content_length = empty ? SIZE_MAX : req->res.len;
     h2o_start_response(h, &generator);
-    if (no_content || req->is_head) {
+    if (empty || req->is_head) {
         h2o_send(h, NULL, 0, H2O_SEND_STATE_FINAL);
     } else {
         h2o_iovec_t buf = h2o_iovec_init(req->res.body, req->res.len);
@@ -139,18 +155,47 @@ static void send_answer(canal_req_t *req)
 
 static void answer_failure(canal_req_t *req);
 
-void canal__commit(canal_req_t *req)
+/* The request's commit hook (the controller's after-filters), once, just before the commit. */
+static inline void run_commit_hook(canal_req_t *req)
 {
-    if (req->res.committed)
-        return;
     if (req->on_commit != NULL) {
         canal_commit_fn fn = req->on_commit;
         req->on_commit = NULL;
         fn(req, req->on_commit_data);
     }
+}
+
+void canal__commit(canal_req_t *req)
+{
+    if (req->res.committed)
+        return;
+    run_commit_hook(req);
     if (req->error != NULL || req->res.status == 0)
         answer_failure(req);
     send_answer(req);
+}
+
+/* A streamed answer is the same answer committed early: the hook runs, a failure is answered
+ * as always; otherwise the head goes with no Content-Length and gen produces the body (HEAD
+ * and statuses without a body: the head alone, ended at once). */
+int canal__commit_stream(canal_req_t *req, h2o_generator_t *gen)
+{
+    run_commit_hook(req);
+    if (req->error != NULL) {
+        answer_failure(req);
+        send_answer(req);
+        return -1;
+    }
+    if (req->res.status == 0)
+        req->res.status = 200;
+    h2o_req_t *h = req->h2o;
+    int empty = no_content(req->res.status) || req->is_head;
+    put_head(req);
+    h->res.content_length = SIZE_MAX;
+    h2o_start_response(h, gen);
+    if (empty)
+        h2o_send(h, NULL, 0, H2O_SEND_STATE_FINAL);
+    return empty;
 }
 
 int canal_res_on_commit(canal_req_t *req, canal_commit_fn fn, void *data)

@@ -10,6 +10,7 @@
  *   req.c        the h2o handler (one request's path through the router), request accessors
  *   res.c        the answer: set, committed once; problem details, error pages
  *   async.c      deferred answers, posted completions, the offload pool
+ *   stream.c     streamed answers (backpressure, idle limit, shutdown); sse.c  event streams
  *   json.c       the JSON writer;  log.c  the log callback;  proxy.c  trusted proxies, IDs
  *   health.c     liveness and readiness;  metrics.c  Prometheus metrics
  *   ops.c        static.c, compress.c, cors.c: the parts behind canal/ops.h
@@ -144,6 +145,7 @@ struct canal_worker {
     h2o_multithread_receiver_t stop_receiver;
     h2o_multithread_message_t stop_message;
     size_t json_hint;              /* size of the last JSON answer, to dump once */
+    struct canal__streams *streams; /* stream.c: open streams and their timers; NULL until the first */
     uint64_t next_id;              /* the last generated request ID's counter (proxy.c) */
     char id_prefix[32];            /* "5f3a09c1-0-": the app's prefix and this worker's index */
     size_t id_prefix_len;          /* 0 until the first ID is made */
@@ -271,6 +273,13 @@ void canal__worker_async_dispose(struct canal_worker *w);
 void canal__worker_async_free(struct canal_worker *w); /* with the app: after any late post */
 int canal__offload_start(canal_app_t *app);
 void canal__offload_stop(canal_app_t *app);
+/* A message run on a worker's loop (canal__post()): m is then run's to free. */
+struct canal__post {
+    h2o_multithread_message_t super;
+    void (*run)(struct canal__post *m);
+};
+/* queues m for w's loop from any thread; -1 when w has stopped taking them (m is not queued) */
+int canal__post(struct canal_worker *w, struct canal__post *m);
 /* a deferred request (req->pending set, which the callers test on their hot paths) was
  * answered, or ends */
 void canal__pending_answered(canal_req_t *req);
@@ -415,6 +424,8 @@ struct canal_jw {
 };
 /* a writer on a bare pool (tests, canal__json_write); hint: the first buffer's size */
 void canal__jw_init(struct canal_jw *w, h2o_mem_pool_t *pool, size_t hint);
+/* room for n more bytes in w's buffer: 0, or the sticky error */
+int canal__jw_room(struct canal_jw *w, size_t n);
 
 /* h2o_compat.c: what libh2o 2.2.5 and jansson 2.14 make canal do (read the file's top) */
 struct canal_conn *canal__conn_of(h2o_req_t *h); /* the request's connection record, or NULL */
@@ -429,6 +440,15 @@ void canal__json_error_set_code(json_error_t *err, enum json_error_code code);
 
 /* res.c: sends the answer set on req, or the failure's; once (later calls do nothing) */
 void canal__commit(canal_req_t *req);
+/* res.c: commits the head of the answer set on req for a body streamed by gen (stream.c):
+ * 0, or -1 when the commit hook failed the request (its failure answer has been sent) */
+int canal__commit_stream(canal_req_t *req, h2o_generator_t *gen);
+
+/* stream.c: a stopping worker ends its open streams (begin_shutdown()); a worker about to stop
+ * closes those still open (before it takes no more posts) and disposes of their timers */
+void canal__streams_shutdown(struct canal_worker *w);
+void canal__streams_abort(struct canal_worker *w);
+void canal__streams_dispose(struct canal_worker *w);
 
 /* log.c: every message canal prints goes here, to app's log callback (canal_config_t.log)
  * or, with none or no app (NULL), to stderr with a time stamp. */

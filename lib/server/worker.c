@@ -51,6 +51,7 @@ static void begin_shutdown(struct canal_worker *w)
         }
     }
     h2o_context_request_shutdown(&w->ctx);
+    canal__streams_shutdown(w); /* each ends after what is queued */
     w->stopping = 1;
     w->deadline = canal__now_ms() + app->cfg.shutdown_timeout_ms;
     w->last_activity = canal__now_ms();
@@ -87,6 +88,7 @@ static void dispose_context(struct canal_worker *w)
     if (w->sweep_list == &w->sweep_timeout)
         h2o_timeout_dispose(w->loop, &w->sweep_timeout);
     h2o_context_dispose(&w->ctx);
+    canal__streams_dispose(w); /* after the context: disposing of it ends requests */
     free(w->ctx.queue);
     h2o_evloop_destroy(w->loop);
     w->loop = NULL;
@@ -182,6 +184,7 @@ void *canal__worker_main(void *arg)
     if (atomic_load(&w->inflight) > 0)
         canal__pending_abort_all(w);
     canal__close_connections(w);
+    canal__streams_abort(w); /* any left: closed before posts are refused (canal_stream_post()) */
     canal__worker_async_dispose(w);
     h2o_multithread_unregister_receiver(w->ctx.queue, &w->stop_receiver);
     canal__h2_graceful_timer_unlink(&w->ctx);

@@ -16,6 +16,14 @@ check "json type" "application/json" "$(header "$URL/home/json" content-type)"
 check "woo body" '{"id":1,"name":"Woo"}' "$(body "$URL/api/woo")"
 check_match "employee 3" '^\{"EmployeeID":3,"LastName":"Leverling","FirstName":"Janet",.*"Notes":"[^"]*"\}$' "$(body "$URL/home/employee/3")"
 check "employee 99 is 404" 404 "$(status "$URL/home/employee/99")"
+# every order, streamed (more than the stream's queue holds: the rest follows as it is read)
+curl -s -D "$TMP/nd.h" "$URL/home/orders.ndjson" >"$TMP/nd"
+check "orders.ndjson: chunked NDJSON" "application/x-ndjson chunked" \
+    "$(tr -d '\r' <"$TMP/nd.h" | sed -n 's/^content-type: //p; s/^transfer-encoding: //p' | paste -sd ' ')"
+check "orders.ndjson: every order, each line one JSON object" "830 10248 11077" \
+    "$(python3 -c 'import json,sys; o=[json.loads(l) for l in open(sys.argv[1])]; print(len(o), o[0]["OrderID"], o[-1]["OrderID"])' "$TMP/nd")"
+check "orders.ndjson: a slow reader gets the same bytes" "$(cksum <"$TMP/nd")" \
+    "$(curl -s --limit-rate 200k "$URL/home/orders.ndjson" | cksum)"
 check "employee 99 problem type" "application/problem+json" "$(header "$URL/home/employee/99" content-type)"
 check "employee abc is 404 (constraint)" 404 "$(status "$URL/home/employee/abc")"
 check "employee 2147483648 is 404 (int32)" 404 "$(status "$URL/home/employee/2147483648")"
@@ -69,7 +77,7 @@ for path in /home/plaintext /home/json /home/employee/1 /home/employee/9 /home/e
     "/home/orders/0?index=82&size=10" "/home/orders/3?size=0" "/home/orders/3?size=101&index=-1" \
     "/home/orders/3?index=x&size=1.5" "/home/orders/3?size=1&size=2" "/home/orders/3?customerid=a&customerid=b" \
     "/home/orders/3?index=%C3%A9" "/home/orders/3?index=%FF" "/home/orders/3?size=%20" /api/woo /API/WOO/ /nope / \
-    "/home/%zz" "/home/orders/3?x=%g0"; do
+    "/home/%zz" "/home/orders/3?x=%g0" /home/orders.ndjson; do
     for method in GET HEAD POST OPTIONS; do
         how="-X $method"
         [ $method = HEAD ] && how=-I # curl -X HEAD would wait for a body

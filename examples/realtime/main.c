@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * canal-realtime: server-sent events (sse.c) and a page at / that uses them from a browser.
+ *
+ *   build/bin/canal-realtime --host 127.0.0.1 --port 8080 [--threads N] [--max-message BYTES]
+ *
+ * Every flag of canal (--help lists them) works too; --max-message is the example's own.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "realtime.h"
+
+static const char page[] =
+    "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>canal realtime</title>\n"
+    "<style>body{font-family:sans-serif;margin:2em}pre{background:#f4f4f4;padding:1em;height:12em;"
+    "overflow:auto}</style></head>\n<body>\n<h1>canal realtime</h1>\n"
+    "<h2>Server-sent events: /sse/ticks</h2>\n<pre id=\"ticks\"></pre>\n"
+    "<h2>WebSocket: /ws/echo</h2>\n<input id=\"msg\" value=\"hello\"> <button id=\"send\">send</button>\n"
+    "<pre id=\"echo\"></pre>\n<script>\n"
+    "const ticks = document.getElementById('ticks'), echo = document.getElementById('echo');\n"
+    "const es = new EventSource('/sse/ticks?count=20&interval_ms=500');\n"
+    "es.addEventListener('tick', e => { ticks.textContent += 'tick ' + e.lastEventId + ' ' + e.data + '\\n'; });\n"
+    "es.onerror = () => { ticks.textContent += '(stream ended)\\n'; es.close(); };\n"
+    "let ws;\n"
+    "try {\n"
+    "  ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/ws/echo');\n"
+    "  ws.onmessage = e => { echo.textContent += 'echo: ' + e.data + '\\n'; };\n"
+    "  ws.onclose = e => { echo.textContent += '(closed ' + e.code + ')\\n'; };\n"
+    "} catch (err) { echo.textContent = String(err); }\n"
+    "document.getElementById('send').onclick = () => {\n"
+    "  if (ws && ws.readyState === 1) ws.send(document.getElementById('msg').value);\n"
+    "};\n"
+    "</script>\n</body></html>\n";
+
+static int index_page(canal_req_t *req, void *data)
+{
+    return canal_res_body_static(req, 200, "text/html; charset=utf-8", page, sizeof(page) - 1);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: canal-realtime [--max-message BYTES] [options]\n%s", canal_config_usage());
+}
+
+int main(int argc, char **argv)
+{
+    struct realtime_opts opts = {.max_message = 1048576};
+    canal_config_t cfg;
+    canal_error_info_t err;
+    canal_config_init(&cfg);
+    cfg.allow_unknown_flags = 1; /* --max-message, below */
+    if (canal_config_from_env(&cfg, &err) != 0 || canal_config_from_args(&cfg, &argc, argv, &err) != 0) {
+        if (err.code == CANAL_EHELP) {
+            usage(stdout);
+            return 0;
+        }
+        fprintf(stderr, "canal-realtime: %s\n", err.message);
+        usage(stderr);
+        return 2;
+    }
+    for (int i = 1; i < argc; i++) {
+        int64_t v;
+        if (strcmp(argv[i], "--max-message") == 0 && i + 1 < argc &&
+            canal_parse_int64((canal_str_t){argv[i + 1], strlen(argv[i + 1])}, &v) == 0 && v > 0) {
+            opts.max_message = (size_t)v;
+            i++;
+        } else {
+            fprintf(stderr, "canal-realtime: unknown or bad argument %s\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    canal_app_t *app = canal_app_create(&cfg);
+    if (app == NULL)
+        return 1;
+    canal_app_get(app, "", index_page, NULL);
+    realtime_sse_add(app);
+    if (canal_app_error(app, &err) != 0) { /* the first registration error, if any */
+        fprintf(stderr, "canal-realtime: %s\n", err.message);
+        canal_app_destroy(app);
+        return 1;
+    }
+    if (canal_app_start(app) != 0) {
+        canal_app_destroy(app);
+        return 1;
+    }
+    printf("listening on http://%s:%u (WebSocket messages up to %zu bytes)\n", canal_app_config(app)->host,
+           canal_app_port(app, 0), opts.max_message);
+    fflush(stdout);
+    int rc = canal_app_wait(app); /* until SIGINT or SIGTERM, then a graceful shutdown */
+    canal_app_destroy(app);
+    return rc == 0 ? 0 : 1;
+}
