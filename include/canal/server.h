@@ -7,6 +7,7 @@
  *   canal/response.h  the answer
  *   canal/json.h      the streaming JSON writer
  *   canal/async.h     deferred and offloaded answers
+ *   canal/websocket.h WebSocket routes, sockets and groups
  *
  * None of them includes h2o.h: canal_req_t is opaque and apps need no h2o flags.
  */
@@ -18,5 +19,6 @@
 #include "response.h"
 #include "json.h"
 #include "async.h"
+#include "websocket.h"
 
 #endif

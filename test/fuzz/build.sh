@@ -35,7 +35,7 @@ TARGETS=${FUZZ_TARGETS:-$ALL}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -Ilib"
 DEP_CFLAGS="$(pkg-config --cflags libh2o-evloop jansson) -DH2O_USE_LIBUV=0"
-DEP_LIBS="$(pkg-config --libs libh2o-evloop jansson) -lssl -lcrypto -lpthread -lm"
+DEP_LIBS="$(pkg-config --libs libh2o-evloop jansson) -lwslay -lssl -lcrypto -lpthread -lm"
 mkdir -p "$OUT/obj" "$OUT/artifacts"
 
 # The library, instrumented for the fuzzers once: router and common code without h2o or
