@@ -81,6 +81,8 @@ struct canal_ws {
     size_t early_bytes;
     size_t reason_len;
     char reason[124];         /* the client's close reason */
+    size_t hold_len;
+    uint8_t hold[160];        /* an incomplete header or control frame (ws_recv()) */
 };
 
 struct canal_ws_group {
@@ -271,25 +273,48 @@ static void touch(canal_ws_t *ws)
     h2o_timeout_link(w->loop, &w->ws_idle, &ws->timer);
 }
 
-/* wslay's recv callback: the client's bytes, through canal__ws_scan() first. */
+/* wslay's recv callback: the client's bytes, through canal__ws_scan() first.
+ *
+ * libh2o's h2o_websocket_proceed() calls wslay again as long as the socket's input is not
+ * empty, so ws_recv() never leaves bytes there when it says "would block": an incomplete
+ * header or control frame (at most 14 or 131 bytes) waits in ws->hold, and the bytes that come
+ * next are added to it until the scan can decide. */
 static ssize_t ws_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags, void *user)
 {
     h2o_websocket_conn_t *conn = user;
     canal_ws_t *ws = conn->data;
     h2o_buffer_t *in = conn->sock->input;
+    if (ws->hold_len > 0 && in->size > 0) {
+        size_t add = sizeof(ws->hold) - ws->hold_len < in->size ? sizeof(ws->hold) - ws->hold_len : in->size;
+        memcpy(ws->hold + ws->hold_len, in->bytes, add);
+        ws->hold_len += add;
+        h2o_buffer_consume(&conn->sock->input, add);
+    }
+    int held = ws->hold_len > 0;
+    const uint8_t *src = held ? ws->hold : (const uint8_t *)in->bytes;
+    size_t avail = held ? ws->hold_len : in->size, n = 0;
     struct canal__ws_close close;
-    size_t n = 0;
-    int rc = ws->recv_code < 0 && in->size > 0
-                 ? canal__ws_scan(&ws->scan, (const uint8_t *)in->bytes, in->size, len, &n, &close)
-                 : CANAL__WS_PASS;
-    if (rc == CANAL__WS_PASS && n > 0) {
-        memcpy(buf, in->bytes, n);
-        h2o_buffer_consume(&conn->sock->input, n);
-        touch(ws);
-        return (ssize_t)n;
+    int rc = ws->recv_code < 0 && avail > 0 ? canal__ws_scan(&ws->scan, src, avail, len, &n, &close) : CANAL__WS_PASS;
+    if (rc == CANAL__WS_PASS && n == 0 && !held && avail > 0) {
+        memcpy(ws->hold, src, avail); /* incomplete, hence small (see canal__ws_scan()) */
+        ws->hold_len = avail;
+        h2o_buffer_consume(&conn->sock->input, avail);
+    }
+    if (n > 0) {
+        if (rc == CANAL__WS_PASS)
+            memcpy(buf, src, n);
+        if (held) {
+            memmove(ws->hold, ws->hold + n, ws->hold_len - n);
+            ws->hold_len -= n;
+        } else {
+            h2o_buffer_consume(&conn->sock->input, n);
+        }
+        if (rc == CANAL__WS_PASS) {
+            touch(ws);
+            return (ssize_t)n;
+        }
     }
     if (rc == CANAL__WS_CLOSE) {
-        h2o_buffer_consume(&conn->sock->input, n);
         ws->recv_code = close.code;
         ws->reason_len = close.reason_len;
         memcpy(ws->reason, close.reason, close.reason_len);
