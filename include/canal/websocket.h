@@ -55,7 +55,7 @@ typedef enum canal_ws_kind {
 typedef int (*canal_ws_open_fn)(canal_ws_t *ws, canal_req_t *req, void *data);
 
 /** A whole message from the client (reassembled from its fragments). msg is borrowed for the
- * call; it is followed by a NUL byte, not counted in len. */
+ * call and is not NUL-terminated. */
 typedef void (*canal_ws_message_fn)(canal_ws_t *ws, canal_ws_kind_t kind, const void *msg, size_t len,
                                     void *data);
 
