@@ -63,7 +63,9 @@ typedef void (*canal_ws_message_fn)(canal_ws_t *ws, canal_ws_kind_t kind, const 
  * The socket is closed (once, for every socket on_open accepted). code is the client's close
  * code (1005 if its Close had none), else the one canal sent (1002, 1007, 1009, 1001...), else
  * 1006 (the connection ended without a Close). reason (the client's, UTF-8) is borrowed for
- * the call. No message can be sent any more; references held keep the handle valid.
+ * the call. No message can be sent any more; references held keep the handle valid. The
+ * socket is still a member of its groups during the call (so an app can leave them under a
+ * lock of its own); it leaves the others after.
  */
 typedef void (*canal_ws_close_fn)(canal_ws_t *ws, int code, canal_str_t reason, void *data);
 
@@ -140,13 +142,14 @@ typedef void (*canal_ws_post_fn)(canal_ws_t *ws, void *data);
 CANAL_API void canal_ws_post(canal_ws_t *ws, canal_ws_post_fn fn, void *data);
 
 /**
- * Creates an empty group. Only once the app has started (its worker count is known): NULL
- * before, or when out of memory. The group is freed when canal_ws_group_release() has dropped
- * the creator's reference and no message to it is on its way. Any thread.
+ * Creates an empty group. Only while the app runs (its worker count is known): NULL before
+ * or after, or when out of memory. The caller owns a reference (canal_ws_group_release()).
+ * Any thread.
  */
 CANAL_API canal_ws_group_t *canal_ws_group_create(canal_app_t *app);
 
-/** Drops the creator's reference. Its members must have left first. Any thread. */
+/** Drops the creator's reference. The group lives on while it has members (each holds a
+ * reference) or messages on their way to them. NULL is a no-op. Any thread. */
 CANAL_API void canal_ws_group_release(canal_ws_group_t *g);
 
 /** Adds the socket to the group (CANAL_EEXIST if a member; CANAL_ESTATE if the socket is

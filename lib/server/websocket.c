@@ -387,7 +387,6 @@ static void ws_closed(canal_ws_t *ws)
     if (h2o_linklist_is_linked(&ws->flush_link))
         h2o_linklist_unlink(&ws->flush_link);
     h2o_linklist_unlink(&ws->link);
-    leave_all(ws);
     atomic_fetch_sub(&w->ws_open, 1);
     canal__worker_touch(w);
     if (ws->route->on_close != NULL) {
@@ -396,6 +395,9 @@ static void ws_closed(canal_ws_t *ws)
                                                                           : CANAL__WS_ABNORMAL;
         ws->route->on_close(ws, code, (canal_str_t){ws->reason, ws->reason_len}, ws->route->data);
     }
+    /* after on_close, which may leave its groups under the app's own lock (examples/realtime's
+     * rooms): a group's count must not change behind it */
+    leave_all(ws);
     h2o_websocket_close(ws->conn); /* closes the socket: canal__on_conn_close() */
     ws->conn = NULL;
     canal_ws_release(ws);
@@ -829,6 +831,12 @@ void canal__ws_worker_init(struct canal_worker *w)
 void canal__ws_worker_dispose(struct canal_worker *w)
 {
     h2o_multithread_unregister_receiver(w->ctx.queue, &w->ws_receiver);
+    /* a socket that outlived canal__close_connections() keeps no timer in lists disposed of */
+    for (h2o_linklist_t *l = w->ws_list.next; l != &w->ws_list; l = l->next) {
+        canal_ws_t *ws = H2O_STRUCT_FROM_MEMBER(canal_ws_t, link, l);
+        if (h2o_timeout_is_linked(&ws->timer))
+            h2o_timeout_unlink(&ws->timer);
+    }
     if (w->ws_ready) {
         if (h2o_timeout_is_linked(&w->ws_flush_entry))
             h2o_timeout_unlink(&w->ws_flush_entry);
