@@ -521,6 +521,7 @@ static int ws_handshake(canal_req_t *req, void *data)
                        .scan = {.max_message = r->max_message}};
     atomic_init(&ws->refs, 1);
     ws->timer.cb = on_timer; /* links and the timer start unlinked (zero) */
+    ws->subprotocol = pick_subprotocol(r, &h->headers); /* on_open may look at it */
     if (r->on_open != NULL) {
         int rc = r->on_open(ws, req, r->data);
         if (rc != 0) { /* refused: the answer set on req (or the failure) goes out */
@@ -530,7 +531,7 @@ static int ws_handshake(canal_req_t *req, void *data)
             return rc < 0 ? rc : 0;
         }
     }
-    if ((ws->subprotocol = pick_subprotocol(r, &h->headers)) != NULL)
+    if (ws->subprotocol != NULL)
         h2o_add_header_by_str(&h->pool, &h->res.headers, H2O_STRLIT("sec-websocket-protocol"), 0, NULL,
                               ws->subprotocol, strlen(ws->subprotocol));
     if (!w->ws_ready) {
