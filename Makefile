@@ -59,8 +59,9 @@ endif
 # The router and the common code see only libc and canal's own headers: a stray h2o or jansson
 # include there fails to compile, which is the point.
 BASE_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) $(SAN) -fPIC -fvisibility=hidden -Iinclude
+# WebSockets: canal calls wslay (libwslay-dev, which ships no .pc file) beside libh2o
 DEP_CFLAGS  = $(shell pkg-config --cflags libh2o-evloop jansson) -DH2O_USE_LIBUV=0
-DEP_LIBS    = $(shell pkg-config --libs libh2o-evloop jansson) -lssl -lcrypto -lpthread
+DEP_LIBS    = $(shell pkg-config --libs libh2o-evloop jansson) -lwslay -lssl -lcrypto -lpthread
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 

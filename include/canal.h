@@ -5,7 +5,7 @@
  * test code includes itself.
  *   canal/router.h  route templates, matching, link generation (pure C, no h2o)
  *   canal/server.h  the app, requests and responses on libh2o (app.h, request.h, response.h,
- *                   json.h, async.h)
+ *                   json.h, async.h, websocket.h)
  *   canal/controller.h  controllers and actions, binding, validation, results, filters
  *   canal/openapi.h  an OpenAPI 3.1 document of the routes, served with a Swagger UI page
  *   canal/ops.h     metrics, static files, compression, CORS

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * canal-realtime: server-sent events (sse.c) and a page at / that uses them from a browser.
+ * canal-realtime: server-sent events (sse.c), WebSockets (ws.c) and a page at / that uses both
+ * from a browser.
  *
  *   build/bin/canal-realtime --host 127.0.0.1 --port 8080 [--threads N] [--max-message BYTES]
  *
- * Every flag of canal (--help lists them) works too; --max-message is the example's own.
+ * Every flag of canal (--help lists them) works too; --max-message, the example's own, is the
+ * largest WebSocket message accepted (default 1048576; a larger one is closed with 1009).
  */
 #include <stdio.h>
 #include <string.h>
@@ -44,7 +46,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    struct realtime_opts opts = {.max_message = 1048576};
+    size_t max_message = CANAL_WS_MAX_MESSAGE;
     canal_config_t cfg;
     canal_error_info_t err;
     canal_config_init(&cfg);
@@ -62,7 +64,7 @@ int main(int argc, char **argv)
         int64_t v;
         if (strcmp(argv[i], "--max-message") == 0 && i + 1 < argc &&
             canal_parse_int64((canal_str_t){argv[i + 1], strlen(argv[i + 1])}, &v) == 0 && v > 0) {
-            opts.max_message = (size_t)v;
+            max_message = (size_t)v;
             i++;
         } else {
             fprintf(stderr, "canal-realtime: unknown or bad argument %s\n", argv[i]);
@@ -75,6 +77,8 @@ int main(int argc, char **argv)
         return 1;
     canal_app_get(app, "", index_page, NULL);
     realtime_sse_add(app);
+    realtime_ws_add(app, max_message);
+    canal_app_metrics(app, "/metrics", NULL);
     if (canal_app_error(app, &err) != 0) { /* the first registration error, if any */
         fprintf(stderr, "canal-realtime: %s\n", err.message);
         canal_app_destroy(app);
@@ -85,7 +89,7 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("listening on http://%s:%u (WebSocket messages up to %zu bytes)\n", canal_app_config(app)->host,
-           canal_app_port(app, 0), opts.max_message);
+           canal_app_port(app, 0), max_message);
     fflush(stdout);
     int rc = canal_app_wait(app); /* until SIGINT or SIGTERM, then a graceful shutdown */
     canal_app_destroy(app);

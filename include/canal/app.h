@@ -98,6 +98,11 @@ typedef struct canal_config {
                                         stops accepting until one closes (default 10,000) */
     size_t max_json_depth;         /**< deepest JSON body canal_req_json() parses (64; jansson
                                         stops at 2048 whatever this says) */
+    /* WebSockets (canal/websocket.h) */
+    unsigned ws_idle_timeout_ms;   /**< a socket that receives nothing this long is pinged, and
+                                        closed (1001) after as long again (default 60 s) */
+    size_t ws_max_queued;          /**< unsent bytes a socket may have queued; past them the
+                                        client is too far behind and is dropped (16 MiB) */
     int allow_unknown_flags;       /**< 1: canal_config_from_args() leaves --flags it does not
                                         know in argv for the app (default 0: CANAL_EINVAL) */
     canal_log_fn log;              /**< where canal's messages go; NULL (default): stderr, one

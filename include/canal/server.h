@@ -8,6 +8,7 @@
  *   canal/json.h      the streaming JSON writer
  *   canal/async.h     deferred and offloaded answers
  *   canal/stream.h    streamed answers and server-sent events
+ *   canal/websocket.h WebSocket routes, sockets and groups
  *
  * None of them includes h2o.h: canal_req_t is opaque and apps need no h2o flags.
  */
@@ -20,5 +21,6 @@
 #include "json.h"
 #include "async.h"
 #include "stream.h"
+#include "websocket.h"
 
 #endif

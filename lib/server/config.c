@@ -73,6 +73,10 @@ static const struct canal__option options[] = {
     /* jansson refuses deeper than 2048 on its own: a larger value would be a lie */
     {"max-json-depth", CANAL__OPT_SIZE, FIELD(max_json_depth), "N", .def = 64, .min = 1, .max = 2048,
      .help = "deepest JSON body canal_req_json() parses"},
+    {"ws-idle-timeout", CANAL__OPT_UINT, FIELD(ws_idle_timeout_ms), "MS", .def = 60000, .min = 1, .max = HOUR_MS,
+     .help = "a silent WebSocket is pinged, then closed"},
+    {"ws-max-queued", CANAL__OPT_SIZE, FIELD(ws_max_queued), "BYTES", .def = 16u << 20, .min = 1024,
+     .max = SIZE_MAX / 2, .help = "unsent bytes per WebSocket; past them: dropped"},
 };
 
 static const size_t noptions = sizeof(options) / sizeof(options[0]);

@@ -131,8 +131,9 @@ static void conn_timeout(struct canal_conn *c, const char *what)
 static void sweep_conn(struct canal_conn *c, const canal_config_t *cfg, uint64_t now)
 {
     h2o_socket_t *sock = c->sock;
-    if (sock == NULL || c->inflight > 0)
-        return; /* a handler has it: the request timeout is the handler's business */
+    if (sock == NULL || c->inflight > 0 || c->upgraded)
+        return; /* a handler has it (the request timeout is the handler's business), or it is a
+                 * WebSocket (whose idle timeout is websocket.c's) */
     int progressed = sock->bytes_read != c->seen_bytes;
     c->seen_bytes = sock->bytes_read;
     if (sock->input->size == 0) {

@@ -109,5 +109,6 @@ void canal__endpoints_dispose(canal_app_t *app)
             app->endpoints[i].dispose(app->endpoints[i].data);
     free(app->endpoints);
     app->endpoints = NULL;
+    canal__ws_routes_free(app);
     app->nendpoints = app->cap_endpoints = 0;
 }

@@ -11,6 +11,7 @@
  *   res.c        the answer: set, committed once; problem details, error pages
  *   async.c      deferred answers, posted completions, the offload pool
  *   stream.c     streamed answers (backpressure, idle limit, shutdown); sse.c  event streams
+ *   websocket.c  WebSocket routes, sockets and groups (ws_frame.c: canal's frame checks)
  *   json.c       the JSON writer;  log.c  the log callback;  proxy.c  trusted proxies, IDs
  *   health.c     liveness and readiness;  metrics.c  Prometheus metrics
  *   ops.c        static.c, compress.c, cors.c: the parts behind canal/ops.h
@@ -38,6 +39,7 @@ struct canal_endpoint {
     signed char compress;           /* 0 as configured, -1 never, 1 even if not compressible */
     unsigned char ops;              /* cors or compress set: the one test made per request */
     unsigned char docs;             /* openapi.c: the OpenAPI document or its docs page */
+    const struct canal__ws_route *ws; /* websocket.c: a WebSocket route's settings, or NULL */
 };
 
 struct canal_listener {
@@ -110,6 +112,7 @@ struct canal_conn {
     uint64_t since;              /* start of the current phase, or the last progress in a body */
     enum { CONN_IDLE, CONN_HEAD, CONN_BODY } phase;
     int http2;                   /* h2o's own HTTP/2 timeouts apply */
+    int upgraded;                /* a WebSocket now (websocket.c): not swept */
 };
 
 /* A worker's listening socket for one listener. */
@@ -156,9 +159,18 @@ struct canal_worker {
     pthread_mutex_t post_lock;     /* guards accepting_posts against the worker's end */
     int accepting_posts;
     int post_lock_ready;           /* destroyed with the app, not with the worker */
+    /* WebSockets (websocket.c) */
+    h2o_linklist_t ws_list;        /* its open sockets */
+    h2o_multithread_receiver_t ws_receiver; /* group messages and posts from other threads */
+    h2o_linklist_t ws_flush;       /* sockets with something to write, */
+    h2o_timeout_t ws_flush_timeout; /* written on the next turn of the loop (0 ms) */
+    h2o_timeout_entry_t ws_flush_entry;
+    h2o_timeout_t ws_idle;         /* ws_idle_timeout_ms; made on the first socket (ws_ready) */
+    int ws_ready;
     /* counters: written by the worker, read by anyone */
-    atomic_size_t inflight, connections;
+    atomic_size_t inflight, connections, ws_open;
     atomic_ullong requests;
+    atomic_ullong ws_opened, ws_received, ws_sent, ws_dropped;
     struct canal__mslot *mslots;   /* metrics.c: this worker's counters, one slot per route */
     struct canal_reqmap reqs;      /* req.c: the requests being handled */
     /* shutdown state, worker only (done: written by the worker, read by canal_app_wait) */
@@ -209,6 +221,7 @@ struct canal_app {
     struct canal__ops *ops;       /* ops.c: static paths, compression, CORS; NULL if unused */
     struct canal__metrics *metrics; /* metrics.c: NULL when metrics are off */
     size_t ncors;                 /* CORS policies attached: preflights are looked for */
+    struct canal__ws_route *ws_routes; /* websocket.c: every WebSocket route's settings */
     /* canal_app_start() waits for each worker thread to have made its own loop and context */
     pthread_mutex_t start_lock;
     pthread_cond_t start_cond;
@@ -345,6 +358,12 @@ void canal__ops_dispose(canal_app_t *app);
 int canal__ops_on_match(canal_req_t *req);
 /* ops.c: a CORS preflight, answered when 1 */
 int canal__cors_preflight(canal_req_t *req);
+
+/* websocket.c: a worker's part (on its thread), and the app's routes */
+void canal__ws_worker_init(struct canal_worker *w);
+void canal__ws_worker_shutdown(struct canal_worker *w); /* every socket closed with 1001 */
+void canal__ws_worker_dispose(struct canal_worker *w);
+void canal__ws_routes_free(canal_app_t *app);
 
 /* metrics.c */
 int canal__metrics_start(canal_app_t *app);

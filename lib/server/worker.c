@@ -52,6 +52,7 @@ static void begin_shutdown(struct canal_worker *w)
     }
     h2o_context_request_shutdown(&w->ctx);
     canal__streams_shutdown(w); /* each ends after what is queued */
+    canal__ws_worker_shutdown(w);
     w->stopping = 1;
     w->deadline = canal__now_ms() + app->cfg.shutdown_timeout_ms;
     w->last_activity = canal__now_ms();
@@ -122,7 +123,9 @@ static int worker_init(struct canal_worker *w)
     h2o_context_init(&w->ctx, w->loop, &app->globalconf);
     h2o_multithread_register_receiver(w->ctx.queue, &w->stop_receiver, on_stop_message);
     canal__sweep_start(w);
+    canal__ws_worker_init(w);
     if (canal__worker_async_init(w) != 0) {
+        canal__ws_worker_dispose(w);
         h2o_multithread_unregister_receiver(w->ctx.queue, &w->stop_receiver);
         dispose_context(w);
         return -1;
@@ -166,7 +169,8 @@ void *canal__worker_main(void *arg)
     for (;;) { /* draining */
         uint64_t now = canal__now_ms();
         size_t inflight = atomic_load(&w->inflight), conns = atomic_load(&w->connections);
-        if (conns == 0 || (inflight == 0 && now - w->last_activity >= QUIET_MS)) {
+        /* WebSockets were sent a Close (1001): the drain waits for their closing handshakes */
+        if (conns == 0 || (inflight == 0 && atomic_load(&w->ws_open) == 0 && now - w->last_activity >= QUIET_MS)) {
             w->exit = 1;
         } else if (atomic_load(&w->app->force)) {
             canal__log(w->app, CANAL_LOG_WARN, "worker %zu: stopped again: leaving with %zu request(s) in flight",
@@ -186,6 +190,7 @@ void *canal__worker_main(void *arg)
     canal__close_connections(w);
     canal__streams_abort(w); /* any left: closed before posts are refused (canal_stream_post()) */
     canal__worker_async_dispose(w);
+    canal__ws_worker_dispose(w);
     h2o_multithread_unregister_receiver(w->ctx.queue, &w->stop_receiver);
     canal__h2_graceful_timer_unlink(&w->ctx);
     dispose_context(w);

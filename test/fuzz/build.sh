@@ -17,6 +17,7 @@
 #   binding   whole requests through the in-process server: binding, validation, statuses
 #   query     the query string through the in-process server, against a reference parser
 #   proxy     trusted proxy lists and the X-Forwarded-For / Forwarded walk (lib/server/proxy.c)
+#   ws        canal's WebSocket frame scan and UTF-8 check (lib/server/ws_frame.c), whole vs chunked
 # binding and query start the app on 127.0.0.1 and an ephemeral port. They run with
 # LSAN_OPTIONS=suppressions=test/lsan.supp: libh2o's per-thread free lists look leaked once
 # the worker thread has ended.
@@ -30,12 +31,12 @@ set -eu
 cd "$(dirname "$0")/../.."
 CLANG=${CLANG:-clang}
 OUT=build/fuzz
-ALL="template match link json binding query proxy"
+ALL="template match link json binding query proxy ws"
 TARGETS=${FUZZ_TARGETS:-$ALL}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -Ilib"
 DEP_CFLAGS="$(pkg-config --cflags libh2o-evloop jansson) -DH2O_USE_LIBUV=0"
-DEP_LIBS="$(pkg-config --libs libh2o-evloop jansson) -lssl -lcrypto -lpthread -lm"
+DEP_LIBS="$(pkg-config --libs libh2o-evloop jansson) -lwslay -lssl -lcrypto -lpthread -lm"
 mkdir -p "$OUT/obj" "$OUT/artifacts"
 
 # The library, instrumented for the fuzzers once: router and common code without h2o or
@@ -76,6 +77,10 @@ for t in $TARGETS; do
         # shellcheck disable=SC2086
         "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_json.c lib/server/json.c \
             -Wl,--wrap=h2o_mem_alloc_pool $DEP_LIBS -o "$OUT/fuzz_json" ;;
+    ws)
+        # ws_frame.c alone: libc only
+        # shellcheck disable=SC2086
+        "$CLANG" $CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_ws.c lib/server/ws_frame.c -o "$OUT/fuzz_ws" ;;
     binding | query | proxy)
         # shellcheck disable=SC2086
         "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer "test/fuzz/fuzz_$t.c" $LIB_OBJ $DEP_LIBS \
@@ -100,6 +105,7 @@ flags_of() {
     binding) echo "-dict=test/fuzz/binding.dict -max_len=8192 -timeout=30" ;;
     query) echo "-dict=test/fuzz/query.dict -max_len=4096 -timeout=30" ;;
     proxy) echo "-dict=test/fuzz/proxy.dict -max_len=2048" ;;
+    ws) echo "-dict=test/fuzz/ws.dict -max_len=8192" ;;
     esac
 }
 
