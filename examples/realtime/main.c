@@ -12,26 +12,37 @@
 #include <string.h>
 #include "realtime.h"
 
+/* The page: an EventSource on /sse/ticks and a WebSocket to /ws/echo that sends the input's
+ * text once it opens (and again at every click). Each side also writes its state into the DOM
+ * (data-ticks, data-state, data-echo), which test/browser/realtime.cjs reads. */
 static const char page[] =
     "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>canal realtime</title>\n"
+    "<link rel=\"icon\" href=\"data:,\">\n"
     "<style>body{font-family:sans-serif;margin:2em}pre{background:#f4f4f4;padding:1em;height:12em;"
     "overflow:auto}</style></head>\n<body>\n<h1>canal realtime</h1>\n"
-    "<h2>Server-sent events: /sse/ticks</h2>\n<pre id=\"ticks\"></pre>\n"
+    "<h2>Server-sent events: /sse/ticks</h2>\n<pre id=\"ticks\" data-ticks=\"0\" data-state=\"connecting\"></pre>\n"
     "<h2>WebSocket: /ws/echo</h2>\n<input id=\"msg\" value=\"hello\"> <button id=\"send\">send</button>\n"
-    "<pre id=\"echo\"></pre>\n<script>\n"
+    "<pre id=\"echo\" data-state=\"connecting\" data-echo=\"\"></pre>\n<script>\n"
     "const ticks = document.getElementById('ticks'), echo = document.getElementById('echo');\n"
+    "const input = document.getElementById('msg');\n"
     "const es = new EventSource('/sse/ticks?count=20&interval_ms=500');\n"
-    "es.addEventListener('tick', e => { ticks.textContent += 'tick ' + e.lastEventId + ' ' + e.data + '\\n'; });\n"
-    "es.onerror = () => { ticks.textContent += '(stream ended)\\n'; es.close(); };\n"
+    "es.onopen = () => { ticks.dataset.state = 'open'; };\n"
+    "es.addEventListener('tick', e => {\n"
+    "  ticks.textContent += 'tick ' + e.lastEventId + ' ' + e.data + '\\n';\n"
+    "  ticks.dataset.ticks = String(Number(ticks.dataset.ticks) + 1);\n"
+    "  ticks.dataset.last = JSON.parse(e.data).i;\n"
+    "});\n"
+    "/* the stream ends after its last tick: do not reconnect */\n"
+    "es.onerror = () => { ticks.textContent += '(stream ended)\\n'; ticks.dataset.state = 'ended'; es.close(); };\n"
     "let ws;\n"
+    "function send() { if (ws && ws.readyState === 1) ws.send(input.value); }\n"
     "try {\n"
     "  ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/ws/echo');\n"
-    "  ws.onmessage = e => { echo.textContent += 'echo: ' + e.data + '\\n'; };\n"
-    "  ws.onclose = e => { echo.textContent += '(closed ' + e.code + ')\\n'; };\n"
-    "} catch (err) { echo.textContent = String(err); }\n"
-    "document.getElementById('send').onclick = () => {\n"
-    "  if (ws && ws.readyState === 1) ws.send(document.getElementById('msg').value);\n"
-    "};\n"
+    "  ws.onopen = () => { echo.dataset.state = 'open'; send(); };\n"
+    "  ws.onmessage = e => { echo.textContent += 'echo: ' + e.data + '\\n'; echo.dataset.echo = e.data; };\n"
+    "  ws.onclose = e => { echo.textContent += '(closed ' + e.code + ')\\n'; echo.dataset.state = 'closed'; };\n"
+    "} catch (err) { echo.textContent = String(err); echo.dataset.state = 'error'; }\n"
+    "document.getElementById('send').onclick = send;\n"
     "</script>\n</body></html>\n";
 
 static int index_page(canal_req_t *req, void *data)

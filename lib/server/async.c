@@ -10,6 +10,10 @@
  * Completions from other threads travel through h2o's multithread queue of the request's
  * worker; a worker that has stopped refuses them under post_lock, and the completion then
  * runs on the caller's thread with req NULL.
+ *
+ * canal__post() is the one way to hand work to a worker's loop: deferred answers, stream
+ * writes (stream.c) and WebSocket posts and group messages (websocket.c) all go through it, in
+ * one queue per worker, so each sender's messages run in the order they were sent.
  */
 #include <stdlib.h>
 #include <string.h>

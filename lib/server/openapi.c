@@ -292,6 +292,47 @@ static void set_operation_id(json_t *op, json_t *ids, const char *method, const 
 
 static int is_docs_route(canal_app_t *app, const canal_route_t *route);
 
+/* A problem-details answer (application/problem+json) with its description. */
+static json_t *problem_response(const char *description)
+{
+    return json_pack("{s:s, s:{s:{s:{s:s}}}}", "description", description, "content",
+                     "application/problem+json", "schema", "$ref", "#/components/schemas/ProblemDetails");
+}
+
+/* A WebSocket route's GET (canal_app_ws()): the 101 of a good handshake and the answers
+ * refuse() in websocket.c gives a bad one; x-websocket marks the operation. Its OPTIONS door
+ * (a 405 like every other method) is left out of the document. */
+static void ws_operation(json_t *op, json_t *responses)
+{
+    json_object_set_new(op, "x-websocket", json_true());
+    json_object_set_new(op, "description",
+                        json_string("A WebSocket (RFC 6455, version 13, over HTTP/1.1 only): a GET with "
+                                    "Upgrade: websocket, Connection: upgrade, Sec-WebSocket-Key and "
+                                    "Sec-WebSocket-Version: 13 switches the connection to the WebSocket "
+                                    "protocol."));
+    json_object_set_new(
+        responses, "101",
+        json_pack("{s:s, s:{s:{s:s, s:{s:s, s:s}}, s:{s:s, s:{s:s}}, s:{s:s, s:{s:s}}}}", "description",
+                  "Switching Protocols: the connection now speaks the WebSocket protocol (RFC 6455).",
+                  "headers", "Upgrade", "description", "websocket", "schema", "type", "string", "const",
+                  "websocket", "Connection", "description", "Upgrade", "schema", "type", "string",
+                  "Sec-WebSocket-Accept", "description",
+                  "base64 of the SHA-1 of Sec-WebSocket-Key and the RFC 6455 GUID.", "schema", "type",
+                  "string"));
+    json_object_set_new(responses, "400",
+                        problem_response("A bad handshake: HTTP/1.0, or Sec-WebSocket-Key or "
+                                         "Sec-WebSocket-Version missing or malformed."));
+    json_object_set_new(responses, "405", problem_response("Not a GET: a WebSocket opens with GET."));
+    json_t *upgrade = problem_response("Upgrade Required: no Upgrade: websocket, HTTP/2, or a "
+                                       "WebSocket version other than 13.");
+    json_object_set_new(upgrade, "headers",
+                        json_pack("{s:{s:s, s:{s:s}}}", "Sec-WebSocket-Version", "description",
+                                  "The version spoken here: 13.", "schema", "type", "string"));
+    json_object_set_new(responses, "426", upgrade);
+    json_object_set_new(json_object_get(responses, "default"), "description",
+                        json_string("What on_open answers when it refuses the socket."));
+}
+
 json_t *canal_openapi_build(canal_app_t *app, const canal_openapi_info_t *info, canal_openapi_fn fn,
                             void *data)
 {
@@ -316,6 +357,10 @@ json_t *canal_openapi_build(canal_app_t *app, const canal_openapi_info_t *info, 
         char mbuf[16];
         const char *method = method_field(canal_route_method(route), mbuf, sizeof(mbuf));
         if (method == NULL || is_docs_route(app, route))
+            continue;
+        const struct canal_endpoint *ep = canal__endpoint_of(app, route);
+        int ws = ep != NULL && ep->ws != NULL;
+        if (ws && strcmp(method, "get") != 0)
             continue;
         size_t nsegs = canal_route_segment_count(route);
         for (size_t k = nsegs + 1; k-- > canal_route_required_segments(route);) {
@@ -343,6 +388,8 @@ json_t *canal_openapi_build(canal_app_t *app, const canal_openapi_info_t *info, 
             if (canal_route_param_count(route) > 0)
                 json_object_set_new(responses, "404",
                                     json_pack("{s:s}", "$ref", "#/components/responses/NotFound"));
+            if (ws)
+                ws_operation(op, responses);
             json_object_set_new(op, "responses", responses);
             int rc = fn ? fn(op, route, path, data) : 0;
             if (rc < 0) {

@@ -152,7 +152,7 @@ struct canal_worker {
     uint64_t next_id;              /* the last generated request ID's counter (proxy.c) */
     char id_prefix[32];            /* "5f3a09c1-0-": the app's prefix and this worker's index */
     size_t id_prefix_len;          /* 0 until the first ID is made */
-    /* deferred answers (async.c) */
+    /* canal__post() (async.c): every hand-off from other threads, and deferred answers */
     h2o_multithread_receiver_t post_receiver;
     h2o_timeout_t pending_timeout; /* made on the first deferral (pending_ready) */
     int pending_ready;
@@ -161,7 +161,6 @@ struct canal_worker {
     int post_lock_ready;           /* destroyed with the app, not with the worker */
     /* WebSockets (websocket.c) */
     h2o_linklist_t ws_list;        /* its open sockets */
-    h2o_multithread_receiver_t ws_receiver; /* group messages and posts from other threads */
     h2o_linklist_t ws_flush;       /* sockets with something to write, */
     h2o_timeout_t ws_flush_timeout; /* written on the next turn of the loop (0 ms) */
     h2o_timeout_entry_t ws_flush_entry;

@@ -15,8 +15,9 @@
  *     libh2o's connection: never under the feet of a callback or of a group's walk).
  *
  * Threads: a socket is touched by its worker only. Other threads post (canal_ws_post(),
- * canal_ws_group_send()) through the worker's queue (ws_receiver), refused under post_lock
- * once the worker is ending (as canal_pending_post() is, async.c). A group keeps one member
+ * canal_ws_group_send()) with canal__post() (async.c), the one hand-off to a worker's loop that
+ * deferred answers and streams use too: one queue per worker, in order per sender, refused
+ * under post_lock once the worker is ending. A group keeps one member
  * list per worker, each touched by its worker only; a message to a group is copied once,
  * shared by reference count between the workers.
  *
@@ -100,11 +101,18 @@ struct payload {
     unsigned char bytes[];
 };
 
-/* What other threads hand a worker: a group's message, or a post to a socket. */
-struct ws_msg {
-    h2o_multithread_message_t super;
+/* What other threads hand a worker through canal__post(): a group's message for the
+ * worker's members... */
+struct group_msg {
+    struct canal__post super;
     canal_ws_group_t *group;
+    size_t k; /* the worker's index: its member list */
     struct payload *payload;
+};
+
+/* ...or a post to one socket. */
+struct ws_post_msg {
+    struct canal__post super;
     canal_ws_t *ws;
     canal_ws_post_fn fn;
     void *data;
@@ -732,15 +740,15 @@ static void deliver(canal_ws_group_t *g, size_t k, const struct payload *p)
         queue_msg(H2O_STRUCT_FROM_MEMBER(struct member, link, l)->ws, p->opcode, p->bytes, p->len);
 }
 
-/* Queues m for worker w unless it has stopped; 0 if queued. */
-static int post(struct canal_worker *w, struct ws_msg *m)
+/* On the member's worker. The worker's one queue keeps each sender's messages in order, so a
+ * sender's group messages reach every member in the order they were sent. */
+static void run_group(struct canal__post *msg)
 {
-    pthread_mutex_lock(&w->post_lock);
-    int ok = w->accepting_posts;
-    if (ok)
-        h2o_multithread_send_message(&w->ws_receiver, &m->super);
-    pthread_mutex_unlock(&w->post_lock);
-    return ok ? 0 : -1;
+    struct group_msg *m = (struct group_msg *)msg;
+    deliver(m->group, m->k, m->payload);
+    payload_release(m->payload);
+    canal_ws_group_release(m->group);
+    free(m);
 }
 
 int canal_ws_group_send(canal_ws_group_t *g, canal_ws_kind_t kind, const void *msg, size_t len)
@@ -764,15 +772,15 @@ int canal_ws_group_send(canal_ws_group_t *g, canal_ws_kind_t kind, const void *m
             deliver(g, k, p);
             continue;
         }
-        struct ws_msg *m = malloc(sizeof(*m));
+        struct group_msg *m = malloc(sizeof(*m));
         if (m == NULL) {
             rc = CANAL_ENOMEM;
             continue;
         }
-        *m = (struct ws_msg){.group = g, .payload = p};
+        *m = (struct group_msg){.super.run = run_group, .group = g, .k = k, .payload = p};
         atomic_fetch_add(&p->refs, 1);
         atomic_fetch_add(&g->refs, 1);
-        if (post(w, m) != 0) {
+        if (canal__post(w, &m->super) != 0) {
             payload_release(p);
             canal_ws_group_release(g);
             free(m);
@@ -782,38 +790,25 @@ int canal_ws_group_send(canal_ws_group_t *g, canal_ws_kind_t kind, const void *m
     return rc;
 }
 
+static void run_ws_post(struct canal__post *msg)
+{
+    struct ws_post_msg *m = (struct ws_post_msg *)msg;
+    m->fn(m->ws->state != WS_CLOSED ? m->ws : NULL, m->data);
+    canal_ws_release(m->ws);
+    free(m);
+}
+
 void canal_ws_post(canal_ws_t *ws, canal_ws_post_fn fn, void *data)
 {
-    struct ws_msg *m = malloc(sizeof(*m));
+    struct ws_post_msg *m = malloc(sizeof(*m));
     if (m != NULL) {
-        *m = (struct ws_msg){.ws = canal_ws_retain(ws), .fn = fn, .data = data};
-        if (post(ws->worker, m) == 0)
+        *m = (struct ws_post_msg){.super.run = run_ws_post, .ws = canal_ws_retain(ws), .fn = fn, .data = data};
+        if (canal__post(ws->worker, &m->super) == 0)
             return;
         canal_ws_release(ws);
         free(m);
     }
     fn(NULL, data); /* the worker has stopped (or memory is short): give data back */
-}
-
-static void on_messages(h2o_multithread_receiver_t *receiver, h2o_linklist_t *messages)
-{
-    struct canal_worker *w = H2O_STRUCT_FROM_MEMBER(struct canal_worker, ws_receiver, receiver);
-    /* as in async.c: the senders' writes before ours, in a way ThreadSanitizer sees */
-    pthread_mutex_lock(&w->post_lock);
-    pthread_mutex_unlock(&w->post_lock);
-    while (!h2o_linklist_is_empty(messages)) {
-        struct ws_msg *m = H2O_STRUCT_FROM_MEMBER(struct ws_msg, super.link, messages->next);
-        h2o_linklist_unlink(&m->super.link);
-        if (m->group != NULL) {
-            deliver(m->group, w->index, m->payload);
-            payload_release(m->payload);
-            canal_ws_group_release(m->group);
-        } else {
-            m->fn(m->ws->state != WS_CLOSED ? m->ws : NULL, m->data);
-            canal_ws_release(m->ws);
-        }
-        free(m);
-    }
 }
 
 /* ---- a worker's part ---- */
@@ -824,14 +819,12 @@ void canal__ws_worker_init(struct canal_worker *w)
     h2o_linklist_init_anchor(&w->ws_list);
     h2o_linklist_init_anchor(&w->ws_flush);
     w->ws_flush_entry.cb = on_flush;
-    h2o_multithread_register_receiver(w->ctx.queue, &w->ws_receiver, on_messages);
 }
 
 /* After the connections are gone and canal__worker_async_dispose() has closed the door to
  * posts and delivered what came before. */
 void canal__ws_worker_dispose(struct canal_worker *w)
 {
-    h2o_multithread_unregister_receiver(w->ctx.queue, &w->ws_receiver);
     /* a socket that outlived canal__close_connections() keeps no timer in lists disposed of */
     for (h2o_linklist_t *l = w->ws_list.next; l != &w->ws_list; l = l->next) {
         canal_ws_t *ws = H2O_STRUCT_FROM_MEMBER(canal_ws_t, link, l);

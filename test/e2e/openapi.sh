@@ -5,7 +5,8 @@
 # kitchen-sink app canal-openapiapp (both modes) serve /openapi.json, which must validate as
 # OpenAPI 3.1 with a real validator from npm and describe every route of the app's route table
 # with the right types and constraints (test/openapi/check-openapi.cjs); controller mode adds
-# what the actions declare (test/openapi/*.expect.json). Needs node and `make npm`.
+# what the actions declare (test/openapi/*.expect.json). The kitchen-sink app's WebSocket route
+# is a GET marked x-websocket with its 101 and handshake refusals. Needs node and `make npm`.
 . test/e2e-lib.sh
 
 NPM=build/npm/node_modules
@@ -31,6 +32,7 @@ check_doc() {
         "$(tr -d '\r' <"$TMP/$name.headers" | sed -n 's/^[Cc]ontent-[Tt]ype: //p')"
     flags=""
     case $name in *controller*) flags=--declared ;; esac
+    case $name in kitchen*) flags="$flags --websocket=/ws/rooms/{room:alpha}" ;; esac
     NODE_PATH=$NPM node test/openapi/check-openapi.cjs "$TMP/$name.json" "$TMP/$name.routes" \
         $expect $flags
     SAVED_URL=$URL

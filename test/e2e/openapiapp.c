@@ -3,7 +3,8 @@
  * canal-openapiapp: an app with every kind of route and declaration that OpenAPI describes,
  * for test/e2e/openapi.sh: each constraint, optional parameters, defaults, catch-alls, escaped
  * braces, a method OpenAPI has no field for, and (--mode controller) controllers with route,
- * query, header and body parameters, rules, allowed values, summaries and statuses.
+ * query, header and body parameters, rules, allowed values, summaries and statuses, and a
+ * WebSocket route.
  *
  *   canal-openapiapp [--mode router|controller] [--routes] [canal's flags]
  *
@@ -162,6 +163,9 @@ int main(int argc, char **argv)
     canal_app_t *app = canal_app_create(&cfg);
     canal_mvc_t *mvc = strcmp(mode, "controller") == 0 ? canal_mvc_create(app) : NULL;
     int rc = mvc ? controller_mode(mvc, &err) : router_mode(app, &err);
+    /* a WebSocket route, in both modes: a GET marked x-websocket with its 101 and 400/405/426 */
+    if (rc == 0)
+        rc = canal_app_ws(app, &(canal_ws_spec_t){.tmpl = "/ws/rooms/{room:alpha}"}, NULL, &err);
     if (rc != 0) {
         fprintf(stderr, "canal-openapiapp: %s\n", err.message);
         return 1;

@@ -13,6 +13,11 @@
 //  3. Nothing else is described (canal's own /openapi.json and /docs routes are left out).
 //  4. EXPECT.json lists what declarations add (controller mode): a subset of an operation
 //     that must be found in it.
+//  5. WebSocket routes (--websocket=TEMPLATE, once per route): the GET is marked
+//     x-websocket: true and answers 101 (naming the WebSocket protocol, with Upgrade and
+//     Sec-WebSocket-Accept) and the handshake's refusals 400, 405 and 426 as problem details
+//     (426 with Sec-WebSocket-Version); the route's OPTIONS (a 405 like any other method) is
+//     left out. No other operation has x-websocket.
 // --declared: the app declares parameter types (controller mode), which may replace what a
 // plain {x} says (a string).
 'use strict';
@@ -21,6 +26,7 @@ const SwaggerParser = require('@apidevtools/swagger-parser');
 
 const [docFile, routesFile, expectFile] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const declared = process.argv.includes('--declared');
+const websockets = process.argv.filter((a) => a.startsWith('--websocket=')).map((a) => a.slice(12));
 const doc = JSON.parse(fs.readFileSync(docFile, 'utf8'));
 const tag = docFile.replace(/.*\//, '');
 let failures = 0;
@@ -179,6 +185,11 @@ async function main() {
             continue;
         }
         const field = method.toLowerCase();
+        if (websockets.includes(template) && field !== 'get') {
+            const path = pathOf(parseTemplate(template), parseTemplate(template).length);
+            ok(!(doc.paths[path] && doc.paths[path][field]), `WebSocket ${template}: its ${method} is left out`);
+            continue;
+        }
         if (!METHODS.includes(field) || method !== method.toUpperCase()) {
             const anywhere = Object.values(doc.paths || {}).some((item) => field in item);
             ok(!anywhere, `${method} ${template}: a method OpenAPI has no field for is left out`);
@@ -230,6 +241,28 @@ async function main() {
     ok(extra.length === 0 && described.length === expected.size,
        `describes exactly the ${expected.size} operations of ${routes} routes (${params} path parameters)`,
        `extra: ${extra.join(', ')}`);
+
+    for (const template of websockets) {
+        const path = pathOf(parseTemplate(template), parseTemplate(template).length);
+        const op = resolved.paths && resolved.paths[path] && resolved.paths[path].get;
+        if (!ok(op, `WebSocket ${template}: described as get ${path}`)) continue;
+        ok(op['x-websocket'] === true, `WebSocket get ${path}: x-websocket: true`);
+        const r = op.responses || {};
+        ok(r['101'] && /WebSocket/.test(r['101'].description) && r['101'].headers &&
+           r['101'].headers.Upgrade && r['101'].headers['Sec-WebSocket-Accept'],
+           `WebSocket get ${path}: 101 Switching Protocols names the WebSocket protocol, with Upgrade and Sec-WebSocket-Accept`,
+           JSON.stringify(r['101']));
+        for (const code of ['400', '405', '426']) {
+            const c = r[code] && r[code].content && r[code].content['application/problem+json'];
+            ok(c && c.schema && c.schema.properties && c.schema.properties.status,
+               `WebSocket get ${path}: ${code} is a problem details answer`, JSON.stringify(r[code]));
+        }
+        ok(r['426'] && r['426'].headers && r['426'].headers['Sec-WebSocket-Version'],
+           `WebSocket get ${path}: 426 carries Sec-WebSocket-Version`);
+    }
+    const marked = described.filter((k) => { const [m, ...p] = k.split(' '); return doc.paths[p.join(' ')][m]['x-websocket']; });
+    ok(marked.length === websockets.length, `x-websocket marks exactly the ${websockets.length} WebSocket routes`,
+       marked.join(', '));
 
     const ids = described.map((k) => { const [m, ...p] = k.split(' '); return doc.paths[p.join(' ')][m].operationId; });
     ok(new Set(ids).size === ids.length && ids.every(Boolean), 'operationIds are unique');
