@@ -55,7 +55,8 @@ static const char *value_of(const canal_kv_t *values, size_t n, const char *key)
 }
 
 /* A complex segment's parts: the literals, and the values, each non-empty and accepted by
- * its constraints; an optional last parameter without a value is left out with its '.'. */
+ * its constraints; an optional last parameter without a value is left out with its '.', when
+ * a part comes before them (as the matcher leaves it out: ".{p?}" needs its value). */
 static int complex_link(const struct canal_route *rt, const struct tseg *s, const canal_kv_t *values,
                         size_t nvalues, struct out *o)
 {
@@ -63,7 +64,7 @@ static int complex_link(const struct canal_route *rt, const struct tseg *s, cons
     const struct tseg *last = &s->parts[n - 1];
     if (last->optional) {
         const char *v = value_of(values, nvalues, rt->params[last->param].name);
-        if (v == NULL || v[0] == '\0')
+        if ((v == NULL || v[0] == '\0') && n >= 3)
             n -= 2;
     }
     for (size_t k = 0; k < n; k++) {

@@ -463,8 +463,6 @@ static int complex_segment(struct canal_route *route, struct tseg *seg, const ch
             why = "optional '%s' must end its segment";
         else if (p->optional && !(seg->parts[k - 1].len == 1 && seg->parts[k - 1].text[0] == '.'))
             why = "only '.' may come before optional '%s' in a segment";
-        else if (p->optional && k < 2) /* left out, it would leave the segment empty */
-            why = "optional '%s' must follow a parameter and a '.' ('{name}.{ext?}')";
         if (why != NULL) {
             free(key.p);
             return canal__error(err, CANAL_ESYNTAX, part->pos, why, p->name);

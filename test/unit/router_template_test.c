@@ -246,8 +246,6 @@ static const struct err_case err_cases[] = {
     {IGNORE, "/{x}-{y?}", CANAL_ESYNTAX, 5},
     {IGNORE, "/{x}..{y?}", CANAL_ESYNTAX, 6},
     {IGNORE, "/{x}.{y?}a", CANAL_ESYNTAX, 5},
-    {IGNORE, "/.{y?}", CANAL_ESYNTAX, 2},  /* left out, y would leave the segment empty */
-    {STRICT, "/a/.{y?}", CANAL_ESYNTAX, 4},
     {IGNORE, "/{x}.{x}", CANAL_ESYNTAX, 6},
     {IGNORE, "/{x}.{y:foo}", CANAL_EINVAL, 8},
     /* '?' outside a parameter */
