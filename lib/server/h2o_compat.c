@@ -153,6 +153,11 @@ static void problem_send(h2o_ostream_t *self, h2o_req_t *h, h2o_iovec_t *in, siz
 {
     struct problem_ostream *o = (struct problem_ostream *)self;
     h2o_iovec_t body = {NULL, 0};
+    size_t given = 0;
+    for (size_t i = 0; i < n; i++)
+        given += in[i].len;
+    if (!o->sent && given == 0)
+        o->sent = 1; /* a HEAD request: libh2o sends no body, and neither may the rewrite */
     if (!o->sent) {
         o->sent = 1;
         char detail[256];
