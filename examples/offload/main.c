@@ -144,14 +144,15 @@ static void sleep_done(canal_req_t *req, void *data)
 
 static int slow(canal_req_t *req, void *data)
 {
-    int64_t ms;
-    if (canal_req_query_int64(req, "ms", 100, &ms) < 0 && ms != 100)
+    int64_t ms = 100;
+    int rc = canal_req_query_int64(req, "ms", &ms);
+    if (rc != 0 && rc != CANAL_ENOTFOUND)
         return canal_res_problem(req, 400, "ms must be an integer");
     if (ms < 0 || ms > 10000)
         return canal_res_problem(req, 400, "ms must be between 0 and 10000");
     long *arg = malloc(sizeof(*arg));
     *arg = (long)ms;
-    int rc = canal_offload(req, sleep_work, sleep_done, arg);
+    rc = canal_offload(req, sleep_work, sleep_done, arg);
     if (rc != CANAL_PENDING)
         free(arg);
     return rc;
@@ -182,8 +183,8 @@ static void *later_thread(void *data)
 
 static int deferred(canal_req_t *req, void *data)
 {
-    int64_t ms;
-    canal_req_query_int64(req, "ms", 100, &ms);
+    int64_t ms = 100;
+    canal_req_query_int64(req, "ms", &ms);
     struct later *l = malloc(sizeof(*l));
     l->ms = ms < 0 ? 0 : ms > 10000 ? 10000 : (long)ms;
     l->pending = canal_req_defer(req);

@@ -76,7 +76,8 @@ static const canal_stream_cb_t callbacks = {.writable = writable, .closed = clos
 /* An optional integer query parameter in [0, max]; 0, or a 400 problem set. */
 static int bounded(canal_req_t *req, const char *name, int64_t def, int64_t max, int64_t *out)
 {
-    int rc = canal_req_query_int64(req, name, def, out);
+    *out = def;
+    int rc = canal_req_query_int64(req, name, out);
     if (rc == CANAL_ENOTFOUND)
         return 0;
     if (rc != 0 || *out < 0 || *out > max) {

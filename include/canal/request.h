@@ -41,11 +41,11 @@ CANAL_API size_t canal_req_query(canal_req_t *req, const char *name, canal_str_t
 CANAL_API size_t canal_req_query_all(canal_req_t *req, const canal_param_t **params);
 
 /**
- * Reads a query parameter as an integer (canal_parse_int64 rules).
- * Returns 0; CANAL_ENOTFOUND when absent (*out = def); CANAL_ETYPE, CANAL_ERANGE for a bad
- * value; CANAL_EINVAL when the key is repeated.
+ * Reads a query parameter as an integer (canal_parse_int64 rules). Returns 0;
+ * CANAL_ENOTFOUND when absent; CANAL_ETYPE, CANAL_ERANGE for a bad value; CANAL_EINVAL when
+ * the key is repeated. *out is set only on 0, so a default goes in it before the call.
  */
-CANAL_API int canal_req_query_int64(canal_req_t *req, const char *name, int64_t def, int64_t *out);
+CANAL_API int canal_req_query_int64(canal_req_t *req, const char *name, int64_t *out);
 
 /** A captured route value by parameter name, or an empty string with base NULL if none. */
 CANAL_API canal_str_t canal_req_param(const canal_req_t *req, const char *name);

@@ -39,7 +39,6 @@ struct canal_action {
     canal_controller_t *ctrl;
     struct canal_pdecl params[CANAL_ACTION_MAX_PARAMS];
     int nparams;
-    int has_body_params;
     const canal_route_t **routes;
     size_t nroutes;
     /* every filter that applies, app level first, gathered once the action is registered */

@@ -454,7 +454,6 @@ int canal_controller_add_action(canal_controller_t *c, const canal_action_def_t 
         a->nparams = i + 1;
         if (rc == 0)
             rc = prepare_param(a, &a->params[i], err);
-        a->has_body_params |= def->params[i].source == CANAL_FROM_BODY || def->params[i].source == CANAL_FROM_BODY_WHOLE;
     }
     if (rc == 0)
         rc = build_chain(a);

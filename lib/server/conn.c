@@ -136,7 +136,7 @@ static void sweep_conn(struct canal_conn *c, const canal_config_t *cfg, uint64_t
                  * WebSocket (whose idle timeout is websocket.c's) */
     int progressed = sock->bytes_read != c->seen_bytes;
     c->seen_bytes = sock->bytes_read;
-    if (sock->input->size == 0) {
+    if (canal__sock_unread(sock) == 0) {
         if (progressed || c->phase != CONN_IDLE) {
             c->phase = CONN_IDLE;
             c->since = now;
@@ -154,7 +154,7 @@ static void sweep_conn(struct canal_conn *c, const canal_config_t *cfg, uint64_t
         c->since = now;
     }
     if (c->phase == CONN_HEAD) {
-        if (memmem(sock->input->bytes, sock->input->size, "\r\n\r\n", 4) != NULL) {
+        if (canal__sock_has_head(sock)) {
             c->phase = CONN_BODY;
             c->since = now;
         } else if (now - c->since >= cfg->header_timeout_ms) {

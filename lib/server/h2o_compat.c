@@ -200,6 +200,21 @@ void canal__h2o_errors_as_problems(h2o_pathconf_t *pathconf)
     f->on_setup_ostream = problem_setup;
 }
 
+/* ---- a connection's unread bytes (libh2o 2.2.5: no call says what waits in the buffer) ---- */
+
+/* How many bytes wait in sock's input buffer. libh2o consumes a request head only once its
+ * request has been answered, so between requests these are the next request's. */
+size_t canal__sock_unread(h2o_socket_t *sock)
+{
+    return sock->input->size;
+}
+
+/* 1 if those bytes hold a whole request head ("\r\n\r\n"). */
+int canal__sock_has_head(h2o_socket_t *sock)
+{
+    return memmem(sock->input->bytes, sock->input->size, "\r\n\r\n", 4) != NULL;
+}
+
 /* ---- private fields ---- */
 
 void canal__h2_graceful_timer_unlink(h2o_context_t *ctx)

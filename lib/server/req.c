@@ -461,14 +461,12 @@ size_t canal_req_query_all(canal_req_t *req, const canal_param_t **params)
     return req->nquery;
 }
 
-int canal_req_query_int64(canal_req_t *req, const char *name, int64_t def, int64_t *out)
+int canal_req_query_int64(canal_req_t *req, const char *name, int64_t *out)
 {
     canal_str_t v;
     size_t n = canal_req_query(req, name, &v);
-    if (n == 0) {
-        *out = def;
+    if (n == 0)
         return CANAL_ENOTFOUND;
-    }
     if (n > 1)
         return CANAL_EINVAL;
     return canal_parse_int64(v, out);

@@ -452,6 +452,8 @@ struct canal_conn *canal__conn_of(h2o_req_t *h); /* the request's connection rec
 const char *canal__http1_framing_fault(h2o_req_t *h, h2o_socket_t *sock, int folded);
 /* rewrites libh2o's own error answers on pathconf into problem details */
 void canal__h2o_errors_as_problems(h2o_pathconf_t *pathconf);
+size_t canal__sock_unread(h2o_socket_t *sock); /* bytes waiting in sock's input buffer */
+int canal__sock_has_head(h2o_socket_t *sock);   /* 1 if they hold a whole request head */
 void canal__h2_graceful_timer_unlink(h2o_context_t *ctx);
 h2o_timeout_entry_t *canal__timeout_first(h2o_timeout_t *t); /* NULL if empty */
 void canal__json_error_set_code(json_error_t *err, enum json_error_code code);

@@ -75,7 +75,8 @@ static void flood_closed(canal_stream_t *s, canal_stream_close_t why, void *data
 
 static int query(canal_req_t *req, const char *name, int64_t def, int64_t max, int64_t *out)
 {
-    int rc = canal_req_query_int64(req, name, def, out);
+    *out = def;
+    int rc = canal_req_query_int64(req, name, out);
     if ((rc != 0 && rc != CANAL_ENOTFOUND) || *out < 0 || *out > max)
         return canal_res_problem(req, 400, "bad %s", name), -1;
     return 0;

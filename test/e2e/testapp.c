@@ -57,7 +57,8 @@ static void *hang_main(void *arg)
 static int hang(canal_req_t *req, void *data)
 {
     struct hang *h = malloc(sizeof(*h));
-    canal_req_query_int64(req, "ms", 1000, &h->ms);
+    h->ms = 1000;
+    canal_req_query_int64(req, "ms", &h->ms);
     pthread_mutex_lock(&hang_lock);
     if (nhang == sizeof(hang_threads) / sizeof(hang_threads[0])) {
         pthread_mutex_unlock(&hang_lock);
@@ -84,8 +85,8 @@ static int res_fail(canal_req_t *req, void *data)
 
 static int sleep_ms(canal_req_t *req, void *data)
 {
-    int64_t ms;
-    canal_req_query_int64(req, "ms", 100, &ms);
+    int64_t ms = 100;
+    canal_req_query_int64(req, "ms", &ms);
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
     nanosleep(&ts, NULL); /* blocks this worker's loop on purpose */
     return canal_res_text(req, 200, canal_req_printf(req, "slept %lld", (long long)ms));

@@ -394,10 +394,10 @@ static int fz_echo(canal_req_t *req, void *data)
         json_array_append_new(list, pair);
     }
     /* canal_req_query_int64 on "n": absent, repeated, or the canal_parse_int64 of the value */
-    int64_t out = 0, want;
+    int64_t out = 77, want;
     canal_str_t v;
     size_t count = canal_req_query(req, "n", &v);
-    int rc = canal_req_query_int64(req, "n", 77, &out);
+    int rc = canal_req_query_int64(req, "n", &out);
     if (count == 0)
         fz_check(rc == CANAL_ENOTFOUND && out == 77, "query_int: absent");
     else if (count > 1)

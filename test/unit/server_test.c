@@ -87,9 +87,9 @@ static canal_app_t *app;
 static int h_query(canal_req_t *req, void *data)
 {
     canal_str_t v = {0};
-    int64_t n = 0;
+    int64_t n = 42;
     size_t count = canal_req_query(req, "a", &v);
-    int rc = canal_req_query_int64(req, "n", 42, &n);
+    int rc = canal_req_query_int64(req, "n", &n);
     return canal_res_json_new(req, 200, json_pack("{s:i, s:s#, s:I, s:i, s:s#}", "count", (int)count, "first",
                                                   v.base ? v.base : "", (int)v.len, "n", (json_int_t)n,
                                                   "rc", rc, "qs", canal_req_query_string(req).base,
