@@ -10,7 +10,9 @@
  * not an address ("unknown", an obfuscated "_name", garbage) ends the walk too: the client is
  * then the last proxy we trust, the only address anyone vouched for. When a request carries
  * Forwarded, it is used and X-Forwarded-For ignored (a proxy that writes the standard header
- * is taken at its word). All of this runs only when asked (canal_req_client_addr(), or the
+ * is taken at its word). A unix socket's peer has no address: it is a process on this machine
+ * (the proxy in front, as a rule), trusted only if the list has the word "unix"; its own
+ * address is "-". All of this runs only when asked (canal_req_client_addr(), or the
  * access log when proxies are configured).
  *
  * Request IDs. When request_id is on, each answer carries X-Request-Id: the one a trusted
@@ -72,6 +74,21 @@ int canal__proxies_parse(const char *list, struct canal_cidr **out, size_t *coun
         if (*p == '\0')
             break;
         len = strcspn(p, ", \t");
+        if (len == 4 && strncasecmp(p, "unix", 4) == 0) {
+            /* the peers of unix sockets: an entry of family 0, which only they have */
+            if (out != NULL) {
+                struct canal_cidr *grown = realloc(cidrs, (n + 1) * sizeof(*grown));
+                if (grown == NULL) {
+                    free(cidrs);
+                    return CANAL_ENOMEM;
+                }
+                cidrs = grown;
+                cidrs[n] = (struct canal_cidr){.bits = 0};
+            }
+            n++;
+            p += len;
+            continue;
+        }
         const char *slash = memchr(p, '/', len);
         size_t alen = slash ? (size_t)(slash - p) : len;
         struct canal_addr a = {0};
@@ -286,6 +303,8 @@ static int peer_addr(const canal_req_t *req, struct canal_addr *out)
         char text[INET6_ADDRSTRLEN];
         inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, text, sizeof(text));
         return parse_addr(text, strlen(text), out); /* folds IPv4-mapped addresses */
+    } else if (ss.ss_family == AF_UNIX) {
+        out->family = 0; /* a local process: trusted if the list says "unix" */
     } else {
         return -1;
     }
@@ -325,6 +344,10 @@ canal_str_t canal_req_client_addr(canal_req_t *req)
         if (nfwd == 0)
             nxff = header_values(req, H2O_STRLIT("x-forwarded-for"), &xff);
         canal__client_from_headers(req->app, &peer, fwd, nfwd, xff, nxff, &client);
+    }
+    if (client.family == 0) { /* the unix socket's peer itself: no address to give */
+        req->client_addr = (canal_str_t){"-", 1};
+        return req->client_addr;
     }
     char *text = canal_req_alloc(req, INET6_ADDRSTRLEN);
     inet_ntop(client.family == 4 ? AF_INET : AF_INET6, client.bytes, text, INET6_ADDRSTRLEN);
