@@ -410,7 +410,7 @@ static int adopt_one(canal_app_t *app, int fd, const char *name, size_t nlen)
         getsockname(fd, (struct sockaddr *)&ss, &sslen) != 0 ||
         (ss.ss_family != AF_INET && ss.ss_family != AF_INET6 && ss.ss_family != AF_UNIX)) {
         canal__log(app, CANAL_LOG_ERROR, "socket activation: descriptor %d (%.*s) is not a listening TCP or unix "
-                   "stream socket (systemd's ListenStream=)", fd, (int)nlen, name);
+                   "stream socket (systemd's ListenStream=)", fd, (int)(nlen ? nlen : 7), nlen ? name : "no name");
         return -1;
     }
     int fl = fcntl(fd, F_GETFL);
