@@ -7,7 +7,7 @@
 #      on serving for its drain delay, closes its listeners, finishes and exits 0. nginx
 #      retries what that instance refuses on the other one: no client request may fail.
 #   2. Zero-downtime restart on the same port: during another wrk run, a new instance starts
-#      on the port of a running one (SO_REUSEPORT: both listen), then the old one gets
+#      on the port of a running one (--reuse-port: both listen), then the old one gets
 #      SIGTERM. Again no client request may fail, and the new instance serves.
 #
 # "Failed" means what the client sees: a socket error (connect, read, write, timeout) or any
@@ -31,14 +31,16 @@ done
 note_fail() { FAILED=1; }
 checkf() { check "$@"; [ "$2" = "$3" ] || note_fail; }
 
-# instance NAME PORT [ACCESS_LOG]: canal-demo on 127.0.0.1:PORT (0: any free port), as
-# docs/deploy.md runs it; sets IPID and IPORT
+# instance NAME PORT [ACCESS_LOG [FLAGS...]]: canal-demo on 127.0.0.1:PORT (0: any free
+# port), as docs/deploy.md runs it; sets IPID and IPORT
 instance() {
-    "$BIN/canal-demo" --threads 1 --port "$2" --access-log "${3:-off}" --trusted-proxies 127.0.0.1 \
-        --shutdown-delay "$DELAY" >"$TMP/$1.out" 2>"$TMP/$1.err" &
+    name=$1 port=$2 log=${3:-off}
+    shift $(($# < 3 ? $# : 3))
+    "$BIN/canal-demo" --threads 1 --port "$port" --access-log "$log" --trusted-proxies 127.0.0.1 \
+        --shutdown-delay "$DELAY" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
     IPID=$!
     SERVER_PIDS="$SERVER_PIDS $IPID"
-    await_port "$1" "$IPID" || exit 1
+    await_port "$name" "$IPID" || exit 1
     IPORT=$PORT
 }
 
@@ -124,12 +126,13 @@ wait "$APID"
 checkf "instance a exits 0 after draining" 0 "$?"
 wrk_check 1 "SIGTERM under load"
 
-# ---- 2. zero-downtime restart on the same port (SO_REUSEPORT) ----
+# ---- 2. zero-downtime restart on the same port (--reuse-port) ----
 instance a2 "$APORT" # a comes back where it was
 APID=$IPID
 wrk_run 2
 sleep 2
-instance b2 "$BPORT" "$TMP/b2-access.log" # the new b binds b's port while b still listens
+# the new b binds b's port while b still listens: told to share it (else it refuses to start)
+instance b2 "$BPORT" "$TMP/b2-access.log" --reuse-port on
 B2PID=$IPID
 checkf "the new instance listens on the old one's port" "$BPORT" "$IPORT"
 kill -TERM "$BPID"
