@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file canal/app.h
- * The application: its configuration, routes, listeners, worker threads and graceful
- * shutdown, and the health endpoints.
+ * The application: its configuration, routes, listeners (TCP, unix sockets, sockets from
+ * systemd socket activation), worker threads and graceful shutdown, periodic timers, and the
+ * health endpoints.
  *
  * An app owns a router (canal/router.h). Routes are added before canal_app_start(); then one
- * worker thread per core runs its own h2o event loop with its own listening socket
- * (SO_REUSEPORT), matches each request with the router and calls the route's handler on that
- * thread.
+ * worker thread per core runs its own h2o event loop with its own listening socket per TCP
+ * listener (SO_REUSEPORT), matches each request with the router and calls the route's handler
+ * on that thread.
  *
  * This header does not include h2o.h: canal_req_t is opaque and apps need no h2o flags.
  * Configuration strings are copied by canal_app_create(); handler data is borrowed (unless a

@@ -3,8 +3,9 @@
  * The app's life: created with its configuration, started (listeners bound, worker threads
  * running: listen.c, worker.c, conn.c), stopped and waited for, destroyed.
  *
- * Start-up binds every listener once per worker (SO_REUSEPORT: the kernel spreads new
- * connections over the workers' sockets), in the calling thread so a bind error is reported
+ * Start-up binds every TCP listener once per worker (SO_REUSEPORT: the kernel spreads new
+ * connections over the workers' sockets; a unix or inherited socket is one socket with a
+ * descriptor per worker: listen.c), in the calling thread so a bind error is reported
  * before anything runs. Each worker thread then makes its own h2o event loop and context (see
  * worker_init: libh2o's socket buffers belong to the thread that creates the socket) and never
  * shares a connection with another thread.
