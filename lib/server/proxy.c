@@ -59,6 +59,32 @@ static int parse_addr(const char *s, size_t len, struct canal_addr *out)
     return 0;
 }
 
+/* One entry: an address (a whole one) or a CIDR. 0, or -1 if it is neither. */
+static int parse_cidr(const char *p, size_t len, struct canal_cidr *c)
+{
+    const char *slash = memchr(p, '/', len);
+    size_t alen = slash ? (size_t)(slash - p) : len;
+    struct canal_addr a = {0};
+    long bits = -1;
+    if (slash != NULL) {
+        char *end;
+        errno = 0;
+        bits = strtol(slash + 1, &end, 10);
+        if (end != p + len || slash + 1 == end || errno != 0 || bits < 0)
+            return -1;
+    }
+    if (parse_addr(p, alen, &a) != 0)
+        return -1;
+    unsigned max = a.family == 4 ? 32 : 128;
+    /* an IPv4-mapped prefix (::ffff:10.0.0.0/104) counts in IPv4 bits */
+    if (slash != NULL && a.family == 4 && memchr(p, ':', alen) != NULL)
+        bits -= 96;
+    if (slash != NULL && (bits < 0 || bits > (long)max))
+        return -1;
+    *c = (struct canal_cidr){.addr = a, .bits = (uint8_t)(slash != NULL ? bits : (long)max)};
+    return 0;
+}
+
 int canal__proxies_parse(const char *list, struct canal_cidr **out, size_t *count,
                          canal_error_info_t *err)
 {
@@ -74,38 +100,9 @@ int canal__proxies_parse(const char *list, struct canal_cidr **out, size_t *coun
         if (*p == '\0')
             break;
         len = strcspn(p, ", \t");
-        if (len == 4 && strncasecmp(p, "unix", 4) == 0) {
-            /* the peers of unix sockets: an entry of family 0, which only they have */
-            if (out != NULL) {
-                struct canal_cidr *grown = realloc(cidrs, (n + 1) * sizeof(*grown));
-                if (grown == NULL) {
-                    free(cidrs);
-                    return CANAL_ENOMEM;
-                }
-                cidrs = grown;
-                cidrs[n] = (struct canal_cidr){.bits = 0};
-            }
-            n++;
-            p += len;
-            continue;
-        }
-        const char *slash = memchr(p, '/', len);
-        size_t alen = slash ? (size_t)(slash - p) : len;
-        struct canal_addr a = {0};
-        long bits = -1;
-        if (slash != NULL) {
-            char *end;
-            errno = 0;
-            bits = strtol(slash + 1, &end, 10);
-            if (end != p + len || slash + 1 == end || errno != 0 || bits < 0)
-                bits = 999; /* refused below */
-        }
-        int ok = parse_addr(p, alen, &a) == 0;
-        unsigned max = a.family == 4 ? 32 : 128;
-        /* an IPv4-mapped prefix (::ffff:10.0.0.0/104) counts in IPv4 bits */
-        if (ok && slash != NULL && a.family == 4 && memchr(p, ':', alen) != NULL)
-            bits -= 96;
-        if (!ok || (slash != NULL && (bits < 0 || bits > (long)max))) {
+        /* "unix", the peers of unix sockets: an entry of family 0, which only they have */
+        struct canal_cidr c = {.bits = 0};
+        if (!(len == 4 && strncasecmp(p, "unix", 4) == 0) && parse_cidr(p, len, &c) != 0) {
             if (err != NULL) {
                 err->code = CANAL_EINVAL;
                 err->position = (size_t)(p - list);
@@ -122,8 +119,7 @@ int canal__proxies_parse(const char *list, struct canal_cidr **out, size_t *coun
                 return CANAL_ENOMEM;
             }
             cidrs = grown;
-            cidrs[n].addr = a;
-            cidrs[n].bits = (uint8_t)(slash != NULL ? bits : (long)max);
+            cidrs[n] = c;
         }
         n++;
         p += len;

@@ -8,8 +8,6 @@
 # nginx's X-Forwarded-For believed through --trusted-proxies unix, as the access log shows.
 . test/e2e-lib.sh
 
-NGINX=${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
-
 # ---- a TCP port another instance listens on ----
 start a "$BIN/canal-demo" --threads 2 --access-log "$TMP/a.log" || exit 0
 APID=$PID APORT=$PORT
@@ -77,28 +75,7 @@ sed -e "s|unix:/run/canal-demo/http.sock|unix:$SOCK|" -e "s/listen 127\.0\.0\.1:
     docs/deploy/nginx-canal-unix.conf >"$TMP/canal.conf"
 check "docs/deploy/nginx-canal-unix.conf has the socket and the port the test replaces" 2 \
     "$(grep -c -e "server unix:$SOCK " -e "listen 127.0.0.1:$NPORT;" "$TMP/canal.conf")"
-mkdir -p "$TMP/nginx"
-cat >"$TMP/nginx.conf" <<NGINX
-daemon off;
-master_process off;
-worker_processes 1;
-pid $TMP/nginx/nginx.pid;
-error_log $TMP/nginx/error.log warn;
-events { worker_connections 256; }
-http {
-    log_format ids '\$status "\$upstream_addr" \$request_id';
-    access_log $TMP/nginx-access.log ids;
-    client_body_temp_path $TMP/nginx/client_body;
-    proxy_temp_path $TMP/nginx/proxy;
-    fastcgi_temp_path $TMP/nginx/fastcgi;
-    uwsgi_temp_path $TMP/nginx/uwsgi;
-    scgi_temp_path $TMP/nginx/scgi;
-    include $TMP/canal.conf;
-}
-NGINX
-"$NGINX" -p "$TMP/nginx" -e "$TMP/nginx/error.log" -c "$TMP/nginx.conf" 2>"$TMP/nginx.err" &
-NPID=$!
-SERVER_PIDS="$SERVER_PIDS $NPID"
+start_nginx "$TMP/canal.conf" '$status "$upstream_addr" $request_id'
 i=0
 while [ "$(status "$NURL/home/plaintext")" != 200 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 got=$(body "$NURL/home/plaintext")

@@ -82,28 +82,7 @@ sed -e "s/127\.0\.0\.1:8081/127.0.0.1:$APORT/" -e "s/127\.0\.0\.1:8082/127.0.0.1
     -e "s/listen 127\.0\.0\.1:8080;/listen 127.0.0.1:$NPORT;/" docs/deploy/nginx-canal.conf >"$TMP/canal.conf"
 checkf "docs/deploy/nginx-canal.conf has the three ports the test replaces" 3 \
     "$(grep -c -e ":$APORT " -e ":$BPORT " -e ":$NPORT;" "$TMP/canal.conf")"
-mkdir -p "$TMP/nginx"
-cat >"$TMP/nginx.conf" <<EOF
-daemon off;
-master_process off;
-worker_processes 1;
-pid $TMP/nginx/nginx.pid;
-error_log $TMP/nginx/error.log warn;
-events { worker_connections 1024; }
-http {
-    log_format scaleout '\$status "\$upstream_addr" "\$upstream_status" \$request_id';
-    access_log $TMP/nginx-access.log scaleout;
-    client_body_temp_path $TMP/nginx/client_body;
-    proxy_temp_path $TMP/nginx/proxy;
-    fastcgi_temp_path $TMP/nginx/fastcgi;
-    uwsgi_temp_path $TMP/nginx/uwsgi;
-    scgi_temp_path $TMP/nginx/scgi;
-    include $TMP/canal.conf;
-}
-EOF
-"$NGINX" -p "$TMP/nginx" -e "$TMP/nginx/error.log" -c "$TMP/nginx.conf" 2>"$TMP/nginx.err" &
-NPID=$!
-SERVER_PIDS="$SERVER_PIDS $NPID"
+start_nginx "$TMP/canal.conf" '$status "$upstream_addr" "$upstream_status" $request_id'
 i=0
 while [ "$(status "$NURL/home/plaintext")" != 200 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 got=$(body "$NURL/home/plaintext")

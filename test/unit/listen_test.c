@@ -23,19 +23,7 @@ static int h_who(canal_req_t *req, void *data)
     return canal_res_text(req, 200, canal_req_printf(req, "%.*s", (int)c.len, c.base));
 }
 
-static canal_app_t *make_app(unsigned threads, const char *proxies, int reuse_port)
-{
-    canal_config_t cfg;
-    app_config(&cfg, threads);
-    cfg.trusted_proxies = proxies;
-    cfg.reuse_port = reuse_port;
-    canal_app_t *a = canal_app_create(&cfg);
-    assert_non_null(a);
-    assert_int_equal(canal_app_get(a, "who", h_who, NULL), 0);
-    return a;
-}
-
-/* The messages the apps log, for the tests that look for a reason. */
+/* The last message the apps logged, for the tests that look for a reason. */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static char last_log[512];
 
@@ -46,10 +34,11 @@ static void keep_log(canal_log_level_t level, const char *msg, void *data)
     pthread_mutex_unlock(&log_lock);
 }
 
-static canal_app_t *make_logged_app(unsigned threads, int reuse_port)
+static canal_app_t *make_app(unsigned threads, const char *proxies, int reuse_port)
 {
     canal_config_t cfg;
     app_config(&cfg, threads);
+    cfg.trusted_proxies = proxies;
     cfg.reuse_port = reuse_port;
     cfg.log = keep_log;
     canal_app_t *a = canal_app_create(&cfg);
@@ -71,7 +60,7 @@ static void port_taken(void **state)
     assert_string_equal(canal_app_listener_addr(first, 0), addr);
     assert_null(canal_app_listener_addr(first, 1));
 
-    canal_app_t *second = make_logged_app(2, 0);
+    canal_app_t *second = make_app(2, NULL, 0);
     assert_int_equal(canal_app_listen(second, "127.0.0.1", port), 0);
     assert_int_equal(canal_app_start(second), CANAL_ESYS);
     assert_non_null(strstr(last_log, "another process listens there"));
@@ -162,7 +151,7 @@ static void unix_socket(void **state)
     assert_true(canal_app_worker_requests(a, 0) + canal_app_worker_requests(a, 1) == 20);
 
     /* a live socket is not taken over */
-    canal_app_t *b = make_logged_app(1, 0);
+    canal_app_t *b = make_app(1, NULL, 0);
     assert_int_equal(canal_app_listen_unix(b, sock_path, 0660, NULL, NULL), 0);
     assert_int_equal(canal_app_start(b), CANAL_ESYS);
     assert_non_null(strstr(last_log, "another process listens there"));
@@ -207,7 +196,7 @@ static void unix_socket(void **state)
     fd = open(sock_path, O_CREAT | O_WRONLY, 0600);
     assert_true(fd >= 0);
     close(fd);
-    a = make_logged_app(1, 1);
+    a = make_app(1, NULL, 1);
     assert_int_equal(canal_app_listen_unix(a, sock_path, 0660, NULL, NULL), 0);
     assert_int_equal(canal_app_start(a), CANAL_ESYS);
     assert_non_null(strstr(last_log, "exists and is not a socket"));
