@@ -12,7 +12,13 @@
 # ---- systemd-socket-activate ----
 PORT=$(free_port)
 SOCK=$TMP/act.sock
-systemd-socket-activate -l "127.0.0.1:$PORT" -l "$SOCK" --fdname=http:local \
+# it passes its child no environment but what -E names: the sanitizers' options (test/run)
+PASS_ENV=""
+for v in ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS TSAN_OPTIONS; do
+    eval "[ -n \"\${$v+set}\" ]" && PASS_ENV="$PASS_ENV -E $v"
+done
+# shellcheck disable=SC2086
+systemd-socket-activate -l "127.0.0.1:$PORT" -l "$SOCK" --fdname=http:local $PASS_ENV \
     "$BIN/canal-demo" --threads 2 --access-log off >"$TMP/act.out" 2>"$TMP/act.err" &
 APID=$!
 SERVER_PIDS="$SERVER_PIDS $APID"
