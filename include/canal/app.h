@@ -117,9 +117,10 @@ typedef struct canal_config {
     const char *listen;            /**< "unix:/run/app/http.sock": the default listener is
                                         that unix socket instead of host and port; NULL
                                         (default): host and port */
-    unsigned unix_mode;            /**< the file mode of unix sockets canal makes (0660) */
+    unsigned unix_mode;            /**< the file mode of listen's socket (default 0660) */
     const char *unix_owner;        /**< "USER", "USER:GROUP" or ":GROUP" (names or numbers)
-                                        of those sockets; NULL (default): the process's own */
+                                        of listen's socket; NULL (default): the process's
+                                        own. Without listen, canal_app_start() fails */
     int reuse_port;                /**< 1: share a TCP port another process listens on, and
                                         replace a unix socket another process accepts on (a
                                         same-port restart); 0 (default): either is an error

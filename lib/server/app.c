@@ -213,6 +213,10 @@ int canal_app_start(canal_app_t *app)
             goto fail;
         }
     }
+    if (app->cfg.listen == NULL && app->cfg.unix_owner != NULL) {
+        canal__log(app, CANAL_LOG_ERROR, "a unix socket owner was given without a unix socket (--listen unix:PATH)");
+        goto fail;
+    }
     if (app->cfg.tls_port == 0 && (app->cfg.tls_cert != NULL || app->cfg.tls_key != NULL)) {
         canal__log(app, CANAL_LOG_ERROR, "a certificate or key was given without a TLS port (--tls-port)");
         goto fail;
@@ -329,8 +333,8 @@ static void on_signal(int sig)
 
 void canal_app_stop(canal_app_t *app)
 {
-    atomic_store(&app->timers_stopped, 1); /* timer.c: no timer calls the app from now on */
-    if (app->stop_pipe[1] >= 0) {
+    if (app->stop_pipe[1] >= 0) { /* started */
+        atomic_store(&app->timers_stopped, 1); /* timer.c: no timer calls the app from now on */
         ssize_t rc = write(app->stop_pipe[1], "x", 1);
         (void)rc; /* a full pipe means a stop is pending already */
     }

@@ -240,9 +240,18 @@ static void unix_socket_errors(void **state)
     assert_int_equal(st.st_mode & 0777, 0640);
     canal_app_destroy(a);
 
-    /* the configuration's listen must be unix:PATH */
+    /* an owner without a unix socket to give it to is a mistake, said at start */
     canal_config_t cfg;
     app_config(&cfg, 1);
+    cfg.unix_owner = ":0";
+    cfg.log = keep_log;
+    a = canal_app_create(&cfg);
+    assert_int_equal(canal_app_start(a), CANAL_ESYS);
+    assert_non_null(strstr(last_log, "a unix socket owner was given without a unix socket"));
+    canal_app_destroy(a);
+    cfg.unix_owner = NULL;
+
+    /* the configuration's listen must be unix:PATH */
     cfg.listen = "127.0.0.1:80";
     assert_null(canal_app_create(&cfg));
     /* and is the default listener */
