@@ -451,7 +451,8 @@ int canal__listeners_adopt(canal_app_t *app)
         return 0;
     const char *fds = getenv("LISTEN_FDS"), *names = getenv("LISTEN_FDNAMES");
     if (parse_count(fds, &n) != 0 || n < 0 || n > 4096) {
-        canal__log(app, CANAL_LOG_ERROR, "socket activation: LISTEN_FDS=%s is not a count", fds ? fds : "(unset)");
+        canal__log(app, CANAL_LOG_ERROR, "socket activation: LISTEN_FDS=%.40s is not a count from 0 to 4096",
+                   fds ? fds : "(unset)");
         return -1;
     }
     for (int64_t i = 0; i < n; i++) {

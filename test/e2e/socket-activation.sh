@@ -40,6 +40,13 @@ sh -c 'LISTEN_PID=$$ LISTEN_FDS=1 exec "$0" --port 0' "$BIN/canal-demo" 3</dev/n
 check "an inherited descriptor that is not a socket: exit 1" 1 "$?"
 check_match "with the reason" "socket activation: descriptor 3 \(no name\) is not a listening TCP or unix stream socket" \
     "$(cat "$TMP/bad.err")"
+for n in 4097 -1 two; do
+    sh -c 'LISTEN_PID=$$ LISTEN_FDS=$1 exec "$0" --port 0' "$BIN/canal-demo" "$n" >/dev/null 2>"$TMP/bad.err"
+    rc=$?
+    check "LISTEN_FDS=$n: exit 1" 1 "$rc"
+    check_match "LISTEN_FDS=$n: the reason" "socket activation: LISTEN_FDS=$n is not a count from 0 to 4096" \
+        "$(cat "$TMP/bad.err")"
+done
 # LISTEN_PID of another process: not for us, canal binds its own port
 start other env LISTEN_PID=1 LISTEN_FDS=1 "$BIN/canal-demo" --threads 1 --access-log off 3</dev/null || exit 0
 check "LISTEN_PID of another process is ignored" "Hello, World!" "$(body "$URL/home/plaintext")"
