@@ -231,6 +231,25 @@ static void name_tcp(struct canal_listener *l, const char *host, uint16_t port)
     snprintf(l->addr, sizeof(l->addr), strchr(host, ':') ? "[%.100s]:%u" : "%.100s:%u", host, port);
 }
 
+/* Makes fd a listening socket on ai, sharing the port (SO_REUSEPORT) from the bind on if
+ * share, else only once bound. NULL, or the step that failed (errno says why). */
+static const char *bind_tcp(int fd, const struct addrinfo *ai, int share)
+{
+    int on = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on)) != 0 ||
+        (share && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0))
+        return "setsockopt";
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0)
+        return "bind";
+    /* bound alone: our own workers' sockets may join it from now on */
+    if (!share && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0)
+        return "setsockopt";
+    if (listen(fd, SOMAXCONN) != 0)
+        return "listen";
+    return NULL;
+}
+
 /* One TCP socket of l. The first (first) is bound without SO_REUSEPORT unless reuse_port, so
  * that a port another process listens on is an error (the file's top says why). Returns the
  * fd or -1 (logged). */
@@ -247,29 +266,17 @@ static int open_tcp(const canal_app_t *app, struct canal_listener *l, int first)
         canal__log(app, CANAL_LOG_ERROR, "cannot resolve listen address %s: %s", l->host, gai_strerror(rc));
         return -1;
     }
-    int share = !first || app->cfg.reuse_port, on = 1;
+    int share = !first || app->cfg.reuse_port;
     int fd = socket(res->ai_family, res->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    const char *step = "socket";
-    if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) != 0 ||
-                    (share && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0) ||
-                    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on)) != 0))
-        step = "setsockopt";
-    else if (fd >= 0 && (step = "bind", bind(fd, res->ai_addr, res->ai_addrlen) != 0))
-        ;
-    /* our own workers' sockets join this one from now on */
-    else if (fd >= 0 && (step = "setsockopt", !share && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0))
-        ;
-    else if (fd >= 0 && (step = "listen", listen(fd, SOMAXCONN) != 0))
-        ;
-    else if (fd >= 0)
-        step = NULL;
+    const char *step = fd < 0 ? "socket" : bind_tcp(fd, res, share);
+    int e = errno;
     freeaddrinfo(res);
     if (step != NULL) {
-        if (errno == EADDRINUSE && !share)
+        if (e == EADDRINUSE && strcmp(step, "bind") == 0 && !share)
             canal__log(app, CANAL_LOG_ERROR, "cannot listen on %s:%u: another process listens there "
                        "(--reuse-port shares the port with it on purpose)", l->host, port);
         else
-            canal__log(app, CANAL_LOG_ERROR, "cannot listen on %s:%u: %s: %s", l->host, port, step, strerror(errno));
+            canal__log(app, CANAL_LOG_ERROR, "cannot listen on %s:%u: %s: %s", l->host, port, step, strerror(e));
         if (fd >= 0)
             close(fd);
         return -1;
