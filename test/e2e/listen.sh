@@ -103,6 +103,21 @@ check_match "access log: a client's own X-Forwarded-For is not believed (127.0.0
 check_match "access log: a direct client of the socket has no address" '^- - - .*"direct-unix"' \
     "$(grep '"direct-unix"' "$TMP/u.log")"
 
+# ---- the owner and group, by number ----
+if [ "$(id -u)" = 0 ]; then
+    unix_demo o --unix-owner 65534:65534 --unix-mode 0660 || exit 0
+    check "--unix-owner: the socket's owner and group (root may give them away)" "65534 65534 660" \
+        "$(stat -c '%u %g %a' "$SOCK")"
+    stop o
+else
+    unix_demo o --unix-owner ":$(id -g)" || exit 0
+    check "--unix-owner: the socket's group (one of ours)" "$(id -g)" "$(stat -c '%g' "$SOCK")"
+    stop o
+fi
+"$BIN/canal-demo" --listen "unix:$SOCK" --unix-owner no-such-user-here >/dev/null 2>"$TMP/o2.err"
+check "an unknown owner: exit 1" 1 "$?"
+check_match "with the reason" "unix socket owner: no user 'no-such-user-here'" "$(cat "$TMP/o2.err")"
+
 # ---- a stale socket file, left by a process that was killed ----
 unix_demo k || exit 0
 kill -KILL "$PID"
