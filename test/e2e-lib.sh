@@ -92,3 +92,33 @@ status() { u=$1; shift; curl -s -o /dev/null -w '%{http_code}' "$@" "$u"; }
 body() { u=$1; shift; curl -s "$@" "$u"; }
 # header URL NAME [curl args]: the value of a response header (first), no CR
 header() { u=$1; n=$2; shift 2; curl -s -o /dev/null -D - "$@" "$u" | tr -d '\r' | grep -i "^$n:" | head -n 1 | sed 's/^[^:]*: *//'; }
+
+# start_nginx INCLUDE LOG_FORMAT: nginx (NGINX, or the one on PATH) in the foreground, no
+# master process, with its pid file, logs and temp paths under $TMP/nginx, an access log
+# $TMP/nginx-access.log in LOG_FORMAT, and the http {} configuration in the file INCLUDE;
+# sets NPID. No root, no system service, no user switch.
+start_nginx() {
+    mkdir -p "$TMP/nginx"
+    cat >"$TMP/nginx.conf" <<NGINX_CONF
+daemon off;
+master_process off;
+worker_processes 1;
+pid $TMP/nginx/nginx.pid;
+error_log $TMP/nginx/error.log warn;
+events { worker_connections 1024; }
+http {
+    log_format test '$2';
+    access_log $TMP/nginx-access.log test;
+    client_body_temp_path $TMP/nginx/client_body;
+    proxy_temp_path $TMP/nginx/proxy;
+    fastcgi_temp_path $TMP/nginx/fastcgi;
+    uwsgi_temp_path $TMP/nginx/uwsgi;
+    scgi_temp_path $TMP/nginx/scgi;
+    include $1;
+}
+NGINX_CONF
+    "${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}" -p "$TMP/nginx" -e "$TMP/nginx/error.log" \
+        -c "$TMP/nginx.conf" 2>"$TMP/nginx.err" &
+    NPID=$!
+    SERVER_PIDS="$SERVER_PIDS $NPID"
+}

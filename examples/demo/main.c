@@ -217,17 +217,19 @@ int main(int argc, char **argv)
         canal_app_destroy(app);
         return 1;
     }
-    const char *host = canal_app_config(app)->host;
-    unsigned port = canal_app_port(app, 0);
-    fprintf(stderr, "canal-demo listening on http://%s:%u (%s mode, %u threads, %s); try:\n", host, port, mode,
-            canal_app_config(app)->threads,
+    const char *addr = canal_app_listener_addr(app, 0);
+    int on_unix = strncmp(addr, "unix:", 5) == 0; /* --listen unix:PATH */
+    fprintf(stderr, "canal-demo listening on %s%s (%s mode, %u threads, %s); try:\n", on_unix ? "" : "http://", addr,
+            mode, canal_app_config(app)->threads,
             canal_app_config(app)->env == CANAL_ENV_DEVELOPMENT ? "development" : "production");
     static const char *const urls[] = {"/home/plaintext", "/home/json", "/home/employee/3",
                                        "/home/orders/3?index=0&size=5", "/api/woo",
                                        "/openapi.json", "/docs",
                                        "/health/ready", "/metrics", "/static/"};
     for (size_t i = 0; i < sizeof(urls) / sizeof(urls[0]); i++)
-        fprintf(stderr, "  http://%s:%u%s\n", host, port, urls[i]);
+        fprintf(stderr, on_unix ? "  curl --unix-socket %s http://localhost%s\n" : "  http://%s%s\n",
+                on_unix ? addr + 5 : addr, urls[i]);
+    const char *host = canal_app_config(app)->host;
     if (canal_app_listener_tls(app, 1))
         fprintf(stderr, "and over TLS (HTTP/2 or HTTP/1.1): https://%s:%u/home/plaintext ...\n", host,
                 canal_app_port(app, 1));

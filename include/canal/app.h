@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file canal/app.h
- * The application: its configuration, routes, listeners, worker threads and graceful
- * shutdown, and the health endpoints.
+ * The application: its configuration, routes, listeners (TCP, unix sockets, sockets from
+ * systemd socket activation), worker threads and graceful shutdown, periodic timers, and the
+ * health endpoints.
  *
  * An app owns a router (canal/router.h). Routes are added before canal_app_start(); then one
- * worker thread per core runs its own h2o event loop with its own listening socket
- * (SO_REUSEPORT), matches each request with the router and calls the route's handler on that
- * thread.
+ * worker thread per core runs its own h2o event loop with its own listening socket per TCP
+ * listener (SO_REUSEPORT), matches each request with the router and calls the route's handler
+ * on that thread.
  *
  * This header does not include h2o.h: canal_req_t is opaque and apps need no h2o flags.
  * Configuration strings are copied by canal_app_create(); handler data is borrowed (unless a
@@ -84,8 +85,9 @@ typedef struct canal_config {
     int request_id;            /**< 1: every answer carries X-Request-Id, also in the access log
                                     and in problem details as "requestId" (default 0) */
     const char *trusted_proxies; /**< addresses and CIDRs ("127.0.0.1, 10.0.0.0/8, ::1") whose
-                                      X-Forwarded-For / Forwarded / X-Request-Id are believed;
-                                      NULL (default): none */
+                                      X-Forwarded-For / Forwarded / X-Request-Id are believed,
+                                      and "unix" for the peers of unix sockets; NULL (default):
+                                      none */
     canal_router_options_t router; /**< options of the app's router */
     /* slow and idle clients (HTTP/1.1; see docs/server.md, "Limits") */
     unsigned header_timeout_ms;    /**< whole request head within this, from its first byte;
@@ -111,6 +113,18 @@ typedef struct canal_config {
     unsigned stream_timeout_ms;    /**< a streamed answer (canal/stream.h) with no progress for
                                         this long is cut: the client took nothing of what is
                                         queued, or nothing was written (default 60 s) */
+    /* deployment (docs/deploy.md) */
+    const char *listen;            /**< "unix:/run/app/http.sock": the default listener is
+                                        that unix socket instead of host and port; NULL
+                                        (default): host and port */
+    unsigned unix_mode;            /**< the file mode of listen's socket (default 0660) */
+    const char *unix_owner;        /**< "USER", "USER:GROUP" or ":GROUP" (names or numbers)
+                                        of listen's socket; NULL (default): the process's
+                                        own. Without listen, canal_app_start() fails */
+    int reuse_port;                /**< 1: share a TCP port another process listens on, and
+                                        replace a unix socket another process accepts on (a
+                                        same-port restart); 0 (default): either is an error
+                                        at canal_app_start() */
 } canal_config_t;
 
 /** Sets every field of cfg to its default (the defaults are in canal_config_usage()). */
@@ -245,13 +259,48 @@ CANAL_API int canal_app_listen_tls(canal_app_t *app, const char *host, uint16_t 
                                    const char *cert_file, const char *key_file,
                                    canal_error_info_t *err);
 
+/**
+ * Adds a listener on a unix domain socket at path (at most 107 bytes), e.g. for a proxy on the
+ * same machine (nginx's "proxy_pass http://unix:/run/app/http.sock:"). The socket file is
+ * made by canal_app_start() with the file mode mode (0660, say; at most 0777) and, if owner is
+ * not NULL, the owner and group "USER", "USER:GROUP" or ":GROUP" (names or numbers; changing
+ * the owner needs the privilege to), all before anyone can connect. A file already at path
+ * that connecting to is refused (left by a process that died) is replaced; a live one is an
+ * error at start unless cfg.reuse_port; anything else at path is an error. The file is removed
+ * when the app stops, if it is still the one made. Requests on it have no peer address: see
+ * canal_req_client_addr() for what a handler sees. Only before canal_app_start(). Returns 0,
+ * or CANAL_EINVAL (a path too long or empty, a mode above 0777, an unknown user or group),
+ * CANAL_ESTATE, CANAL_ENOMEM, with err (if given) filled.
+ */
+CANAL_API int canal_app_listen_unix(canal_app_t *app, const char *path, unsigned mode,
+                                    const char *owner, canal_error_info_t *err);
+
+/**
+ * What listener i listens on, after canal_app_start(): "127.0.0.1:8080", "[::1]:8080",
+ * "unix:/run/app/http.sock", also for the sockets inherited from systemd. Borrowed from the
+ * app; NULL before start or past the end.
+ */
+CANAL_API const char *canal_app_listener_addr(const canal_app_t *app, size_t i);
+
 /** 1 if listener i uses TLS (after canal_app_start(), listener 0 is the first added). */
 CANAL_API int canal_app_listener_tls(const canal_app_t *app, size_t i);
 
 /**
  * Binds the listeners and starts the worker threads; returns at once.
- * Returns 0; CANAL_ESYS when a socket cannot be bound (the reason is logged), CANAL_ESTATE
- * if already started.
+ *
+ * Listeners, in order: those added with canal_app_listen*(); then, if the process was started
+ * by systemd socket activation (LISTEN_PID is this process, LISTEN_FDS sockets from
+ * descriptor 3 on, LISTEN_FDNAMES), every inherited socket (TCP or unix, cleartext; only the
+ * first app started in a process takes them); then, if neither gave a listener, the
+ * configuration's (cfg.listen's unix socket, or host and port); then cfg.tls_port.
+ *
+ * A TCP port another process listens on is an error ("another process listens there"), unless
+ * cfg.reuse_port: then both processes share the port and the kernel spreads new connections
+ * over them (a same-port restart; Linux allows it for the same user only). The check is made
+ * by the bind itself, not by a probe (docs/deploy.md: what it cannot see).
+ *
+ * Returns 0; CANAL_ESYS when a socket cannot be bound or an inherited one is not a listening
+ * stream socket (the reason is logged), CANAL_ESTATE if already started.
  */
 CANAL_API int canal_app_start(canal_app_t *app);
 
@@ -282,6 +331,27 @@ CANAL_API uint64_t canal_app_worker_requests(const canal_app_t *app, size_t i);
 
 /** 1 once the app has been asked to stop (its readiness then answers 503). Any thread. */
 CANAL_API int canal_app_draining(const canal_app_t *app);
+
+/* ---- periodic work (docs/operations.md) ---- */
+
+/** A periodic callback (canal_app_every()). data is the one given there. */
+typedef void (*canal_timer_fn)(canal_app_t *app, void *data);
+
+/**
+ * Calls fn(app, data) about every interval_ms milliseconds while the app runs, for periodic
+ * work such as refreshing a cache: the first call interval_ms after canal_app_start(), each
+ * next one interval_ms after the previous one's turn of the loop, so calls never overlap and
+ * a slow call delays the next. Every timer runs on worker 0's thread, on its event loop: fn
+ * must be quick (it holds up that worker's requests) and, if it shares state with handlers,
+ * thread-safe (handlers run on every worker); hand blocking work to a thread of your own.
+ * Once canal_app_stop() has returned (also from a SIGTERM), no call begins; a call running
+ * at that moment finishes, and none runs after canal_app_wait() returns. Each timer costs
+ * every turn of worker 0's loop a look, so keep them few. data is borrowed. Only before
+ * canal_app_start(). Returns 0, CANAL_EINVAL (fn NULL or interval_ms 0), CANAL_ESTATE or
+ * CANAL_ENOMEM; a failure is also kept as the app's registration error (canal_app_error()).
+ */
+CANAL_API int canal_app_every(canal_app_t *app, unsigned interval_ms, canal_timer_fn fn,
+                              void *data);
 
 /* ---- health endpoints (docs/deploy.md) ---- */
 

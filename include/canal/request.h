@@ -67,11 +67,13 @@ CANAL_API int canal_req_param_int64(const canal_req_t *req, const char *name, in
 CANAL_API canal_str_t canal_req_id(canal_req_t *req);
 
 /**
- * The client's address as text ("203.0.113.7", "2001:db8::1"; "-" if the connection is not
- * over IP). It is the connection's peer, unless the peer is a trusted proxy: then the hops of
- * Forwarded (RFC 7239; preferred when present) or else X-Forwarded-For are walked from the
- * nearest, and the first address that is not a trusted proxy is the client. Found on first
- * use; lives as long as the request.
+ * The client's address as text ("203.0.113.7", "2001:db8::1"; "-" if there is none). It is
+ * the connection's peer, unless the peer is a trusted proxy: then the hops of Forwarded (RFC
+ * 7239; preferred when present) or else X-Forwarded-For are walked from the nearest, and the
+ * first address that is not a trusted proxy is the client. The peer of a unix socket
+ * connection (canal_app_listen_unix()) is a process on this machine with no address: "-",
+ * and a trusted proxy only if trusted_proxies has the word "unix" (then X-Forwarded-For names
+ * the client, as from any trusted proxy). Found on first use; lives as long as the request.
  */
 CANAL_API canal_str_t canal_req_client_addr(canal_req_t *req);
 

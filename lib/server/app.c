@@ -3,8 +3,9 @@
  * The app's life: created with its configuration, started (listeners bound, worker threads
  * running: listen.c, worker.c, conn.c), stopped and waited for, destroyed.
  *
- * Start-up binds every listener once per worker (SO_REUSEPORT: the kernel spreads new
- * connections over the workers' sockets), in the calling thread so a bind error is reported
+ * Start-up binds every TCP listener once per worker (SO_REUSEPORT: the kernel spreads new
+ * connections over the workers' sockets; a unix or inherited socket is one socket with a
+ * descriptor per worker: listen.c), in the calling thread so a bind error is reported
  * before anything runs. Each worker thread then makes its own h2o event loop and context (see
  * worker_init: libh2o's socket buffers belong to the thread that creates the socket) and never
  * shares a connection with another thread.
@@ -58,15 +59,26 @@ canal_app_t *canal_app_create(const canal_config_t *cfg)
     app->tls_cert = dup_str(app->cfg.tls_cert);
     app->tls_key = dup_str(app->cfg.tls_key);
     app->trusted_proxies = dup_str(app->cfg.trusted_proxies);
+    app->listen = dup_str(app->cfg.listen);
+    app->unix_owner = dup_str(app->cfg.unix_owner);
     app->cfg.host = app->host;
     app->cfg.access_log = app->access_log;
     app->cfg.tls_cert = app->tls_cert;
     app->cfg.tls_key = app->tls_key;
     app->cfg.trusted_proxies = app->trusted_proxies;
+    app->cfg.listen = app->listen;
+    app->cfg.unix_owner = app->unix_owner;
     app->stop_pipe[0] = app->stop_pipe[1] = -1;
     if (app->host == NULL || (app->cfg.access_log != NULL && app->access_log == NULL) ||
         (app->cfg.trusted_proxies != NULL && app->trusted_proxies == NULL) ||
+        (cfg != NULL && cfg->listen != NULL && app->listen == NULL) ||
+        (cfg != NULL && cfg->unix_owner != NULL && app->unix_owner == NULL) ||
         (app->router = canal_router_create(&app->cfg.router)) == NULL) {
+        canal_app_destroy(app);
+        return NULL;
+    }
+    if (app->cfg.listen != NULL && strncmp(app->cfg.listen, "unix:", 5) != 0) {
+        canal__log(app, CANAL_LOG_ERROR, "listen address '%.100s' is not unix:PATH", app->cfg.listen);
         canal_app_destroy(app);
         return NULL;
     }
@@ -144,6 +156,7 @@ void canal_app_destroy(canal_app_t *app)
         h2o_mem_release_shared(app->logfh);
     for (size_t i = 0; i < app->nlisteners; i++) {
         free(app->listeners[i].host);
+        free(app->listeners[i].path);
         free(app->listeners[i].fds);
         if (app->listeners[i].ssl_ctx != NULL)
             SSL_CTX_free(app->listeners[i].ssl_ctx);
@@ -164,6 +177,9 @@ void canal_app_destroy(canal_app_t *app)
     free(app->tls_cert);
     free(app->tls_key);
     free(app->trusted_proxies);
+    free(app->listen);
+    free(app->unix_owner);
+    free(app->timers);
     free(app->proxies);
     free(app);
 }
@@ -182,8 +198,25 @@ int canal_app_start(canal_app_t *app)
     }
     if (!atomic_compare_exchange_strong(&app->state, &expected, APP_STARTED))
         return CANAL_ESTATE;
-    if (app->nlisteners == 0 && canal__listener_add(app, app->cfg.host, app->cfg.port) != 0)
+    /* the default listener (host and port, or cfg.listen) unless added ones or sockets from
+     * systemd take its place */
+    int explicit = app->nlisteners > 0, inherited = canal__listeners_adopt(app);
+    if (inherited < 0)
         goto fail;
+    if (!explicit && inherited == 0) {
+        canal_error_info_t err;
+        if (app->cfg.listen != NULL
+                ? canal__listener_add_unix(app, app->cfg.listen + 5, app->cfg.unix_mode, app->cfg.unix_owner, &err) != 0
+                : canal__listener_add(app, app->cfg.host, app->cfg.port) != 0) {
+            if (app->cfg.listen != NULL)
+                canal__log(app, CANAL_LOG_ERROR, "%s", err.message);
+            goto fail;
+        }
+    }
+    if (app->cfg.listen == NULL && app->cfg.unix_owner != NULL) {
+        canal__log(app, CANAL_LOG_ERROR, "a unix socket owner was given without a unix socket (--listen unix:PATH)");
+        goto fail;
+    }
     if (app->cfg.tls_port == 0 && (app->cfg.tls_cert != NULL || app->cfg.tls_key != NULL)) {
         canal__log(app, CANAL_LOG_ERROR, "a certificate or key was given without a TLS port (--tls-port)");
         goto fail;
@@ -200,19 +233,10 @@ int canal_app_start(canal_app_t *app)
         (app->workers = calloc(app->nworkers, sizeof(*app->workers))) == NULL)
         goto fail;
 
-    /* bind every listener once per worker; port 0: the first bind picks, the others follow */
-    for (size_t i = 0; i < app->nlisteners; i++) {
-        struct canal_listener *l = &app->listeners[i];
-        if ((l->fds = malloc(app->nworkers * sizeof(int))) == NULL)
+    /* a socket per worker for each listener (listen.c); port 0: the first bind picks */
+    for (size_t i = 0; i < app->nlisteners; i++)
+        if (canal__listener_bind(app, &app->listeners[i]) != 0)
             goto fail;
-        for (size_t k = 0; k < app->nworkers; k++)
-            l->fds[k] = -1;
-        for (size_t k = 0; k < app->nworkers; k++) {
-            uint16_t port = k == 0 ? l->port : l->bound_port;
-            if ((l->fds[k] = canal__listener_open(app, l->host, port, &l->bound_port)) < 0)
-                goto fail;
-        }
-    }
     if (app->cfg.access_log != NULL) {
         const char *path = strcmp(app->cfg.access_log, "-") == 0 ? "/dev/stdout" : app->cfg.access_log;
         /* Combined Log Format. Behind trusted proxies the address is the client's, which
@@ -309,7 +333,8 @@ static void on_signal(int sig)
 
 void canal_app_stop(canal_app_t *app)
 {
-    if (app->stop_pipe[1] >= 0) {
+    if (app->stop_pipe[1] >= 0) { /* started */
+        atomic_store(&app->timers_stopped, 1); /* timer.c: no timer calls the app from now on */
         ssize_t rc = write(app->stop_pipe[1], "x", 1);
         (void)rc; /* a full pipe means a stop is pending already */
     }

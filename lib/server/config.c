@@ -12,6 +12,7 @@
  * unknown --env value is an error rather than a silent default, and so is an unknown --flag.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,14 @@ static const struct canal__option options[] = {
      .help = "a silent WebSocket is pinged, then closed"},
     {"ws-max-queued", CANAL__OPT_SIZE, FIELD(ws_max_queued), "BYTES", .def = 16u << 20, .min = 1024,
      .max = SIZE_MAX / 2, .help = "unsent bytes per WebSocket; past them: dropped"},
+    {"listen", CANAL__OPT_LISTEN, FIELD(listen), "unix:PATH|off",
+     .help = "a unix socket instead of --host and --port"},
+    {"unix-mode", CANAL__OPT_MODE, FIELD(unix_mode), "OCTAL", .def = 0660, .max = 0777,
+     .help = "file mode of the unix socket"},
+    {"unix-owner", CANAL__OPT_STR_OFF, FIELD(unix_owner), "USER[:GROUP]|:GROUP|off",
+     .help = "owner and group of the unix socket"},
+    {"reuse-port", CANAL__OPT_CHOICE, FIELD(reuse_port), "on|off", .choices = {"off", "on"},
+     .help = "share the port with a running process (restart)"},
 };
 
 static const size_t noptions = sizeof(options) / sizeof(options[0]);
@@ -89,7 +98,8 @@ const struct canal__option *canal__config_options(size_t *n)
 
 static int is_string(const struct canal__option *o)
 {
-    return o->kind == CANAL__OPT_STR || o->kind == CANAL__OPT_STR_OFF || o->kind == CANAL__OPT_PROXIES;
+    return o->kind == CANAL__OPT_STR || o->kind == CANAL__OPT_STR_OFF || o->kind == CANAL__OPT_PROXIES ||
+           o->kind == CANAL__OPT_LISTEN;
 }
 
 /* Writes a number (a choice: its index) or, for the string kinds, s into o's field. */
@@ -98,7 +108,8 @@ static void store(canal_config_t *cfg, const struct canal__option *o, uint64_t n
     void *field = (char *)cfg + o->offset;
     switch (o->kind) {
     case CANAL__OPT_U16: *(uint16_t *)field = (uint16_t)n; break;
-    case CANAL__OPT_UINT: *(unsigned *)field = (unsigned)n; break;
+    case CANAL__OPT_UINT:
+    case CANAL__OPT_MODE: *(unsigned *)field = (unsigned)n; break;
     case CANAL__OPT_SIZE: *(size_t *)field = (size_t)n; break;
     case CANAL__OPT_CHOICE: *(int *)field = (int)n; break;
     default: *(const char **)field = s;
@@ -127,7 +138,9 @@ static void describe_range(const struct canal__option *o, char *buf, size_t size
     switch (o->kind) {
     case CANAL__OPT_STR: snprintf(buf, size, "not empty"); break;
     case CANAL__OPT_STR_OFF: snprintf(buf, size, "not empty; off: none"); break;
-    case CANAL__OPT_PROXIES: snprintf(buf, size, "addresses and CIDRs, by commas or spaces; off: none"); break;
+    case CANAL__OPT_PROXIES: snprintf(buf, size, "addresses, CIDRs, unix, by commas or spaces; off: none"); break;
+    case CANAL__OPT_LISTEN: snprintf(buf, size, "unix: and a path of 1 to 107 bytes; off: none"); break;
+    case CANAL__OPT_MODE: snprintf(buf, size, "octal, 0 to %llo", (unsigned long long)o->max); break;
     case CANAL__OPT_CHOICE: snprintf(buf, size, "%s or %s", o->choices[0], o->choices[1]); break;
     default:
         if (o->max >= UINT32_MAX)
@@ -143,6 +156,8 @@ static void describe_default(const struct canal__option *o, char *buf, size_t si
         snprintf(buf, size, "%s", o->choices[o->def]);
     else if (is_string(o))
         snprintf(buf, size, "%s", o->def_str ? o->def_str : o->kind == CANAL__OPT_STR ? "none" : "off");
+    else if (o->kind == CANAL__OPT_MODE)
+        snprintf(buf, size, "0%llo", (unsigned long long)o->def);
     else
         snprintf(buf, size, "%llu", (unsigned long long)o->def);
 }
@@ -179,10 +194,21 @@ static int set_option(canal_config_t *cfg, const struct canal__option *o, const 
             }
             return CANAL_EINVAL;
         }
+        /* sockaddr_un's sun_path holds 107 bytes and the NUL */
+        if (o->kind == CANAL__OPT_LISTEN && !off && (strncmp(value, "unix:", 5) != 0 || value[5] == '\0' ||
+                                                     strlen(value + 5) > 107))
+            return bad_value(err, o, who, value);
         store(cfg, o, 0, off ? NULL : value);
         return 0;
     }
-    if (o->kind == CANAL__OPT_CHOICE) {
+    if (o->kind == CANAL__OPT_MODE) {
+        char *end;
+        errno = 0;
+        unsigned long m = strtoul(value, &end, 8);
+        if (*end != '\0' || errno != 0 || value[0] < '0' || value[0] > '7' || m > o->max)
+            return bad_value(err, o, who, value);
+        v = (int64_t)m;
+    } else if (o->kind == CANAL__OPT_CHOICE) {
         while (o->choices[v] != NULL && strcmp(value, o->choices[v]) != 0)
             v++;
         if (o->choices[v] == NULL)

@@ -13,6 +13,8 @@ enum canal__opt_kind {
     CANAL__OPT_STR,     /* const char *, not empty */
     CANAL__OPT_STR_OFF, /* const char *, not empty; "off" is NULL */
     CANAL__OPT_PROXIES, /* CANAL__OPT_STR_OFF that canal__proxies_parse() accepts */
+    CANAL__OPT_LISTEN,  /* CANAL__OPT_STR_OFF of the form "unix:PATH" */
+    CANAL__OPT_MODE,    /* unsigned, a file mode written in octal, at most max */
     CANAL__OPT_U16,     /* uint16_t in [min, max] */
     CANAL__OPT_UINT,    /* unsigned in [min, max] */
     CANAL__OPT_SIZE,    /* size_t in [min, max] */

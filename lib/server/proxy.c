@@ -10,7 +10,9 @@
  * not an address ("unknown", an obfuscated "_name", garbage) ends the walk too: the client is
  * then the last proxy we trust, the only address anyone vouched for. When a request carries
  * Forwarded, it is used and X-Forwarded-For ignored (a proxy that writes the standard header
- * is taken at its word). All of this runs only when asked (canal_req_client_addr(), or the
+ * is taken at its word). A unix socket's peer has no address: it is a process on this machine
+ * (the proxy in front, as a rule), trusted only if the list has the word "unix"; its own
+ * address is "-". All of this runs only when asked (canal_req_client_addr(), or the
  * access log when proxies are configured).
  *
  * Request IDs. When request_id is on, each answer carries X-Request-Id: the one a trusted
@@ -57,6 +59,32 @@ static int parse_addr(const char *s, size_t len, struct canal_addr *out)
     return 0;
 }
 
+/* One entry: an address (a whole one) or a CIDR. 0, or -1 if it is neither. */
+static int parse_cidr(const char *p, size_t len, struct canal_cidr *c)
+{
+    const char *slash = memchr(p, '/', len);
+    size_t alen = slash ? (size_t)(slash - p) : len;
+    struct canal_addr a = {0};
+    long bits = -1;
+    if (slash != NULL) {
+        char *end;
+        errno = 0;
+        bits = strtol(slash + 1, &end, 10);
+        if (end != p + len || slash + 1 == end || errno != 0 || bits < 0)
+            return -1;
+    }
+    if (parse_addr(p, alen, &a) != 0)
+        return -1;
+    unsigned max = a.family == 4 ? 32 : 128;
+    /* an IPv4-mapped prefix (::ffff:10.0.0.0/104) counts in IPv4 bits */
+    if (slash != NULL && a.family == 4 && memchr(p, ':', alen) != NULL)
+        bits -= 96;
+    if (slash != NULL && (bits < 0 || bits > (long)max))
+        return -1;
+    *c = (struct canal_cidr){.addr = a, .bits = (uint8_t)(slash != NULL ? bits : (long)max)};
+    return 0;
+}
+
 int canal__proxies_parse(const char *list, struct canal_cidr **out, size_t *count,
                          canal_error_info_t *err)
 {
@@ -72,23 +100,9 @@ int canal__proxies_parse(const char *list, struct canal_cidr **out, size_t *coun
         if (*p == '\0')
             break;
         len = strcspn(p, ", \t");
-        const char *slash = memchr(p, '/', len);
-        size_t alen = slash ? (size_t)(slash - p) : len;
-        struct canal_addr a = {0};
-        long bits = -1;
-        if (slash != NULL) {
-            char *end;
-            errno = 0;
-            bits = strtol(slash + 1, &end, 10);
-            if (end != p + len || slash + 1 == end || errno != 0 || bits < 0)
-                bits = 999; /* refused below */
-        }
-        int ok = parse_addr(p, alen, &a) == 0;
-        unsigned max = a.family == 4 ? 32 : 128;
-        /* an IPv4-mapped prefix (::ffff:10.0.0.0/104) counts in IPv4 bits */
-        if (ok && slash != NULL && a.family == 4 && memchr(p, ':', alen) != NULL)
-            bits -= 96;
-        if (!ok || (slash != NULL && (bits < 0 || bits > (long)max))) {
+        /* "unix", the peers of unix sockets: an entry of family 0, which only they have */
+        struct canal_cidr c = {.bits = 0};
+        if (!(len == 4 && strncasecmp(p, "unix", 4) == 0) && parse_cidr(p, len, &c) != 0) {
             if (err != NULL) {
                 err->code = CANAL_EINVAL;
                 err->position = (size_t)(p - list);
@@ -105,8 +119,7 @@ int canal__proxies_parse(const char *list, struct canal_cidr **out, size_t *coun
                 return CANAL_ENOMEM;
             }
             cidrs = grown;
-            cidrs[n].addr = a;
-            cidrs[n].bits = (uint8_t)(slash != NULL ? bits : (long)max);
+            cidrs[n] = c;
         }
         n++;
         p += len;
@@ -286,6 +299,8 @@ static int peer_addr(const canal_req_t *req, struct canal_addr *out)
         char text[INET6_ADDRSTRLEN];
         inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, text, sizeof(text));
         return parse_addr(text, strlen(text), out); /* folds IPv4-mapped addresses */
+    } else if (ss.ss_family == AF_UNIX) {
+        out->family = 0; /* a local process: trusted if the list says "unix" */
     } else {
         return -1;
     }
@@ -325,6 +340,10 @@ canal_str_t canal_req_client_addr(canal_req_t *req)
         if (nfwd == 0)
             nxff = header_values(req, H2O_STRLIT("x-forwarded-for"), &xff);
         canal__client_from_headers(req->app, &peer, fwd, nfwd, xff, nxff, &client);
+    }
+    if (client.family == 0) { /* the unix socket's peer itself: no address to give */
+        req->client_addr = (canal_str_t){"-", 1};
+        return req->client_addr;
     }
     char *text = canal_req_alloc(req, INET6_ADDRSTRLEN);
     inet_ntop(client.family == 4 ? AF_INET : AF_INET6, client.bytes, text, INET6_ADDRSTRLEN);

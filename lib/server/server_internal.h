@@ -14,6 +14,7 @@
  *   websocket.c  WebSocket routes, sockets and groups (ws_frame.c: canal's frame checks)
  *   json.c       the JSON writer;  log.c  the log callback;  proxy.c  trusted proxies, IDs
  *   health.c     liveness and readiness;  metrics.c  Prometheus metrics
+ *   timer.c      periodic callbacks on worker 0's loop (canal_app_every())
  *   ops.c        static.c, compress.c, cors.c: the parts behind canal/ops.h
  *   openapi.c    the OpenAPI document and the docs page
  *   h2o_compat.c everything that depends on libh2o 2.2.5's or jansson 2.14's internals
@@ -42,10 +43,21 @@ struct canal_endpoint {
     const struct canal__ws_route *ws; /* websocket.c: a WebSocket route's settings, or NULL */
 };
 
+/* A listener: TCP (host, port), a unix socket (path), or a socket inherited from systemd
+ * (inherited_fd). A TCP listener gets one socket per worker (SO_REUSEPORT); the other two have
+ * one socket, which each worker reads through its own dup() of it. */
 struct canal_listener {
-    char *host;
+    char *host;          /* TCP: as configured; NULL for the others */
     uint16_t port;       /* as configured */
-    uint16_t bound_port; /* after bind (differs with port 0) */
+    uint16_t bound_port; /* after bind (differs with port 0), or an inherited TCP socket's */
+    char *path;          /* a unix socket canal makes, or NULL */
+    unsigned mode;       /* its file mode */
+    uid_t uid;           /* its owner and group ((uid_t)-1, (gid_t)-1: unchanged) */
+    gid_t gid;
+    dev_t dev;           /* the socket file made, removed at the end if it is still ours */
+    ino_t ino;
+    int inherited_fd;    /* a socket from systemd (LISTEN_FDS), or -1 */
+    char addr[128];      /* canal_app_listener_addr(): "127.0.0.1:8080", "unix:/run/a.sock" */
     int *fds;            /* one socket per worker */
     SSL_CTX *ssl_ctx;    /* TLS listeners only */
 };
@@ -190,12 +202,24 @@ struct canal_offload_pool {
     int stopping;
 };
 
+/* A periodic callback (timer.c), run on worker 0's loop. */
+struct canal_timer {
+    canal_app_t *app;
+    canal_timer_fn fn;
+    void *data;
+    unsigned interval_ms;
+    h2o_loop_t *loop;        /* worker 0's, while it runs */
+    h2o_timeout_t timeout;   /* a list of its own: one interval per list */
+    h2o_timeout_entry_t entry;
+};
+
 /* Where an app is in its life (canal_app_t.state). */
 enum canal_app_state { APP_CREATED = 0, APP_STARTED, APP_STOPPING, APP_STOPPED };
 
 struct canal_app {
     canal_config_t cfg;
     char *host, *access_log, *tls_cert, *tls_key, *trusted_proxies; /* owned copies of cfg's strings */
+    char *listen, *unix_owner;
     canal_router_t *router;
     struct canal_endpoint *endpoints; /* routes.c: one per route, at the route's number */
     size_t nendpoints, cap_endpoints;
@@ -226,6 +250,9 @@ struct canal_app {
     pthread_cond_t start_cond;
     size_t nstarted;              /* workers that said how their start went */
     int start_sync;               /* start_lock and start_cond exist */
+    struct canal_timer *timers;   /* timer.c: canal_app_every(), run by worker 0 */
+    size_t ntimers;
+    atomic_int timers_stopped;    /* set by canal_app_stop(): no timer calls the app after it */
 };
 
 /* routes.c: the endpoint of one of the app's routes (NULL if it is not one), and the end */
@@ -238,14 +265,20 @@ int canal__reg_error(canal_app_t *app, const canal_error_info_t *err);
 int canal__listener_add(canal_app_t *app, const char *host, uint16_t port);
 int canal__listener_add_tls(canal_app_t *app, const char *host, uint16_t port, const char *cert_file,
                             const char *key_file, canal_error_info_t *err);
-int canal__listener_open(const canal_app_t *app, const char *host, uint16_t port, uint16_t *bound); /* fd, -1 */
-void canal__listeners_close(canal_app_t *app);
+int canal__listener_add_unix(canal_app_t *app, const char *path, unsigned mode, const char *owner,
+                             canal_error_info_t *err);
+int canal__listeners_adopt(canal_app_t *app); /* systemd's LISTEN_FDS: how many, or -1 (logged) */
+int canal__listener_bind(canal_app_t *app, struct canal_listener *l); /* l->fds[]: 0, or -1 (logged) */
+void canal__listeners_close(canal_app_t *app); /* and removes the unix socket files made */
 /* conn.c: accepting (paused at the connection cap), and the sweep of slow and idle clients */
 void canal__set_accepting(struct canal_worker *w, int on);
 void canal__on_accept(h2o_socket_t *listener, const char *err);
 void canal__accept_one(struct canal_listen_sock *ls, h2o_socket_t *sock); /* a new connection */
 uint64_t canal__sweep_period(const canal_config_t *cfg);
 void canal__sweep_start(struct canal_worker *w);
+/* timer.c: worker 0 arms the app's timers when its loop starts, and disposes of them */
+void canal__timers_start(struct canal_worker *w);
+void canal__timers_dispose(struct canal_worker *w);
 /* worker.c: a worker thread (canal_app_start() prepares and starts them) */
 int canal__worker_prepare(canal_app_t *app, size_t k);
 void *canal__worker_main(void *arg);

@@ -141,6 +141,7 @@ static int worker_init(struct canal_worker *w)
         ls->sock->data = ls;
         h2o_socket_read_start(ls->sock, canal__on_accept);
     }
+    canal__timers_start(w);
     return 0;
 }
 
@@ -193,6 +194,7 @@ void *canal__worker_main(void *arg)
     canal__ws_worker_dispose(w);
     h2o_multithread_unregister_receiver(w->ctx.queue, &w->stop_receiver);
     canal__h2_graceful_timer_unlink(&w->ctx);
+    canal__timers_dispose(w);
     dispose_context(w);
     atomic_store(&w->done, 1);
     return NULL;

@@ -69,13 +69,14 @@ static void set_err(canal_error_info_t *err, int code, const char *msg)
 /*
  * The port of the listener canal_test_start() added. The listeners are numbered in the order
  * added: the app's own, then ours, then the configuration's TLS port (tls_port), which
- * canal_app_start() adds. Ours is thus the last one without TLS.
+ * canal_app_start() adds. Ours is thus the last TCP one without TLS (a unix socket listener
+ * of the app's has port 0 and is passed over).
  */
 static uint16_t test_listener_port(const canal_app_t *app)
 {
     uint16_t port = 0;
-    for (size_t i = 0; canal_app_port(app, i) != 0; i++)
-        if (!canal_app_listener_tls(app, i))
+    for (size_t i = 0; canal_app_listener_addr(app, i) != NULL; i++) /* unix ones: port 0 */
+        if (!canal_app_listener_tls(app, i) && canal_app_port(app, i) != 0)
             port = canal_app_port(app, i);
     return port;
 }

@@ -7,7 +7,7 @@
 #      on serving for its drain delay, closes its listeners, finishes and exits 0. nginx
 #      retries what that instance refuses on the other one: no client request may fail.
 #   2. Zero-downtime restart on the same port: during another wrk run, a new instance starts
-#      on the port of a running one (SO_REUSEPORT: both listen), then the old one gets
+#      on the port of a running one (--reuse-port: both listen), then the old one gets
 #      SIGTERM. Again no client request may fail, and the new instance serves.
 #
 # "Failed" means what the client sees: a socket error (connect, read, write, timeout) or any
@@ -31,14 +31,16 @@ done
 note_fail() { FAILED=1; }
 checkf() { check "$@"; [ "$2" = "$3" ] || note_fail; }
 
-# instance NAME PORT [ACCESS_LOG]: canal-demo on 127.0.0.1:PORT (0: any free port), as
-# docs/deploy.md runs it; sets IPID and IPORT
+# instance NAME PORT [ACCESS_LOG [FLAGS...]]: canal-demo on 127.0.0.1:PORT (0: any free
+# port), as docs/deploy.md runs it; sets IPID and IPORT
 instance() {
-    "$BIN/canal-demo" --threads 1 --port "$2" --access-log "${3:-off}" --trusted-proxies 127.0.0.1 \
-        --shutdown-delay "$DELAY" >"$TMP/$1.out" 2>"$TMP/$1.err" &
+    name=$1 port=$2 log=${3:-off}
+    shift $(($# < 3 ? $# : 3))
+    "$BIN/canal-demo" --threads 1 --port "$port" --access-log "$log" --trusted-proxies 127.0.0.1 \
+        --shutdown-delay "$DELAY" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
     IPID=$!
     SERVER_PIDS="$SERVER_PIDS $IPID"
-    await_port "$1" "$IPID" || exit 1
+    await_port "$name" "$IPID" || exit 1
     IPORT=$PORT
 }
 
@@ -80,28 +82,7 @@ sed -e "s/127\.0\.0\.1:8081/127.0.0.1:$APORT/" -e "s/127\.0\.0\.1:8082/127.0.0.1
     -e "s/listen 127\.0\.0\.1:8080;/listen 127.0.0.1:$NPORT;/" docs/deploy/nginx-canal.conf >"$TMP/canal.conf"
 checkf "docs/deploy/nginx-canal.conf has the three ports the test replaces" 3 \
     "$(grep -c -e ":$APORT " -e ":$BPORT " -e ":$NPORT;" "$TMP/canal.conf")"
-mkdir -p "$TMP/nginx"
-cat >"$TMP/nginx.conf" <<EOF
-daemon off;
-master_process off;
-worker_processes 1;
-pid $TMP/nginx/nginx.pid;
-error_log $TMP/nginx/error.log warn;
-events { worker_connections 1024; }
-http {
-    log_format scaleout '\$status "\$upstream_addr" "\$upstream_status" \$request_id';
-    access_log $TMP/nginx-access.log scaleout;
-    client_body_temp_path $TMP/nginx/client_body;
-    proxy_temp_path $TMP/nginx/proxy;
-    fastcgi_temp_path $TMP/nginx/fastcgi;
-    uwsgi_temp_path $TMP/nginx/uwsgi;
-    scgi_temp_path $TMP/nginx/scgi;
-    include $TMP/canal.conf;
-}
-EOF
-"$NGINX" -p "$TMP/nginx" -e "$TMP/nginx/error.log" -c "$TMP/nginx.conf" 2>"$TMP/nginx.err" &
-NPID=$!
-SERVER_PIDS="$SERVER_PIDS $NPID"
+start_nginx "$TMP/canal.conf" '$status "$upstream_addr" "$upstream_status" $request_id'
 i=0
 while [ "$(status "$NURL/home/plaintext")" != 200 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 got=$(body "$NURL/home/plaintext")
@@ -124,12 +105,13 @@ wait "$APID"
 checkf "instance a exits 0 after draining" 0 "$?"
 wrk_check 1 "SIGTERM under load"
 
-# ---- 2. zero-downtime restart on the same port (SO_REUSEPORT) ----
+# ---- 2. zero-downtime restart on the same port (--reuse-port) ----
 instance a2 "$APORT" # a comes back where it was
 APID=$IPID
 wrk_run 2
 sleep 2
-instance b2 "$BPORT" "$TMP/b2-access.log" # the new b binds b's port while b still listens
+# the new b binds b's port while b still listens: told to share it (else it refuses to start)
+instance b2 "$BPORT" "$TMP/b2-access.log" --reuse-port on
 B2PID=$IPID
 checkf "the new instance listens on the old one's port" "$BPORT" "$IPORT"
 kill -TERM "$BPID"

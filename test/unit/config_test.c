@@ -25,7 +25,8 @@ static uint64_t number(canal_config_t *cfg, const struct canal__option *o)
 {
     switch (o->kind) {
     case CANAL__OPT_U16: return *(uint16_t *)field(cfg, o);
-    case CANAL__OPT_UINT: return *(unsigned *)field(cfg, o);
+    case CANAL__OPT_UINT:
+    case CANAL__OPT_MODE: return *(unsigned *)field(cfg, o);
     case CANAL__OPT_SIZE: return *(size_t *)field(cfg, o);
     case CANAL__OPT_CHOICE: return (uint64_t)*(int *)field(cfg, o);
     default: fail_msg("--%s is not a number", o->flag); return 0;
@@ -42,18 +43,24 @@ static int is_number(const struct canal__option *o)
     return o->kind == CANAL__OPT_U16 || o->kind == CANAL__OPT_UINT || o->kind == CANAL__OPT_SIZE;
 }
 
+static int is_string_kind(const struct canal__option *o)
+{
+    return o->kind == CANAL__OPT_STR || o->kind == CANAL__OPT_STR_OFF || o->kind == CANAL__OPT_PROXIES ||
+           o->kind == CANAL__OPT_LISTEN;
+}
+
 static void table_rows(void **state)
 {
     ROWS {
         size_t size = o->kind == CANAL__OPT_U16    ? sizeof(uint16_t)
-                      : o->kind == CANAL__OPT_UINT   ? sizeof(unsigned)
+                      : o->kind == CANAL__OPT_UINT || o->kind == CANAL__OPT_MODE ? sizeof(unsigned)
                       : o->kind == CANAL__OPT_SIZE   ? sizeof(size_t)
                       : o->kind == CANAL__OPT_CHOICE ? sizeof(int)
                                                      : sizeof(const char *);
         if (o->size != size || o->offset + o->size > sizeof(canal_config_t))
             fail_msg("--%s: its kind does not fit its field", o->flag);
         assert_true(o->help != NULL && o->help[0] != '\0');
-        if (is_number(o))
+        if (is_number(o) || o->kind == CANAL__OPT_MODE)
             assert_true(o->min <= o->def && o->def <= o->max);
         assert_non_null(o->meta);
         if (o->kind == CANAL__OPT_CHOICE)
@@ -70,7 +77,7 @@ static void defaults(void **state)
     memset(&cfg, 0xab, sizeof(cfg));
     canal_config_init(&cfg);
     ROWS {
-        if (o->kind == CANAL__OPT_STR || o->kind == CANAL__OPT_STR_OFF || o->kind == CANAL__OPT_PROXIES) {
+        if (is_string_kind(o)) {
             if (o->def_str == NULL)
                 assert_null(string(&cfg, o));
             else
@@ -97,7 +104,7 @@ static void defaults(void **state)
 static int parse_one(canal_config_t *cfg, const struct canal__option *o, const char *value, int joined,
                      canal_error_info_t *err)
 {
-    static char flag[96]; /* the config's strings point into argv: it outlives the call */
+    static char flag[192]; /* the config's strings point into argv: it outlives the call */
     char *argv[4] = {"prog", flag, (char *)value, NULL};
     int argc = 3;
     if (joined) {
@@ -117,7 +124,9 @@ static int parse_one(canal_config_t *cfg, const struct canal__option *o, const c
 /* A value a string row accepts. */
 static const char *good_string(const struct canal__option *o)
 {
-    return o->kind == CANAL__OPT_PROXIES ? "10.0.0.0/8, ::1" : "some-value";
+    return o->kind == CANAL__OPT_PROXIES  ? "10.0.0.0/8, ::1, unix"
+           : o->kind == CANAL__OPT_LISTEN ? "unix:/run/app/http.sock"
+                                          : "some-value";
 }
 
 /* Tries value on row o: ok, it must set the field to expected (a number or a choice's index;
@@ -143,6 +152,14 @@ static void each_value(const struct canal__option *o, try_fn try)
         }
         try(o, "12x", 0, 0);
         try(o, "-1", 0, 0);
+    } else if (o->kind == CANAL__OPT_MODE) { /* octal */
+        try(o, "0", 0, 1);
+        try(o, "0660", 0660, 1);
+        try(o, "777", 0777, 1);
+        try(o, "1000", 0, 0);
+        try(o, "0778", 0, 0);
+        try(o, "-1", 0, 0);
+        try(o, "rw", 0, 0);
     } else if (o->kind == CANAL__OPT_CHOICE) {
         for (int i = 0; o->choices[i] != NULL; i++)
             try(o, o->choices[i], (uint64_t)i, 1);
@@ -152,6 +169,15 @@ static void each_value(const struct canal__option *o, try_fn try)
         try(o, "off", 0, 1); /* "off" is NULL for STR_OFF and PROXIES, a value for STR */
         if (o->kind == CANAL__OPT_PROXIES)
             try(o, "10.0.0.0/99", 0, 0);
+        if (o->kind == CANAL__OPT_LISTEN) { /* unix:PATH only, PATH 1 to 107 bytes */
+            char longest[128] = "unix:", over[128] = "unix:";
+            memset(longest + 5, 'a', 107);
+            memset(over + 5, 'a', 108);
+            try(o, longest, 0, 1);
+            try(o, over, 0, 0);
+            try(o, "unix:", 0, 0);
+            try(o, "127.0.0.1:8080", 0, 0);
+        }
     }
     try(o, "", 0, 0);
 }
@@ -170,7 +196,7 @@ static void assert_outcome(canal_config_t *cfg, const struct canal__option *o, c
         fail_msg("%s '%s' says [%s]", who, value, err->message);
     if (!ok)
         return;
-    if (is_number(o) || o->kind == CANAL__OPT_CHOICE) {
+    if (is_number(o) || o->kind == CANAL__OPT_CHOICE || o->kind == CANAL__OPT_MODE) {
         if (number(cfg, o) != expected)
             fail_msg("%s %s set %llu", who, value, (unsigned long long)number(cfg, o));
     } else if (strcmp(value, "off") == 0 && o->kind != CANAL__OPT_STR) {

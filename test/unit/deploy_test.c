@@ -33,13 +33,22 @@ static void proxies_parse(void **state)
     assert_int_equal(c[4].bits, 16);
     free(c);
 
+    /* "unix": the peers of unix sockets, an entry of family 0 that no address has */
+    assert_int_equal(canal__proxies_parse("unix, 10.0.0.0/8", &c, &n, &err), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(c[0].addr.family, 0);
+    assert_int_equal(c[0].bits, 0);
+    assert_int_equal(c[1].addr.family, 4);
+    free(c);
+
     assert_int_equal(canal__proxies_parse("", &c, &n, &err), 0);
     assert_int_equal(n, 0);
     assert_null(c);
     assert_int_equal(canal__proxies_parse(NULL, NULL, &n, &err), 0);
 
     static const char *const bad[] = {"localhost", "10.0.0.0/33", "::1/129", "10.0.0.1/", "10.0.0.0/8x",
-                                      "1.2.3", "10.0.0.0/-1", "127.0.0.1,nope", "[::1]", "1.2.3.4:80"};
+                                      "1.2.3", "10.0.0.0/-1", "127.0.0.1,nope", "[::1]", "1.2.3.4:80",
+                                      "unixx", "unix/8"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         assert_int_equal(canal__proxies_parse(bad[i], &c, &n, &err), CANAL_EINVAL);
         assert_int_equal(err.code, CANAL_EINVAL);
