@@ -106,16 +106,20 @@ int demo_router_mode(canal_app_t *app, canal_error_info_t *err)
     static const struct {
         const char *tmpl;
         canal_handler_fn fn;
+        const char *content_type; /* for OpenAPI when it is not JSON */
     } routes[] = {
-        {"home/plaintext", plaintext},
-        {"home/json", json},
-        {"home/employee/{id:int}", employee},
-        {"home/orders/{id:int}", orders},
-        {"home/orders.ndjson", orders_ndjson},
-        {"api/woo", woo},
+        {"home/plaintext", plaintext, NULL},
+        {"home/json", json, NULL},
+        {"home/employee/{id:int}", employee, NULL},
+        {"home/orders/{id:int}", orders, NULL},
+        {"home/orders.ndjson", orders_ndjson, "application/x-ndjson"},
+        {"api/woo", woo, NULL},
     };
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-        int rc = canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = routes[i].tmpl, .handler = routes[i].fn}, NULL, err);
+        int rc = canal_app_route(app,
+                                 &(canal_endpoint_spec_t){.tmpl = routes[i].tmpl, .handler = routes[i].fn,
+                                                          .content_type = routes[i].content_type},
+                                 NULL, err);
         if (rc != 0)
             return rc;
     }

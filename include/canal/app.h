@@ -202,6 +202,8 @@ typedef struct canal_endpoint_spec {
     void (*dispose)(void *data); /**< if set, called on data when the app is destroyed */
     const char *name;         /**< a route name for link generation, or NULL */
     canal_route_group_t *group; /**< from canal_app_group(): its prefix comes first; or NULL */
+    const char *content_type; /**< OpenAPI: the media type of the handler's 200 answer
+                                   ("text/event-stream"), or NULL for a "default" answer */
 } canal_endpoint_spec_t;
 
 /**

@@ -385,6 +385,10 @@ json_t *canal_openapi_build(canal_app_t *app, const canal_openapi_info_t *info, 
             json_object_set_new(op, "x-canal-template", json_string(canal_route_template(route)));
             json_t *responses = json_pack("{s:{s:s}}", "default", "description",
                                           "The handler's answer.");
+            if (ep != NULL && ep->content_type != NULL)
+                json_object_set_new(responses, "200",
+                                    json_pack("{s:s, s:{s:{s:{s:s}}}}", "description", "The handler's answer.",
+                                              "content", ep->content_type, "schema", "type", "string"));
             if (canal_route_param_count(route) > 0)
                 json_object_set_new(responses, "404",
                                     json_pack("{s:s}", "$ref", "#/components/responses/NotFound"));

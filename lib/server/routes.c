@@ -35,10 +35,13 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
 {
     canal_error_info_t e = {0};
     const canal_route_t *r;
+    char *ctype = NULL;
     if (atomic_load(&app->state) != APP_CREATED)
         canal_error_set(&e, CANAL_ESTATE, 0, "routes are added before the app starts");
     else if (spec == NULL || spec->handler == NULL)
         canal_error_set(&e, CANAL_EINVAL, 0, "a route needs a handler");
+    else if (spec->content_type != NULL && (ctype = strdup(spec->content_type)) == NULL)
+        canal_error_set(&e, CANAL_ENOMEM, 0, NULL);
     else if (app->nendpoints == app->cap_endpoints) {
         size_t cap = app->cap_endpoints ? 2 * app->cap_endpoints : 16;
         struct canal_endpoint *grown = realloc(app->endpoints, cap * sizeof(*grown));
@@ -55,13 +58,14 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
             canal_router_add(app->router, &rs, &r, &e);
     }
     if (e.code != 0) {
+        free(ctype);
         if (err != NULL)
             *err = e;
         return canal__reg_error(app, &e);
     }
     /* routes come in only here, so the router's number for r is the next slot */
-    app->endpoints[app->nendpoints++] =
-        (struct canal_endpoint){.fn = spec->handler, .data = spec->data, .dispose = spec->dispose, .route = r};
+    app->endpoints[app->nendpoints++] = (struct canal_endpoint){
+        .fn = spec->handler, .data = spec->data, .dispose = spec->dispose, .route = r, .content_type = ctype};
     if (route != NULL)
         *route = r;
     return 0;
@@ -104,9 +108,11 @@ struct canal_endpoint *canal__endpoint_of(canal_app_t *app, const canal_route_t 
 
 void canal__endpoints_dispose(canal_app_t *app)
 {
-    for (size_t i = 0; i < app->nendpoints; i++)
+    for (size_t i = 0; i < app->nendpoints; i++) {
         if (app->endpoints[i].dispose != NULL)
             app->endpoints[i].dispose(app->endpoints[i].data);
+        free(app->endpoints[i].content_type);
+    }
     free(app->endpoints);
     app->endpoints = NULL;
     canal__ws_routes_free(app);

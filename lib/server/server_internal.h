@@ -35,6 +35,7 @@ struct canal_endpoint {
     void *data;
     void (*dispose)(void *);
     const canal_route_t *route;
+    char *content_type; /* OpenAPI: the 200 answer's media type (spec.content_type), or NULL */
     /* ops.c, settled before the app starts */
     const struct canal__cors *cors; /* CORS policy, or NULL */
     signed char compress;           /* 0 as configured, -1 never, 1 even if not compressible */

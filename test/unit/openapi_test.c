@@ -142,6 +142,10 @@ static void from_routes(void **state)
     };
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
         assert_int_equal(canal_app_route(app, &(canal_endpoint_spec_t){.method = routes[i][0], .tmpl = routes[i][1], .name = i == 0 ? "item" : NULL, .handler = ok_handler}, NULL, &err), 0);
+    /* a route that says what its 200 is: an event stream */
+    char ctype[] = "text/event-stream";
+    assert_int_equal(canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "events", .handler = ok_handler, .content_type = ctype}, NULL, &err), 0);
+    ctype[0] = 'X'; /* copied */
     assert_int_equal(canal_app_docs(app, "/docs", "/openapi.json", "/nonexistent", &err),
                      CANAL_ENOTFOUND);
     assert_non_null(strstr(err.message, "swagger-ui-bundle.js"));
@@ -206,7 +210,11 @@ static void from_routes(void **state)
                                              "content", "application/problem+json", "schema",
                                              "$ref")),
                         "#/components/schemas/ValidationProblemDetails");
-    assert_int_equal(seen, 12); /* the duplicate /items/{id} is not made; PURGE neither */
+    /* the event stream's 200, with the "default" beside it */
+    assert_non_null(AT(paths, "/events", "get", "responses", "200", "content", "text/event-stream", "schema"));
+    assert_non_null(AT(paths, "/events", "get", "responses", "default"));
+    assert_null(AT(item, "responses", "200"));
+    assert_int_equal(seen, 13); /* the duplicate /items/{id} is not made; PURGE neither */
     json_decref(doc);
 
     /* a failing callback fails the build */
