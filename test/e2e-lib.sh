@@ -122,3 +122,23 @@ NGINX_CONF
     NPID=$!
     SERVER_PIDS="$SERVER_PIDS $NPID"
 }
+
+# need_browser NAME [NPM_FILE...]: sets CHROMIUM and NPM for a headless-browser test, or
+# prints why it cannot run and returns 1: a SKIP when chromium is not installed, a failure
+# when node, playwright-core or one of the npm files (paths under $NPM) is missing.
+need_browser() {
+    name=$1; shift
+    NPM=build/npm/node_modules
+    CHROMIUM=$(command -v chromium || true)
+    if [ -z "$CHROMIUM" ]; then
+        ok "$name # SKIP chromium is not installed (make deps installs it)"
+        return 1
+    fi
+    missing=
+    command -v node >/dev/null 2>&1 || missing=node
+    for f in playwright-core "$@"; do [ -e "$NPM/$f" ] || missing="$missing $f"; done
+    if [ -n "$missing" ]; then
+        not_ok "$name: missing:$missing (make deps && make npm)"
+        return 1
+    fi
+}

@@ -7,17 +7,7 @@
 # Screenshots are kept in $B/browser/. Skipped, visibly, only when chromium is not installed.
 . test/e2e-lib.sh
 
-NPM=build/npm/node_modules
-CHROMIUM=$(command -v chromium || true)
-if [ -z "$CHROMIUM" ]; then
-    ok "browser # SKIP chromium is not installed (make deps installs it)"
-    exit 0
-fi
-if ! command -v node >/dev/null 2>&1 || [ ! -d "$NPM/playwright-core" ] ||
-    [ ! -f "$NPM/swagger-ui-dist/swagger-ui-bundle.js" ]; then
-    not_ok "browser: node or the npm packages are missing in $NPM (make deps && make npm)"
-    exit 0
-fi
+need_browser browser swagger-ui-dist/swagger-ui-bundle.js || exit 0
 
 start demo "$BIN/canal-demo" --mode controller --threads 1 || exit 0
 DEMO_PID=$PID

@@ -8,16 +8,7 @@
 # visibly, only when chromium is not installed.
 . test/e2e-lib.sh
 
-NPM=build/npm/node_modules
-CHROMIUM=$(command -v chromium || true)
-if [ -z "$CHROMIUM" ]; then
-    ok "realtime-browser # SKIP chromium is not installed (make deps installs it)"
-    exit 0
-fi
-if ! command -v node >/dev/null 2>&1 || [ ! -d "$NPM/playwright-core" ]; then
-    not_ok "realtime-browser: node or playwright-core is missing in $NPM (make deps && make npm)"
-    exit 0
-fi
+need_browser realtime-browser || exit 0
 
 start rt "$BIN/canal-realtime" --threads 2 || exit 0
 check "GET / is the page" "200 text/html; charset=utf-8" \
