@@ -10,6 +10,7 @@
  *   canal-streamapp [canal's flags]
  *
  *   GET /flood?bytes=N&chunk=C   N bytes of 'x' in writes of C bytes, as fast as taken
+ *   GET /whole?bytes=N&chunk=C   the same N bytes as one whole answer (at most 64 KiB)
  *   GET /borrowed?n=N            N borrowed lines
  *   GET /ndjson?n=N              {"i":1} ... {"i":N}, one per line
  *   GET /array?n=N               [{"i":1},...,{"i":N}]
@@ -80,6 +81,19 @@ static int query(canal_req_t *req, const char *name, int64_t def, int64_t max, i
     if ((rc != 0 && rc != CANAL_ENOTFOUND) || *out < 0 || *out > max)
         return canal_res_problem(req, 400, "bad %s", name), -1;
     return 0;
+}
+
+/* The same bytes as /flood, as one whole answer, copied as canal_stream_write() copies
+ * (bench/stream-ir compares the two). */
+static int whole(canal_req_t *req, void *data)
+{
+    static char xs[65536];
+    int64_t bytes, chunk; /* chunk is read and not used: the same request work as /flood's */
+    if (query(req, "bytes", 16384, sizeof(xs), &bytes) != 0 || query(req, "chunk", 16384, 65536, &chunk) != 0)
+        return 0;
+    if (xs[0] != 'x')
+        memset(xs, 'x', sizeof(xs));
+    return canal_res_body(req, 200, "application/octet-stream", xs, (size_t)bytes);
 }
 
 static int flood(canal_req_t *req, void *data)
@@ -302,6 +316,7 @@ int main(int argc, char **argv)
     static const canal_controller_def_t live = {.name = "Live", .actions = live_actions};
     canal_app_compress(app, NULL); /* gzip for clients that ask: streams flush it per send */
     canal_app_get(app, "flood", flood, NULL);
+    canal_app_get(app, "whole", whole, NULL);
     canal_app_get(app, "borrowed", borrowed, NULL);
     canal_app_get(app, "ndjson", ndjson, NULL);
     canal_app_get(app, "array", array, NULL);
