@@ -15,6 +15,8 @@
  *   json.c       the JSON writer;  log.c  the log callback;  proxy.c  trusted proxies, IDs
  *   health.c     liveness and readiness;  metrics.c  Prometheus metrics
  *   ops.c        static.c, compress.c, cors.c: the parts behind canal/ops.h
+ *   cookie.c     signed.c, session.c: cookies, signed values, sessions (canal/cookie.h)
+ *   ratelimit.c  rate limits;  headers.c  the security headers preset
  *   openapi.c    the OpenAPI document and the docs page
  *   h2o_compat.c everything that depends on libh2o 2.2.5's or jansson 2.14's internals
  */
