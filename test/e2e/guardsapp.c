@@ -9,6 +9,7 @@
  *   GET  /session  200 {"user": ...} for a valid sid, else 401 (WWW-Authenticate: Cookie)
  *   POST /logout   200, the session revoked and sid deleted, or 401
  *   GET  /limited  --rate R requests per --window W seconds per client address: 200, or 429
+ *   GET  /unlimited  the same handler without the limit (for the cost of a limit)
  * The security headers preset is on for the whole app (HSTS on the TLS listener only).
  */
 #include <stdio.h>
@@ -95,6 +96,7 @@ int main(int argc, char **argv)
     canal_app_post(app, "/logout", logout, NULL);
     canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "/limited", .handler = limited, .rate_limit = limit},
                     NULL, NULL);
+    canal_app_get(app, "/unlimited", limited, NULL);
     canal_app_metrics(app, "/metrics", NULL);
     if (canal_app_start(app) != 0) {
         canal_app_destroy(app);
