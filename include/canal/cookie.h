@@ -37,8 +37,8 @@ extern "C" {
 
 /** One cookie of a Cookie field: slices of the field value (quotes removed). */
 typedef struct canal_cookie {
-    canal_str_t name;
-    canal_str_t value;
+    canal_str_t name;  /**< a token, case-sensitive */
+    canal_str_t value; /**< cookie-octets, without the quotes if it had them */
 } canal_cookie_t;
 
 /**
@@ -229,7 +229,8 @@ CANAL_API int canal_session_get(canal_req_t *req, canal_sessions_t *s, canal_str
 /**
  * Ends the request's session: revoked in the store (the cookie replayed later finds
  * nothing) and a Set-Cookie deleting the cookie added. Returns 0, or CANAL_ENOTFOUND when
- * the request has no live session (nothing is added then).
+ * the request has no cookie that verifies or the store does not hold its ID (nothing is
+ * added then).
  */
 CANAL_API int canal_session_end(canal_req_t *req, canal_sessions_t *s);
 
