@@ -192,6 +192,11 @@ CANAL_API const canal_config_t *canal_app_config(const canal_app_t *app);
  */
 CANAL_API const canal_router_t *canal_app_router(const canal_app_t *app);
 
+/** A rate limit (canal/ratelimit.h). Opaque; owned by the app. */
+typedef struct canal_rate_limit canal_rate_limit_t;
+/** A security headers preset (canal/headers.h). */
+typedef struct canal_security_headers canal_security_headers_t;
+
 /** One route of an app, for canal_app_route(). Designated initializers: zero is a default. */
 typedef struct canal_endpoint_spec {
     const char *method;       /**< an HTTP method token; NULL means "GET" */
@@ -204,6 +209,11 @@ typedef struct canal_endpoint_spec {
     canal_route_group_t *group; /**< from canal_app_group(): its prefix comes first; or NULL */
     const char *content_type; /**< OpenAPI: the media type of the handler's 200 answer
                                    ("text/event-stream"), or NULL for a "default" answer */
+    const canal_rate_limit_t *rate_limit; /**< checked before the handler (canal/ratelimit.h);
+                                               NULL: the group's or the app's, if any */
+    const canal_security_headers_t *security_headers; /**< on every answer of the route
+                                               (canal/headers.h), copied; NULL: the group's or
+                                               the app's, if any */
 } canal_endpoint_spec_t;
 
 /**

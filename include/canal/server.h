@@ -9,6 +9,9 @@
  *   canal/async.h     deferred and offloaded answers
  *   canal/stream.h    streamed answers and server-sent events
  *   canal/websocket.h WebSocket routes, sockets and groups
+ *   canal/cookie.h    cookies, signed values, sessions
+ *   canal/ratelimit.h rate limits
+ *   canal/headers.h   the security headers preset
  *
  * None of them includes h2o.h: canal_req_t is opaque and apps need no h2o flags.
  */
@@ -22,5 +25,8 @@
 #include "async.h"
 #include "stream.h"
 #include "websocket.h"
+#include "cookie.h"
+#include "ratelimit.h"
+#include "headers.h"
 
 #endif

@@ -150,6 +150,10 @@ void canal_app_destroy(canal_app_t *app)
     canal__ops_dispose(app);
     canal_router_destroy(app->router);
     canal__endpoints_dispose(app);
+    canal__limits_free(app);
+    canal__sechdrs_free(app);
+    canal__sessions_free(app);
+    free(app->groups);
     if (app->hostconf != NULL)
         h2o_config_dispose(&app->globalconf);
     if (app->logfh != NULL)
@@ -257,6 +261,7 @@ int canal_app_start(canal_app_t *app)
     signal(SIGPIPE, SIG_IGN);
     json_object_seed(0);
 
+    canal__guards_start(app);
     if (canal__ops_start(app) != 0 || canal__metrics_start(app) != 0) {
         canal__log(app, CANAL_LOG_ERROR, "out of memory for metrics and CORS");
         goto fail;

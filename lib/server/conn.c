@@ -79,7 +79,8 @@ void canal__accept_one(struct canal_listen_sock *ls, h2o_socket_t *sock)
         return;
     }
     *c = (struct canal_conn){.sock = sock, .worker = w, .phase = CONN_IDLE,
-                             .since = h2o_now(w->loop), .seen_bytes = sock->bytes_read};
+                             .since = h2o_now(w->loop), .seen_bytes = sock->bytes_read,
+                             .tls = ls->accept_ctx.ssl_ctx != NULL};
     h2o_linklist_insert(&w->conns, &c->link);
     atomic_fetch_add(&w->connections, 1);
     canal__worker_touch(w);

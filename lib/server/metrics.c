@@ -106,7 +106,7 @@ void canal__metrics_record(canal_req_t *req)
 }
 
 /* Writes a label value with the escapes of the text format (backslash, quote, newline). */
-static void label(FILE *f, const char *s)
+void canal__metrics_label(FILE *f, const char *s)
 {
     for (; *s; s++) {
         if (*s == '\\' || *s == '"')
@@ -155,7 +155,7 @@ static int scrape(canal_req_t *req, void *data)
                             key)
                             n += get(&app->workers[v].mslots[i].status[x].n);
                 fputs("canal_http_requests_total{route=\"", f);
-                label(f, m->routes[i]);
+                canal__metrics_label(f, m->routes[i]);
                 fprintf(f, "\",method=\"%s\",status=\"%u\"} %llu\n", method_names[key >> 10], key & 1023,
                         (unsigned long long)n);
             }
@@ -176,14 +176,14 @@ static int scrape(canal_req_t *req, void *data)
         for (size_t b = 0; b <= NBUCKETS; b++) {
             cum += buckets[b];
             fputs("canal_http_request_duration_seconds_bucket{route=\"", f);
-            label(f, m->routes[i]);
+            canal__metrics_label(f, m->routes[i]);
             fprintf(f, "\",le=\"%s\"} %llu\n", b < NBUCKETS ? bucket_le[b] : "+Inf", (unsigned long long)cum);
         }
         fputs("canal_http_request_duration_seconds_sum{route=\"", f);
-        label(f, m->routes[i]);
+        canal__metrics_label(f, m->routes[i]);
         fprintf(f, "\"} %.9f\n", (double)sum / 1e9);
         fputs("canal_http_request_duration_seconds_count{route=\"", f);
-        label(f, m->routes[i]);
+        canal__metrics_label(f, m->routes[i]);
         /* the histogram's own count, so that +Inf == count holds within one scrape */
         fprintf(f, "\"} %llu\n", (unsigned long long)cum);
     }
@@ -231,6 +231,7 @@ static int scrape(canal_req_t *req, void *data)
             "canal_ws_dropped_total %llu\n",
             NSTATUS, (unsigned long long)overflow, inflight, conns, nw, ws_open, (unsigned long long)ws_opened,
             (unsigned long long)ws_in, (unsigned long long)ws_out, (unsigned long long)ws_dropped);
+    canal__limits_metrics(app, f);
     if (fclose(f) != 0) {
         free(text);
         return canal_req_fail(req, "metrics: out of memory");

@@ -310,6 +310,10 @@ static void dispatch(canal_req_t *req)
         canal_req_fail(req, "route %zu has no endpoint", req->match->index);
     } else {
         req->endpoint = &req->app->endpoints[req->match->index];
+        if (req->endpoint->rate_limit != NULL && canal__rate_check(req)) {
+            canal__commit(req); /* 429: the handler does not run, the body is not parsed */
+            return;
+        }
         int rc = req->endpoint->ops && canal__ops_on_match(req) ? 0 : req->endpoint->fn(req, req->endpoint->data);
         if (rc == CANAL_PENDING && req->pending != NULL)
             return; /* committed when the deferred answer completes */

@@ -130,6 +130,10 @@ static inline __attribute__((always_inline)) void put_head(canal_req_t *req)
     if (req->res.type.base != NULL)
         h2o_add_header(&h->pool, &h->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, req->res.type.base,
                        req->res.type.len);
+    /* the security headers preset (headers.c): the route's, or the app's without a route */
+    const struct canal__sechdr *sh = req->endpoint != NULL ? req->endpoint->sechdr : req->app->sechdr;
+    if (sh != NULL)
+        canal__sechdr_put(req, sh);
 }
 
 /* A status whose answers have no body. */

@@ -50,6 +50,12 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
         else
             app->endpoints = grown, app->cap_endpoints = cap;
     }
+    const struct canal__sechdr *sh = NULL;
+    if (e.code == 0 && spec->security_headers != NULL) {
+        int rc;
+        if ((sh = canal__sechdr_make(app, spec->security_headers, &rc)) == NULL)
+            canal_error_set(&e, rc, 0, rc == CANAL_EINVAL ? "a security header value has CR or LF" : NULL);
+    }
     if (e.code == 0) {
         canal_route_spec_t rs = {.method = spec->method, .tmpl = spec->tmpl, .name = spec->name, .data = spec->data};
         if (spec->group != NULL)
@@ -64,8 +70,10 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
         return canal__reg_error(app, &e);
     }
     /* routes come in only here, so the router's number for r is the next slot */
-    app->endpoints[app->nendpoints++] = (struct canal_endpoint){
-        .fn = spec->handler, .data = spec->data, .dispose = spec->dispose, .route = r, .content_type = ctype};
+    app->endpoints[app->nendpoints++] = (struct canal_endpoint){.fn = spec->handler, .data = spec->data,
+                                                                .dispose = spec->dispose, .route = r,
+                                                                .content_type = ctype, .group = spec->group,
+                                                                .rate_limit = spec->rate_limit, .sechdr = sh};
     if (route != NULL)
         *route = r;
     return 0;
@@ -74,12 +82,76 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
 canal_route_group_t *canal_app_group(canal_app_t *app, canal_route_group_t *parent, const char *prefix)
 {
     canal_route_group_t *g = canal_router_group(app->router, parent, prefix);
-    if (g == NULL) {
+    struct canal__group_guards *grown = g ? realloc(app->groups, (app->ngroups + 1) * sizeof(*grown)) : NULL;
+    if (grown == NULL) {
         canal_error_info_t e;
         canal_error_set(&e, CANAL_ENOMEM, 0, "route group %s: out of memory", prefix);
         canal__reg_error(app, &e);
+        return NULL;
     }
+    app->groups = grown;
+    app->groups[app->ngroups++] = (struct canal__group_guards){.group = g, .parent = parent};
     return g;
+}
+
+/* The record of a group made by canal_app_group(), or NULL */
+static struct canal__group_guards *group_guards(canal_app_t *app, const canal_route_group_t *g)
+{
+    for (size_t i = 0; g != NULL && i < app->ngroups; i++)
+        if (app->groups[i].group == g)
+            return &app->groups[i];
+    return NULL;
+}
+
+int canal_app_rate_limit(canal_app_t *app, canal_route_group_t *group, const canal_rate_limit_t *limit)
+{
+    if (atomic_load(&app->state) != APP_CREATED)
+        return CANAL_ESTATE;
+    struct canal__group_guards *gg = group_guards(app, group);
+    if (group != NULL && gg == NULL)
+        return CANAL_EINVAL; /* not a group of this app */
+    if (gg != NULL)
+        gg->rate_limit = limit;
+    else
+        app->rate_limit = limit;
+    return 0;
+}
+
+int canal_app_security_headers(canal_app_t *app, canal_route_group_t *group, const canal_security_headers_t *preset)
+{
+    if (atomic_load(&app->state) != APP_CREATED)
+        return CANAL_ESTATE;
+    struct canal__group_guards *gg = group_guards(app, group);
+    if (group != NULL && gg == NULL)
+        return CANAL_EINVAL;
+    const struct canal__sechdr *sh = NULL;
+    int rc = 0;
+    if (preset != NULL && (sh = canal__sechdr_make(app, preset, &rc)) == NULL)
+        return rc;
+    if (gg != NULL)
+        gg->sechdr = sh;
+    else
+        app->sechdr = sh;
+    return 0;
+}
+
+void canal__guards_start(canal_app_t *app)
+{
+    for (size_t i = 0; i < app->nendpoints; i++) {
+        struct canal_endpoint *ep = &app->endpoints[i];
+        /* the nearest group that has one, then the app */
+        for (const struct canal__group_guards *gg = group_guards(app, ep->group);
+             gg != NULL && (ep->rate_limit == NULL || ep->sechdr == NULL); gg = group_guards(app, gg->parent)) {
+            if (ep->rate_limit == NULL)
+                ep->rate_limit = gg->rate_limit;
+            if (ep->sechdr == NULL)
+                ep->sechdr = gg->sechdr;
+        }
+        if (ep->rate_limit == NULL)
+            ep->rate_limit = app->rate_limit;
+        if (ep->sechdr == NULL)
+            ep->sechdr = app->sechdr;
+    }
 }
 
 #define METHOD_SHORTCUT(fn, verb)                                                                \

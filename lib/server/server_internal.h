@@ -16,6 +16,8 @@
  *   health.c     liveness and readiness;  metrics.c  Prometheus metrics
  *   timer.c      periodic callbacks on worker 0's loop (canal_app_every())
  *   ops.c        static.c, compress.c, cors.c: the parts behind canal/ops.h
+ *   cookie.c     signed.c, session.c: cookies, signed values, sessions (canal/cookie.h)
+ *   ratelimit.c  rate limits;  headers.c  the security headers preset
  *   openapi.c    the OpenAPI document and the docs page
  *   h2o_compat.c everything that depends on libh2o 2.2.5's or jansson 2.14's internals
  */
@@ -28,6 +30,9 @@
 #include <h2o.h>
 #include "canal/server.h"
 #include "canal/ops.h"
+#include "canal/cookie.h"
+#include "canal/ratelimit.h"
+#include "canal/headers.h"
 
 /* The server's record of a route, at the route's number in app->endpoints (routes.c). */
 struct canal_endpoint {
@@ -42,6 +47,27 @@ struct canal_endpoint {
     unsigned char ops;              /* cors or compress set: the one test made per request */
     unsigned char docs;             /* openapi.c: the OpenAPI document or its docs page */
     const struct canal__ws_route *ws; /* websocket.c: a WebSocket route's settings, or NULL */
+    /* guards: the route's own (registration), then settled at start (canal__guards_start()) */
+    const canal_route_group_t *group;      /* the group it was registered in, or NULL */
+    const canal_rate_limit_t *rate_limit;  /* ratelimit.c: checked before the handler, or NULL */
+    const struct canal__sechdr *sechdr;    /* headers.c: added at the commit, or NULL */
+};
+
+/* headers.c: a compiled security headers preset */
+struct canal__sechdr {
+    struct canal__sechdr *next;  /* the app's list */
+    h2o_header_t plain[4];       /* on every answer */
+    char *owned[4];
+    size_t n;
+    char *hsts;                  /* Strict-Transport-Security's value (TLS only), or NULL */
+};
+
+/* routes.c: what a route group carries (canal_app_group(), canal_app_rate_limit(),
+ * canal_app_security_headers()) */
+struct canal__group_guards {
+    const canal_route_group_t *group, *parent;
+    const canal_rate_limit_t *rate_limit;
+    const struct canal__sechdr *sechdr;
 };
 
 /* A listener: TCP (host, port), a unix socket (path), or a socket inherited from systemd
@@ -126,6 +152,7 @@ struct canal_conn {
     enum { CONN_IDLE, CONN_HEAD, CONN_BODY } phase;
     int http2;                   /* h2o's own HTTP/2 timeouts apply */
     int upgraded;                /* a WebSocket now (websocket.c): not swept */
+    int tls;                     /* accepted by a TLS listener (HSTS: headers.c) */
 };
 
 /* A worker's listening socket for one listener. */
@@ -246,6 +273,15 @@ struct canal_app {
     struct canal__metrics *metrics; /* metrics.c: NULL when metrics are off */
     size_t ncors;                 /* CORS policies attached: preflights are looked for */
     struct canal__ws_route *ws_routes; /* websocket.c: every WebSocket route's settings */
+    /* guards: rate limits (ratelimit.c), security headers (headers.c), sessions (session.c) */
+    struct canal_rate_limit *limits; /* every limit made, freed with the app */
+    size_t nlimits;
+    struct canal__sechdr *sechdrs;    /* every preset compiled, freed with the app */
+    struct canal_sessions *sessions;  /* every sessions object, freed with the app */
+    struct canal__group_guards *groups; /* routes.c: one per group made with canal_app_group() */
+    size_t ngroups;
+    const canal_rate_limit_t *rate_limit; /* the app's own (canal_app_rate_limit(app, NULL, ..)) */
+    const struct canal__sechdr *sechdr;   /* the app's own: also on answers without a route */
     /* canal_app_start() waits for each worker thread to have made its own loop and context */
     pthread_mutex_t start_lock;
     pthread_cond_t start_cond;
@@ -398,7 +434,22 @@ void canal__ws_worker_shutdown(struct canal_worker *w); /* every socket closed w
 void canal__ws_worker_dispose(struct canal_worker *w);
 void canal__ws_routes_free(canal_app_t *app);
 
+/* routes.c: each endpoint's rate limit and security headers, from its own, its groups' and
+ * the app's (before the workers start) */
+void canal__guards_start(canal_app_t *app);
+/* ratelimit.c: a matched route with a limit; 1 if refused (the 429 is set) */
+int canal__rate_check(canal_req_t *req);
+void canal__limits_free(canal_app_t *app);
+void canal__limits_metrics(canal_app_t *app, FILE *f);
+/* headers.c */
+struct canal__sechdr *canal__sechdr_make(canal_app_t *app, const canal_security_headers_t *p, int *rc);
+void canal__sechdrs_free(canal_app_t *app);
+void canal__sechdr_put(canal_req_t *req, const struct canal__sechdr *c); /* at the commit */
+/* session.c */
+void canal__sessions_free(canal_app_t *app);
+
 /* metrics.c */
+void canal__metrics_label(FILE *f, const char *s);
 int canal__metrics_start(canal_app_t *app);
 void canal__metrics_dispose(canal_app_t *app);
 void canal__metrics_record(canal_req_t *req);
