@@ -188,6 +188,8 @@ typedef struct canal_endpoint_spec {
     void (*dispose)(void *data); /**< if set, called on data when the app is destroyed */
     const char *name;         /**< a route name for link generation, or NULL */
     canal_route_group_t *group; /**< from canal_app_group(): its prefix comes first; or NULL */
+    const struct canal_policy *policy; /**< who may call it (canal/auth.h), checked before the
+                                            handler; NULL: the group's or the app's default */
 } canal_endpoint_spec_t;
 
 /**

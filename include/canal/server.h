@@ -22,5 +22,6 @@
 #include "async.h"
 #include "stream.h"
 #include "websocket.h"
+#include "auth.h"
 
 #endif

@@ -233,6 +233,7 @@ int canal_app_start(canal_app_t *app)
     signal(SIGPIPE, SIG_IGN);
     json_object_seed(0);
 
+    canal__policies_settle(app);
     if (canal__ops_start(app) != 0 || canal__metrics_start(app) != 0) {
         canal__log(app, CANAL_LOG_ERROR, "out of memory for metrics and CORS");
         goto fail;

@@ -39,6 +39,8 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
         canal_error_set(&e, CANAL_ESTATE, 0, "routes are added before the app starts");
     else if (spec == NULL || spec->handler == NULL)
         canal_error_set(&e, CANAL_EINVAL, 0, "a route needs a handler");
+    else if (!canal__policy_valid(spec->policy))
+        canal_error_set(&e, CANAL_EINVAL, 0, "a policy needs a scheme, or anonymous");
     else if (app->nendpoints == app->cap_endpoints) {
         size_t cap = app->cap_endpoints ? 2 * app->cap_endpoints : 16;
         struct canal_endpoint *grown = realloc(app->endpoints, cap * sizeof(*grown));
@@ -61,7 +63,8 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
     }
     /* routes come in only here, so the router's number for r is the next slot */
     app->endpoints[app->nendpoints++] =
-        (struct canal_endpoint){.fn = spec->handler, .data = spec->data, .dispose = spec->dispose, .route = r};
+        (struct canal_endpoint){.fn = spec->handler, .data = spec->data, .dispose = spec->dispose, .route = r,
+                                .own_policy = spec->policy, .group = spec->group};
     if (route != NULL)
         *route = r;
     return 0;
@@ -70,6 +73,13 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
 canal_route_group_t *canal_app_group(canal_app_t *app, canal_route_group_t *parent, const char *prefix)
 {
     canal_route_group_t *g = canal_router_group(app->router, parent, prefix);
+    struct canal__group_policy *grown = g ? realloc(app->groups, (app->ngroups + 1) * sizeof(*grown)) : NULL;
+    if (grown != NULL) { /* its parent, for the policies (auth.c) */
+        app->groups = grown;
+        app->groups[app->ngroups++] = (struct canal__group_policy){.group = g, .parent = parent};
+    } else {
+        g = NULL;
+    }
     if (g == NULL) {
         canal_error_info_t e;
         canal_error_set(&e, CANAL_ENOMEM, 0, "route group %s: out of memory", prefix);
@@ -111,4 +121,7 @@ void canal__endpoints_dispose(canal_app_t *app)
     app->endpoints = NULL;
     canal__ws_routes_free(app);
     app->nendpoints = app->cap_endpoints = 0;
+    free(app->groups);
+    app->groups = NULL;
+    app->ngroups = 0;
 }

@@ -40,6 +40,11 @@ struct canal_endpoint {
     unsigned char ops;              /* cors or compress set: the one test made per request */
     unsigned char docs;             /* openapi.c: the OpenAPI document or its docs page */
     const struct canal__ws_route *ws; /* websocket.c: a WebSocket route's settings, or NULL */
+    /* auth.c: the policy given with the route and its group; the one checked, settled at start
+     * (NULL: none, or anonymous: nothing is checked) */
+    const canal_policy_t *own_policy;
+    canal_route_group_t *group;
+    const canal_policy_t *policy;
 };
 
 struct canal_listener {
@@ -96,6 +101,7 @@ struct canal_req {
         const void *body;         /* in request memory or static */
         size_t len;
     } res;
+    canal_principal_t *principal; /* auth.c: who the request was authenticated as, or NULL */
     canal_commit_fn on_commit;    /* canal_res_on_commit() */
     void *on_commit_data;
 };
@@ -221,6 +227,12 @@ struct canal_app {
     struct canal__metrics *metrics; /* metrics.c: NULL when metrics are off */
     size_t ncors;                 /* CORS policies attached: preflights are looked for */
     struct canal__ws_route *ws_routes; /* websocket.c: every WebSocket route's settings */
+    const canal_policy_t *policy; /* auth.c: the default policy (canal_app_policy()), or NULL */
+    struct canal__group_policy {
+        canal_route_group_t *group, *parent;
+        const canal_policy_t *policy;
+    } *groups;                    /* routes.c, auth.c: every group of canal_app_group() */
+    size_t ngroups;
     /* canal_app_start() waits for each worker thread to have made its own loop and context */
     pthread_mutex_t start_lock;
     pthread_cond_t start_cond;
@@ -472,5 +484,39 @@ void canal__streams_dispose(struct canal_worker *w);
  * or, with none or no app (NULL), to stderr with a time stamp. */
 void canal__log(const canal_app_t *app, canal_log_level_t level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* jwt.c: the JWT verifier (a canal_auth_jwt() scheme's) and strict base64 */
+struct canal__jwt_key {
+    canal_jwt_alg_t alg;
+    unsigned char *secret; /* HS256 */
+    size_t secret_len;
+    EVP_PKEY *pkey;        /* RS256, ES256 */
+};
+struct canal__jwt {
+    struct canal__jwt_key keys[CANAL_JWT_MAX_KEYS];
+    size_t nkeys;
+    char *issuer, *audience, *roles_claim;
+    unsigned leeway;
+};
+int canal__jwt_init(struct canal__jwt *j, const canal_jwt_config_t *cfg, canal_error_info_t *err);
+void canal__jwt_dispose(struct canal__jwt *j);
+/* NULL and *claims (a new reference) when tok is valid at now; else why not (static text in
+ * RFC 6750 error_description characters) */
+const char *canal__jwt_verify(const struct canal__jwt *j, const char *tok, size_t len, int64_t now, json_t **claims);
+/* decodes base64 (url: unpadded base64url; else padded standard base64), refusing other
+ * spellings; out has room for n bytes. 0 or -1 */
+int canal__b64_decode(const char *s, size_t n, int url, unsigned char *out, size_t *outlen);
+/* auth.c: the scheme and credentials of an Authorization field value ("Bearer abc"): the
+ * scheme's name and what follows 1*SP (cred.base NULL: no space after the name) */
+void canal__auth_split(canal_str_t value, canal_str_t *scheme, canal_str_t *cred);
+/* auth.c: 1 if the request is not allowed by its endpoint's policy (the 401/403/400 is set) */
+int canal__policy_refused(canal_req_t *req);
+/* auth.c: settles every endpoint's policy (canal_app_start()) */
+void canal__policies_settle(canal_app_t *app);
+/* auth.c: 1 if policy may be attached (NULL, anonymous, or with a scheme) */
+int canal__policy_valid(const canal_policy_t *policy);
+/* auth.c, for openapi.c: a scheme's name and its securitySchemes entry (a new reference) */
+const char *canal__auth_name(const canal_auth_t *a);
+json_t *canal__auth_openapi_scheme(const canal_auth_t *a);
 
 #endif
