@@ -149,5 +149,11 @@ code "/basic no colon" 401 /basic -H "Authorization: Basic $(b64 'alice')"
 code "/basic bad base64" 401 /basic -H "Authorization: Basic %%%"
 code "/basic unpadded base64" 401 /basic -H "Authorization: Basic $(b64 'alice:x' | tr -d =)"
 check "/basic challenge" 'Basic realm="canal", charset="UTF-8"' "$(header "$URL/basic" www-authenticate)"
+# controller mode: the policy answers before the binding reads the body
+J="-X POST -H Content-Type:application/json"
+code "controller: no token, bad body: 401" 401 /ctl/admin $J -d '{bad'
+code "controller: no admin, bad body: 403" 403 /ctl/admin $J -d '{bad' -H "Authorization: Bearer $(tok hs '{"scope": "read"}')"
+code "controller: admin, bad body: 400" 400 /ctl/admin $J -d '{bad' -H "Authorization: Bearer $HS"
+check "controller: admin" '{"n":7}' "$(body "$URL/ctl/admin" $J -d '{"n":7}' -H "Authorization: Bearer $HS")"
 code "public still answers" 200 /public
 stop auth

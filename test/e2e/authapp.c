@@ -6,6 +6,8 @@
  *   GET /public   none                 GET /me      Bearer JWT (HS256, RS256, ES256)
  *   GET /hs/me    Bearer JWT, HS256    GET /admin   Bearer JWT with scope admin
  *   GET /key      X-Api-Key            GET /basic   Basic for --basic-user
+ *   POST /ctl/admin  a controller action with scope admin and a required JSON member n (int):
+ *                 the policy answers before the binding looks at the body
  *
  * Flags (beside canal's): --jwt-hs256-secret FILE --jwt-rs256-public-key FILE
  * --jwt-es256-public-key FILE --jwt-issuer S --jwt-audience S --api-key FILE
@@ -46,6 +48,11 @@ static int me(canal_req_t *req, void *data)
         json_array_append_new(scopes, json_stringn(s.base, s.len));
     }
     return canal_res_json_new(req, 200, json_pack("{s:s%, s:o}", "sub", sub.base, sub.len, "scopes", scopes));
+}
+
+static int ctl_admin(canal_ctx_t *ctx, canal_req_t *req)
+{
+    return canal_res_json_new(req, 200, json_pack("{s:i}", "n", (int)canal_ctx_int32(ctx, 0)));
 }
 
 static int basic_ok(canal_req_t *req, void *data)
@@ -101,6 +108,12 @@ int main(int argc, char **argv)
     const canal_policy_t p_jwt = {.schemes = {jwt}}, p_hs = {.schemes = {jwt_hs}},
                          p_admin = {.schemes = {jwt}, .scopes = "admin"}, p_key = {.schemes = {apikey}},
                          p_basic = {.schemes = {basic}}, p_open = {.anonymous = 1};
+    const canal_action_def_t actions[] = {
+        {.name = "Admin", .methods = "POST", .routes = {"/ctl/admin"}, .handler = ctl_admin,
+         .params = {{.name = "n", .source = CANAL_FROM_BODY, .type = CANAL_TYPE_INT32, .required = 1}}},
+        {.name = NULL}};
+    const canal_controller_def_t ctl = {.name = "Ctl", .actions = actions, .policy = &p_admin};
+    canal_mvc_t *mvc = NULL;
     canal_app_t *app = canal_app_create(&cfg);
     int rc = app == NULL ||
              canal_app_policy(app, &p_jwt) != 0 || /* the default: /me below has none of its own */
@@ -111,6 +124,8 @@ int main(int argc, char **argv)
              canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "admin", .handler = me, .policy = &p_admin}, NULL, &err) ||
              canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "key", .handler = public, .policy = &p_key}, NULL, &err) ||
              canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "basic", .handler = basic_ok, .policy = &p_basic}, NULL, &err) ||
+             (mvc = canal_mvc_create(app)) == NULL ||
+             canal_mvc_add_controller(mvc, &ctl, NULL, &err) != 0 ||
              canal_app_start(app) != 0;
     if (rc) {
         fprintf(stderr, "canal-authapp: cannot start: %s\n", err.message);
@@ -119,6 +134,7 @@ int main(int argc, char **argv)
         rc = canal_app_wait(app) != 0;
     }
     canal_app_destroy(app);
+    canal_mvc_destroy(mvc);
     canal_auth_destroy(jwt);
     canal_auth_destroy(jwt_hs);
     canal_auth_destroy(apikey);
