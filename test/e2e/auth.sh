@@ -155,5 +155,21 @@ code "controller: no token, bad body: 401" 401 /ctl/admin $J -d '{bad'
 code "controller: no admin, bad body: 403" 403 /ctl/admin $J -d '{bad' -H "Authorization: Bearer $(tok hs '{"scope": "read"}')"
 code "controller: admin, bad body: 400" 400 /ctl/admin $J -d '{bad' -H "Authorization: Bearer $HS"
 check "controller: admin" '{"n":7}' "$(body "$URL/ctl/admin" $J -d '{"n":7}' -H "Authorization: Bearer $HS")"
+# OpenAPI: securitySchemes, per-operation security, 401 and 403
+code "openapi.json under the default policy" 401 /openapi.json
+body "$URL/openapi.json" -H "Authorization: Bearer $HS" >"$TMP/openapi.json"
+check "openapi: security, 401, 403 and the schemes" "ok" "$($PY - "$TMP/openapi.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p, s = d["paths"], d["components"]["securitySchemes"]
+ok = (p["/admin"]["get"]["security"] == [{"bearer": ["admin"]}] and "403" in p["/admin"]["get"]["responses"]
+      and "401" in p["/me"]["get"]["responses"] and "403" not in p["/me"]["get"]["responses"]
+      and p["/key"]["get"]["security"] == [{"apiKey": []}] and "security" not in p["/public"]["get"]
+      and p["/ctl/admin"]["post"]["security"] == [{"bearer": ["admin"]}]
+      and s["bearer"] == {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+      and s["apiKey"] == {"type": "apiKey", "in": "header", "name": "X-Api-Key"} and s["basic"]["scheme"] == "basic")
+print("ok" if ok else json.dumps(p) + json.dumps(s))
+PY
+)"
 code "public still answers" 200 /public
 stop auth

@@ -8,6 +8,7 @@
  *   GET /key      X-Api-Key            GET /basic   Basic for --basic-user
  *   POST /ctl/admin  a controller action with scope admin and a required JSON member n (int):
  *                 the policy answers before the binding looks at the body
+ *   GET /openapi.json  the document (under the app's default policy: a Bearer JWT)
  *
  * Flags (beside canal's): --jwt-hs256-secret FILE --jwt-rs256-public-key FILE
  * --jwt-es256-public-key FILE --jwt-issuer S --jwt-audience S --api-key FILE
@@ -126,6 +127,7 @@ int main(int argc, char **argv)
              canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "basic", .handler = basic_ok, .policy = &p_basic}, NULL, &err) ||
              (mvc = canal_mvc_create(app)) == NULL ||
              canal_mvc_add_controller(mvc, &ctl, NULL, &err) != 0 ||
+             canal_app_openapi(app, "openapi.json", canal_mvc_openapi(mvc, NULL), &err) != 0 ||
              canal_app_start(app) != 0;
     if (rc) {
         fprintf(stderr, "canal-authapp: cannot start: %s\n", err.message);
