@@ -113,7 +113,7 @@ CANAL_API canal_auth_t *canal_auth_jwt(const canal_jwt_config_t *cfg, canal_erro
 typedef struct canal_api_key_config {
     const char *header;       /**< the field carrying the key (default "X-Api-Key") */
     const void *key;          /**< the key's bytes (required, not empty) */
-    size_t key_len;
+    size_t key_len;           /**< its length */
     const char *subject;      /**< the principal's subject (default "api-key") */
     const char *scopes;       /**< space-separated scopes the key grants, or NULL */
     const char *realm;        /**< the challenge's realm (default "canal") */
@@ -147,7 +147,7 @@ typedef struct canal_basic_config {
     void *data;               /**< passed to verify; borrowed */
     const char *user;         /**< without verify: the one user accepted */
     const void *password;     /**< without verify: its password's bytes (UTF-8) */
-    size_t password_len;
+    size_t password_len;      /**< its length */
     const char *realm;        /**< the challenge's realm (default "canal") */
     const char *name;         /**< its name in OpenAPI (default "basic") */
 } canal_basic_config_t;
