@@ -74,6 +74,7 @@ wwwa() { header "$URL$1" www-authenticate -H "Authorization: Bearer $2"; }
 
 HS=$(tok hs); RS=$(tok rs); ES=$(tok es)
 code "public without credentials" 200 /public
+check "/plain/me: the baseline route" '{"sub":"user-1","scopes":["read","admin"]}' "$(body "$URL/plain/me")"
 code "/me HS256" 200 /me -H "Authorization: Bearer $HS"
 code "/me RS256" 200 /me -H "Authorization: Bearer $RS"
 code "/me ES256" 200 /me -H "Authorization: Bearer $ES"

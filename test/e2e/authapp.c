@@ -8,6 +8,8 @@
  *   GET /key      X-Api-Key            GET /basic   Basic for --basic-user
  *   POST /ctl/admin  a controller action with scope admin and a required JSON member n (int):
  *                 the policy answers before the binding looks at the body
+ *   GET /plain/me  no policy: the JSON of /me for a fixed principal, the baseline of the cost
+ *                 of a policy (instructions per request, docs/security.md)
  *   GET /openapi.json  the document (under the app's default policy: a Bearer JWT)
  *
  * Flags (beside canal's): --jwt-hs256-secret FILE --jwt-rs256-public-key FILE
@@ -54,6 +56,11 @@ static int me(canal_req_t *req, void *data)
 static int ctl_admin(canal_ctx_t *ctx, canal_req_t *req)
 {
     return canal_res_json_new(req, 200, json_pack("{s:i}", "n", (int)canal_ctx_int32(ctx, 0)));
+}
+
+static int plain_me(canal_req_t *req, void *data)
+{
+    return canal_res_json_new(req, 200, json_pack("{s:s, s:[s, s]}", "sub", "user-1", "scopes", "read", "admin"));
 }
 
 static int basic_ok(canal_req_t *req, void *data)
@@ -120,6 +127,7 @@ int main(int argc, char **argv)
              canal_app_policy(app, &p_jwt) != 0 || /* the default: /me below has none of its own */
              canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "public", .handler = public, .policy = &p_open}, NULL, &err) ||
              canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "me", .handler = me}, NULL, &err) ||
+             canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "plain/me", .handler = plain_me, .policy = &p_open}, NULL, &err) ||
              canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "me", .handler = me, .group = canal_app_group(app, NULL, "hs"),
                                                            .policy = &p_hs}, NULL, &err) ||
              canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "admin", .handler = me, .policy = &p_admin}, NULL, &err) ||
