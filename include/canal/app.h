@@ -214,6 +214,8 @@ typedef struct canal_endpoint_spec {
     const canal_security_headers_t *security_headers; /**< on every answer of the route
                                                (canal/headers.h), copied; NULL: the group's or
                                                the app's, if any */
+    const struct canal_policy *policy; /**< who may call it (canal/auth.h), checked before the
+                                            handler; NULL: the group's or the app's default */
 } canal_endpoint_spec_t;
 
 /**

@@ -146,6 +146,8 @@ typedef struct canal_action_def {
     int produces[CANAL_ACTION_MAX_PRODUCES];           /**< OpenAPI: status codes; 0 ends */
     const char *content_type;    /**< OpenAPI: the media type of its 2xx bodies; NULL: JSON */
     const char *description;     /**< OpenAPI: a longer description (CommonMark), or NULL */
+    const canal_policy_t *policy; /**< who may call it (canal/auth.h), checked before the
+                                       filters and the binding; NULL: the controller's */
 } canal_action_def_t;
 
 /** A controller. */
@@ -156,6 +158,8 @@ typedef struct canal_controller_def {
     void (*dispose)(void *state);/**< called on state when the mvc object is destroyed */
     canal_filter_t filters[CANAL_MAX_FILTERS]; /**< controller-level filters; unused all NULL */
     const canal_action_def_t *actions; /**< a table ended by .name == NULL, or NULL */
+    const canal_policy_t *policy; /**< the policy of its actions without one of their own;
+                                       NULL: the route group's or the app's default */
 } canal_controller_def_t;
 
 /**

@@ -28,5 +28,6 @@
 #include "cookie.h"
 #include "ratelimit.h"
 #include "headers.h"
+#include "auth.h"
 
 #endif

@@ -53,6 +53,7 @@ struct canal_controller {
     void (*dispose)(void *);
     canal_filter_t filters[CANAL_MAX_FILTERS];
     size_t nfilters;
+    const canal_policy_t *policy;  /* for its actions without one of their own, or NULL */
     canal_action_t **actions;
     size_t nactions;
 };

@@ -285,7 +285,8 @@ static int add_route(canal_action_t *a, const char *method, const char *tmpl, co
         return canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
     a->routes = grown;
     canal_error_info_t e;
-    canal_endpoint_spec_t spec = {.method = method, .tmpl = tmpl, .name = name, .handler = canal__mvc_dispatch, .data = a};
+    canal_endpoint_spec_t spec = {.method = method, .tmpl = tmpl, .name = name, .handler = canal__mvc_dispatch, .data = a,
+                                  .policy = a->def.policy ? a->def.policy : a->ctrl->policy};
     int rc = canal_app_route(app, &spec, &a->routes[a->nroutes], &e);
     if (rc != 0)
         return canal_error_set(err, rc, 0, "%s.%s: %s %s: %s", a->ctrl->name, a->def.name, method, tmpl, e.message);
@@ -523,6 +524,7 @@ int canal_mvc_add_controller(canal_mvc_t *mvc, const canal_controller_def_t *def
     canal_controller_t *c = canal_mvc_controller(mvc, def->name, def->prefix, def->state, def->dispose, err);
     if (c == NULL)
         return err->code;
+    c->policy = def->policy;
     for (size_t i = 0; i < CANAL_MAX_FILTERS; i++)
         if (filter_used(&def->filters[i]))
             c->filters[c->nfilters++] = def->filters[i];

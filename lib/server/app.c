@@ -153,7 +153,6 @@ void canal_app_destroy(canal_app_t *app)
     canal__limits_free(app);
     canal__sechdrs_free(app);
     canal__sessions_free(app);
-    free(app->groups);
     if (app->hostconf != NULL)
         h2o_config_dispose(&app->globalconf);
     if (app->logfh != NULL)
@@ -262,6 +261,7 @@ int canal_app_start(canal_app_t *app)
     json_object_seed(0);
 
     canal__guards_start(app);
+    canal__policies_settle(app);
     if (canal__ops_start(app) != 0 || canal__metrics_start(app) != 0) {
         canal__log(app, CANAL_LOG_ERROR, "out of memory for metrics and CORS");
         goto fail;

@@ -333,6 +333,34 @@ static void ws_operation(json_t *op, json_t *responses)
                         json_string("What on_open answers when it refuses the socket."));
 }
 
+/* A route's policy (auth.c): its schemes as alternatives in the operation's security, each
+ * in components.securitySchemes, and its 401 (and 403 when it asks for more than an identity). */
+static void secure_operation(json_t *op, json_t *responses, json_t *components, const canal_policy_t *pol)
+{
+    json_t *security = json_array(), *schemes = json_object_get(components, "securitySchemes");
+    if (schemes == NULL)
+        json_object_set_new(components, "securitySchemes", schemes = json_object());
+    for (size_t i = 0; i < CANAL_POLICY_MAX_SCHEMES && pol->schemes[i] != NULL; i++) {
+        const char *name = canal__auth_name(pol->schemes[i]);
+        json_t *scopes = json_array();
+        for (const char *s = pol->scopes ? pol->scopes : ""; *s;) {
+            size_t n = strcspn(s, " ");
+            if (n > 0)
+                json_array_append_new(scopes, json_stringn(s, n));
+            s += n + (s[n] == ' ');
+        }
+        json_array_append_new(security, json_pack("{s:o}", name, scopes));
+        if (json_object_get(schemes, name) == NULL)
+            json_object_set_new(schemes, name, canal__auth_openapi_scheme(pol->schemes[i]));
+    }
+    json_object_set_new(op, "security", security);
+    json_object_set_new(responses, "401", problem_response("No credentials, or refused ones (WWW-Authenticate "
+                                                           "says which scheme)."));
+    if ((pol->scopes != NULL && pol->scopes[0] != '\0') || (pol->roles != NULL && pol->roles[0] != '\0') ||
+        pol->allow != NULL)
+        json_object_set_new(responses, "403", problem_response("Authenticated, but not allowed here."));
+}
+
 json_t *canal_openapi_build(canal_app_t *app, const canal_openapi_info_t *info, canal_openapi_fn fn,
                             void *data)
 {
@@ -394,6 +422,9 @@ json_t *canal_openapi_build(canal_app_t *app, const canal_openapi_info_t *info, 
                                     json_pack("{s:s}", "$ref", "#/components/responses/NotFound"));
             if (ws)
                 ws_operation(op, responses);
+            const canal_policy_t *pol = canal_app_route_policy(app, route);
+            if (pol != NULL)
+                secure_operation(op, responses, components, pol);
             json_object_set_new(op, "responses", responses);
             int rc = fn ? fn(op, route, path, data) : 0;
             if (rc < 0) {

@@ -314,7 +314,12 @@ static void dispatch(canal_req_t *req)
             canal__commit(req); /* 429: the handler does not run, the body is not parsed */
             return;
         }
-        int rc = req->endpoint->ops && canal__ops_on_match(req) ? 0 : req->endpoint->fn(req, req->endpoint->data);
+        /* CORS first (a preflight carries no credentials; a 401 carries CORS headers), then the
+         * policy (auth.c), before anything of the route runs */
+        int rc = (req->endpoint->ops && canal__ops_on_match(req)) ||
+                         (req->endpoint->policy != NULL && canal__policy_refused(req))
+                     ? 0
+                     : req->endpoint->fn(req, req->endpoint->data);
         if (rc == CANAL_PENDING && req->pending != NULL)
             return; /* committed when the deferred answer completes */
         if (rc != 0)

@@ -42,6 +42,8 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
         canal_error_set(&e, CANAL_EINVAL, 0, "a route needs a handler");
     else if (spec->content_type != NULL && (ctype = strdup(spec->content_type)) == NULL)
         canal_error_set(&e, CANAL_ENOMEM, 0, NULL);
+    else if (!canal__policy_valid(spec->policy))
+        canal_error_set(&e, CANAL_EINVAL, 0, "a policy needs a scheme, or anonymous");
     else if (app->nendpoints == app->cap_endpoints) {
         size_t cap = app->cap_endpoints ? 2 * app->cap_endpoints : 16;
         struct canal_endpoint *grown = realloc(app->endpoints, cap * sizeof(*grown));
@@ -73,7 +75,8 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
     app->endpoints[app->nendpoints++] = (struct canal_endpoint){.fn = spec->handler, .data = spec->data,
                                                                 .dispose = spec->dispose, .route = r,
                                                                 .content_type = ctype, .group = spec->group,
-                                                                .rate_limit = spec->rate_limit, .sechdr = sh};
+                                                                .rate_limit = spec->rate_limit, .sechdr = sh,
+                                                                .own_policy = spec->policy};
     if (route != NULL)
         *route = r;
     return 0;
@@ -82,7 +85,7 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
 canal_route_group_t *canal_app_group(canal_app_t *app, canal_route_group_t *parent, const char *prefix)
 {
     canal_route_group_t *g = canal_router_group(app->router, parent, prefix);
-    struct canal__group_guards *grown = g ? realloc(app->groups, (app->ngroups + 1) * sizeof(*grown)) : NULL;
+    struct canal__group *grown = g ? realloc(app->groups, (app->ngroups + 1) * sizeof(*grown)) : NULL;
     if (grown == NULL) {
         canal_error_info_t e;
         canal_error_set(&e, CANAL_ENOMEM, 0, "route group %s: out of memory", prefix);
@@ -90,12 +93,12 @@ canal_route_group_t *canal_app_group(canal_app_t *app, canal_route_group_t *pare
         return NULL;
     }
     app->groups = grown;
-    app->groups[app->ngroups++] = (struct canal__group_guards){.group = g, .parent = parent};
+    app->groups[app->ngroups++] = (struct canal__group){.group = g, .parent = parent};
     return g;
 }
 
 /* The record of a group made by canal_app_group(), or NULL */
-static struct canal__group_guards *group_guards(canal_app_t *app, const canal_route_group_t *g)
+static struct canal__group *group_guards(canal_app_t *app, const canal_route_group_t *g)
 {
     for (size_t i = 0; g != NULL && i < app->ngroups; i++)
         if (app->groups[i].group == g)
@@ -107,7 +110,7 @@ int canal_app_rate_limit(canal_app_t *app, canal_route_group_t *group, const can
 {
     if (atomic_load(&app->state) != APP_CREATED)
         return CANAL_ESTATE;
-    struct canal__group_guards *gg = group_guards(app, group);
+    struct canal__group *gg = group_guards(app, group);
     if (group != NULL && gg == NULL)
         return CANAL_EINVAL; /* not a group of this app */
     if (gg != NULL)
@@ -121,7 +124,7 @@ int canal_app_security_headers(canal_app_t *app, canal_route_group_t *group, con
 {
     if (atomic_load(&app->state) != APP_CREATED)
         return CANAL_ESTATE;
-    struct canal__group_guards *gg = group_guards(app, group);
+    struct canal__group *gg = group_guards(app, group);
     if (group != NULL && gg == NULL)
         return CANAL_EINVAL;
     const struct canal__sechdr *sh = NULL;
@@ -140,7 +143,7 @@ void canal__guards_start(canal_app_t *app)
     for (size_t i = 0; i < app->nendpoints; i++) {
         struct canal_endpoint *ep = &app->endpoints[i];
         /* the nearest group that has one, then the app */
-        for (const struct canal__group_guards *gg = group_guards(app, ep->group);
+        for (const struct canal__group *gg = group_guards(app, ep->group);
              gg != NULL && (ep->rate_limit == NULL || ep->sechdr == NULL); gg = group_guards(app, gg->parent)) {
             if (ep->rate_limit == NULL)
                 ep->rate_limit = gg->rate_limit;
@@ -189,4 +192,7 @@ void canal__endpoints_dispose(canal_app_t *app)
     app->endpoints = NULL;
     canal__ws_routes_free(app);
     app->nendpoints = app->cap_endpoints = 0;
+    free(app->groups);
+    app->groups = NULL;
+    app->ngroups = 0;
 }

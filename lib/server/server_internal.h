@@ -51,6 +51,10 @@ struct canal_endpoint {
     const canal_route_group_t *group;      /* the group it was registered in, or NULL */
     const canal_rate_limit_t *rate_limit;  /* ratelimit.c: checked before the handler, or NULL */
     const struct canal__sechdr *sechdr;    /* headers.c: added at the commit, or NULL */
+    /* auth.c: the policy given with the route; the one checked, settled at start (NULL: none,
+     * or anonymous: nothing is checked) */
+    const canal_policy_t *own_policy;
+    const canal_policy_t *policy;
 };
 
 /* headers.c: a compiled security headers preset */
@@ -64,10 +68,13 @@ struct canal__sechdr {
 
 /* routes.c: what a route group carries (canal_app_group(), canal_app_rate_limit(),
  * canal_app_security_headers()) */
-struct canal__group_guards {
+/* What canal_app_group() records of a group (routes.c): its parent, and what its routes
+ * inherit unless they say otherwise */
+struct canal__group {
     const canal_route_group_t *group, *parent;
-    const canal_rate_limit_t *rate_limit;
-    const struct canal__sechdr *sechdr;
+    const canal_rate_limit_t *rate_limit; /* ratelimit.c */
+    const struct canal__sechdr *sechdr;   /* headers.c */
+    const canal_policy_t *policy;         /* auth.c */
 };
 
 /* A listener: TCP (host, port), a unix socket (path), or a socket inherited from systemd
@@ -135,6 +142,7 @@ struct canal_req {
         const void *body;         /* in request memory or static */
         size_t len;
     } res;
+    canal_principal_t *principal; /* auth.c: who the request was authenticated as, or NULL */
     canal_commit_fn on_commit;    /* canal_res_on_commit() */
     void *on_commit_data;
 };
@@ -278,10 +286,11 @@ struct canal_app {
     size_t nlimits;
     struct canal__sechdr *sechdrs;    /* every preset compiled, freed with the app */
     struct canal_sessions *sessions;  /* every sessions object, freed with the app */
-    struct canal__group_guards *groups; /* routes.c: one per group made with canal_app_group() */
+    struct canal__group *groups; /* routes.c: one per group made with canal_app_group() */
     size_t ngroups;
     const canal_rate_limit_t *rate_limit; /* the app's own (canal_app_rate_limit(app, NULL, ..)) */
     const struct canal__sechdr *sechdr;   /* the app's own: also on answers without a route */
+    const canal_policy_t *policy; /* auth.c: the default policy (canal_app_policy()), or NULL */
     /* canal_app_start() waits for each worker thread to have made its own loop and context */
     pthread_mutex_t start_lock;
     pthread_cond_t start_cond;
@@ -559,5 +568,39 @@ void canal__streams_dispose(struct canal_worker *w);
  * or, with none or no app (NULL), to stderr with a time stamp. */
 void canal__log(const canal_app_t *app, canal_log_level_t level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* jwt.c: the JWT verifier (a canal_auth_jwt() scheme's) and strict base64 */
+struct canal__jwt_key {
+    canal_jwt_alg_t alg;
+    unsigned char *secret; /* HS256 */
+    size_t secret_len;
+    EVP_PKEY *pkey;        /* RS256, ES256 */
+};
+struct canal__jwt {
+    struct canal__jwt_key keys[CANAL_JWT_MAX_KEYS];
+    size_t nkeys;
+    char *issuer, *audience, *roles_claim;
+    unsigned leeway;
+};
+int canal__jwt_init(struct canal__jwt *j, const canal_jwt_config_t *cfg, canal_error_info_t *err);
+void canal__jwt_dispose(struct canal__jwt *j);
+/* NULL and *claims (a new reference) when tok is valid at now; else why not (static text in
+ * RFC 6750 error_description characters) */
+const char *canal__jwt_verify(const struct canal__jwt *j, const char *tok, size_t len, int64_t now, json_t **claims);
+/* decodes base64 (url: unpadded base64url; else padded standard base64), refusing other
+ * spellings; out has room for n bytes. 0 or -1 */
+int canal__b64_decode(const char *s, size_t n, int url, unsigned char *out, size_t *outlen);
+/* auth.c: the scheme and credentials of an Authorization field value ("Bearer abc"): the
+ * scheme's name and what follows 1*SP (cred.base NULL: no space after the name) */
+void canal__auth_split(canal_str_t value, canal_str_t *scheme, canal_str_t *cred);
+/* auth.c: 1 if the request is not allowed by its endpoint's policy (the 401/403/400 is set) */
+int canal__policy_refused(canal_req_t *req);
+/* auth.c: settles every endpoint's policy (canal_app_start()) */
+void canal__policies_settle(canal_app_t *app);
+/* auth.c: 1 if policy may be attached (NULL, anonymous, or with a scheme) */
+int canal__policy_valid(const canal_policy_t *policy);
+/* auth.c, for openapi.c: a scheme's name and its securitySchemes entry (a new reference) */
+const char *canal__auth_name(const canal_auth_t *a);
+json_t *canal__auth_openapi_scheme(const canal_auth_t *a);
 
 #endif

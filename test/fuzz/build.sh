@@ -32,7 +32,7 @@ set -eu
 cd "$(dirname "$0")/../.."
 CLANG=${CLANG:-clang}
 OUT=build/fuzz
-ALL="template match link json binding query proxy ws cookie"
+ALL="template match link json binding query proxy ws cookie jwt"
 TARGETS=${FUZZ_TARGETS:-$ALL}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -Ilib"
@@ -73,6 +73,11 @@ for t in $TARGETS; do
     template | match | link)
         # shellcheck disable=SC2086
         "$CLANG" $CFLAGS $SAN -fsanitize=fuzzer "test/fuzz/fuzz_$t.c" $ROUTER_OBJ -o "$OUT/fuzz_$t" ;;
+    jwt)
+        # jwt.c alone, with the error helpers
+        # shellcheck disable=SC2086
+        "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_jwt.c lib/server/jwt.c lib/common/error.c \
+            $DEP_LIBS -o "$OUT/fuzz_jwt" ;;
     json)
         # json.c alone; its pool allocations are wrapped (see fuzz_json.c)
         # shellcheck disable=SC2086
@@ -108,6 +113,7 @@ flags_of() {
     proxy) echo "-dict=test/fuzz/proxy.dict -max_len=2048" ;;
     ws) echo "-dict=test/fuzz/ws.dict -max_len=8192" ;;
     cookie) echo "-dict=test/fuzz/cookie.dict -max_len=4096" ;;
+    jwt) echo "-dict=test/fuzz/jwt.dict -max_len=8192" ;;
     esac
 }
 

@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The JWT verifier (RFC 7519 on RFC 7515's compact serialization) and strict base64.
+ *
+ * One token is checked in one pass, in this order, and the first fault refuses it: length;
+ * three segments of unpadded base64url whose unused bits are zero (so a token has exactly one
+ * spelling); the header, a JSON object (jansson, duplicate names refused); its "alg", which
+ * must name a configured key (the key fixes the algorithm: the token only says which of the
+ * configured keys to use, and kid/jku/x5u/jwk/x5c are never looked at); no "crit", no "b64";
+ * the signature over the first two segments as sent; then the payload's claims. The reason
+ * given back is a short static text in the characters RFC 6750 3 allows in error_description.
+ *
+ * Keys are EVP_PKEYs loaded once at start-up and only read afterwards; each verification makes
+ * its own EVP_MD_CTX, so worker threads verify at once without a lock.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <openssl/crypto.h>
+#include <openssl/ec.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include "server_internal.h"
+
+/* ---- base64 ---- */
+
+static int b64_value(unsigned char c, int url)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == (url ? '-' : '+'))
+        return 62;
+    if (c == (url ? '_' : '/'))
+        return 63;
+    return -1;
+}
+
+int canal__b64_decode(const char *s, size_t n, int url, unsigned char *out, size_t *outlen)
+{
+    if (!url) { /* RFC 4648 4 with its padding: whole quanta, '=' only at the end */
+        if (n % 4 != 0)
+            return -1;
+        if (n > 0 && s[n - 1] == '=')
+            n--;
+        if (n > 0 && s[n - 1] == '=')
+            n--;
+    }
+    if (n % 4 == 1)
+        return -1;
+    size_t o = 0;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < n; i++) {
+        int v = b64_value((unsigned char)s[i], url);
+        if (v < 0)
+            return -1;
+        acc = (acc << 6) | (uint32_t)v;
+        if ((bits += 6) >= 8) {
+            bits -= 8;
+            out[o++] = (unsigned char)(acc >> bits);
+        }
+    }
+    if ((acc & ((1u << bits) - 1)) != 0)
+        return -1; /* bits past the last byte: another spelling of the same bytes */
+    *outlen = o;
+    return 0;
+}
+
+/* ---- keys ---- */
+
+static int is_der_key(const unsigned char *s, size_t n)
+{
+    const unsigned char *p = s;
+    EVP_PKEY *k = n > 0 && s[0] == 0x30 ? d2i_PUBKEY(NULL, &p, (long)n) : NULL;
+    EVP_PKEY_free(k);
+    return k != NULL;
+}
+
+static int load_key(struct canal__jwt_key *k, const canal_jwt_key_t *c, canal_error_info_t *err)
+{
+    k->alg = c->alg;
+    if (c->alg == CANAL_JWT_HS256) {
+        if (c->secret == NULL || c->secret_len < 32)
+            return canal_error_set(err, CANAL_EINVAL, 0, "HS256: the secret needs at least 32 bytes (RFC 7518 3.2)");
+        if (memmem(c->secret, c->secret_len, "-----BEGIN", 10) != NULL || is_der_key(c->secret, c->secret_len))
+            return canal_error_set(err, CANAL_EINVAL, 0, "HS256: the secret is a PEM or DER key, not a secret");
+        if ((k->secret = malloc(c->secret_len)) == NULL)
+            return canal_error_set(err, CANAL_ENOMEM, 0, NULL);
+        memcpy(k->secret, c->secret, c->secret_len);
+        k->secret_len = c->secret_len;
+        return 0;
+    }
+    if (c->alg != CANAL_JWT_RS256 && c->alg != CANAL_JWT_ES256)
+        return canal_error_set(err, CANAL_EINVAL, 0, "unknown JWT algorithm %d", (int)c->alg);
+    const char *alg = c->alg == CANAL_JWT_RS256 ? "RS256" : "ES256";
+    FILE *f = c->pem_file ? fopen(c->pem_file, "r") : NULL;
+    if (f == NULL)
+        return canal_error_set(err, CANAL_EINVAL, 0, "%s: cannot read the key file %s", alg, c->pem_file ? c->pem_file : "(none)");
+    k->pkey = PEM_read_PUBKEY(f, NULL, NULL, NULL);
+    fclose(f);
+    if (k->pkey == NULL)
+        return canal_error_set(err, CANAL_EINVAL, 0, "%s: %s holds no \"BEGIN PUBLIC KEY\" block", alg, c->pem_file);
+    if (c->alg == CANAL_JWT_RS256 && (EVP_PKEY_get_base_id(k->pkey) != EVP_PKEY_RSA || EVP_PKEY_get_bits(k->pkey) < 2048))
+        return canal_error_set(err, CANAL_EINVAL, 0, "RS256: %s is not an RSA key of 2048 bits or more", c->pem_file);
+    if (c->alg == CANAL_JWT_ES256) {
+        char group[32] = "";
+        size_t glen;
+        if (EVP_PKEY_get_base_id(k->pkey) != EVP_PKEY_EC ||
+            EVP_PKEY_get_group_name(k->pkey, group, sizeof(group), &glen) != 1 || strcmp(group, "prime256v1") != 0)
+            return canal_error_set(err, CANAL_EINVAL, 0, "ES256: %s is not a P-256 key", c->pem_file);
+    }
+    return 0;
+}
+
+void canal__jwt_dispose(struct canal__jwt *j)
+{
+    for (size_t i = 0; i < CANAL_JWT_MAX_KEYS; i++) {
+        free(j->keys[i].secret);
+        EVP_PKEY_free(j->keys[i].pkey);
+    }
+    free(j->issuer);
+    free(j->audience);
+    free(j->roles_claim);
+    memset(j, 0, sizeof(*j));
+}
+
+int canal__jwt_init(struct canal__jwt *j, const canal_jwt_config_t *cfg, canal_error_info_t *err)
+{
+    *j = (struct canal__jwt){0};
+    int rc = 0;
+    if (cfg->issuer == NULL || cfg->audience == NULL)
+        rc = canal_error_set(err, CANAL_EINVAL, 0, "a JWT scheme needs an issuer and an audience");
+    else if (cfg->leeway > CANAL_JWT_MAX_LEEWAY)
+        rc = canal_error_set(err, CANAL_EINVAL, 0, "the JWT leeway is at most %d s", CANAL_JWT_MAX_LEEWAY);
+    for (size_t i = 0; rc == 0 && i < CANAL_JWT_MAX_KEYS && cfg->keys[i].alg != CANAL_JWT_NONE; i++) {
+        for (size_t k = 0; k < i; k++)
+            if (cfg->keys[k].alg == cfg->keys[i].alg)
+                rc = canal_error_set(err, CANAL_EINVAL, 0, "two JWT keys for one algorithm");
+        if (rc == 0 && (rc = load_key(&j->keys[i], &cfg->keys[i], err)) == 0)
+            j->nkeys++;
+    }
+    if (rc == 0 && j->nkeys == 0)
+        rc = canal_error_set(err, CANAL_EINVAL, 0, "a JWT scheme needs a key");
+    if (rc == 0) {
+        j->issuer = strdup(cfg->issuer);
+        j->audience = strdup(cfg->audience);
+        j->roles_claim = strdup(cfg->roles_claim ? cfg->roles_claim : "roles");
+        j->leeway = cfg->leeway;
+        if (j->issuer == NULL || j->audience == NULL || j->roles_claim == NULL)
+            rc = canal_error_set(err, CANAL_ENOMEM, 0, NULL);
+    }
+    if (rc != 0)
+        canal__jwt_dispose(j);
+    return rc;
+}
+
+/* ---- signatures ---- */
+
+static int verify_hs256(const struct canal__jwt_key *k, const char *in, size_t n, const unsigned char *sig, size_t slen)
+{
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    unsigned int mlen = 0;
+    if (slen != 32 || HMAC(EVP_sha256(), k->secret, (int)k->secret_len, (const unsigned char *)in, n, mac, &mlen) == NULL)
+        return 0;
+    return mlen == 32 && CRYPTO_memcmp(mac, sig, 32) == 0;
+}
+
+static int verify_evp(EVP_PKEY *key, const char *in, size_t n, const unsigned char *sig, size_t slen)
+{
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    int ok = md != NULL && EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, key) == 1 &&
+             EVP_DigestVerify(md, sig, slen, (const unsigned char *)in, n) == 1;
+    EVP_MD_CTX_free(md);
+    return ok;
+}
+
+/* ES256 signs R||S, 32 bytes each (RFC 7518 3.4); OpenSSL verifies DER: the pair is re-encoded.
+ * A DER signature sent as such is 70-72 bytes and refused by its length. OpenSSL refuses r or
+ * s of 0 or at least the group order. */
+static int verify_es256(EVP_PKEY *key, const char *in, size_t n, const unsigned char *sig, size_t slen)
+{
+    if (slen != 64)
+        return 0;
+    ECDSA_SIG *es = ECDSA_SIG_new();
+    BIGNUM *r = BN_bin2bn(sig, 32, NULL), *s = BN_bin2bn(sig + 32, 32, NULL);
+    unsigned char *der = NULL;
+    int ok = 0;
+    if (es != NULL && r != NULL && s != NULL && ECDSA_SIG_set0(es, r, s) == 1) {
+        r = s = NULL; /* es owns them */
+        int dlen = i2d_ECDSA_SIG(es, &der);
+        ok = dlen > 0 && verify_evp(key, in, n, der, (size_t)dlen);
+    }
+    OPENSSL_free(der);
+    BN_free(r);
+    BN_free(s);
+    ECDSA_SIG_free(es);
+    return ok;
+}
+
+/* ---- claims ---- */
+
+static int str_is(const json_t *v, const char *want)
+{
+    size_t n = strlen(want);
+    return json_is_string(v) && json_string_length(v) == n && memcmp(json_string_value(v), want, n) == 0;
+}
+
+static const char *check_claims(const struct canal__jwt *j, const json_t *c, int64_t now)
+{
+    const json_t *exp = json_object_get(c, "exp"), *nbf = json_object_get(c, "nbf"),
+                 *iat = json_object_get(c, "iat"), *aud = json_object_get(c, "aud"),
+                 *sub = json_object_get(c, "sub");
+    double lee = (double)j->leeway, t = (double)now;
+    if (!json_is_number(exp))
+        return "exp missing or not a number";
+    if (json_number_value(exp) <= t - lee)
+        return "the token has expired";
+    if (nbf != NULL && (!json_is_number(nbf) || json_number_value(nbf) > t + lee))
+        return "the token is not valid yet (nbf)";
+    if (iat != NULL && (!json_is_number(iat) || json_number_value(iat) > t + lee))
+        return "the token was issued in the future (iat)";
+    if (!str_is(json_object_get(c, "iss"), j->issuer))
+        return "wrong issuer";
+    int aud_ok = str_is(aud, j->audience);
+    if (json_is_array(aud)) {
+        size_t i;
+        json_t *v;
+        json_array_foreach(aud, i, v)
+        {
+            if (!json_is_string(v))
+                return "aud holds something else than strings";
+            aud_ok |= str_is(v, j->audience);
+        }
+    }
+    if (!aud_ok)
+        return "wrong audience";
+    if (!json_is_string(sub) || json_string_length(sub) == 0)
+        return "sub missing or not a string";
+    return NULL;
+}
+
+/* ---- a token ---- */
+
+static json_t *load_object(const unsigned char *s, size_t n)
+{
+    json_t *v = json_loadb((const char *)s, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, NULL);
+    if (v != NULL && !json_is_object(v)) {
+        json_decref(v);
+        v = NULL;
+    }
+    return v;
+}
+
+const char *canal__jwt_verify(const struct canal__jwt *j, const char *tok, size_t len, int64_t now, json_t **claims)
+{
+    *claims = NULL;
+    if (len > CANAL_JWT_MAX_LENGTH)
+        return "the token is too long";
+    const char *d1 = memchr(tok, '.', len);
+    const char *d2 = d1 ? memchr(d1 + 1, '.', (size_t)(tok + len - d1 - 1)) : NULL;
+    if (d2 == NULL || memchr(d2 + 1, '.', (size_t)(tok + len - d2 - 1)) != NULL)
+        return "not a JWS compact serialization (three segments)";
+    unsigned char buf[CANAL_JWT_MAX_LENGTH];
+    size_t hlen, plen, slen;
+    unsigned char *h = buf, *p, *s;
+    if (canal__b64_decode(tok, (size_t)(d1 - tok), 1, h, &hlen) != 0)
+        return "the header is not unpadded base64url";
+    p = h + hlen;
+    if (canal__b64_decode(d1 + 1, (size_t)(d2 - d1 - 1), 1, p, &plen) != 0)
+        return "the payload is not unpadded base64url";
+    s = p + plen;
+    if (canal__b64_decode(d2 + 1, (size_t)(tok + len - d2 - 1), 1, s, &slen) != 0)
+        return "the signature is not unpadded base64url";
+
+    json_t *hdr = load_object(h, hlen);
+    if (hdr == NULL)
+        return "the header is not a JSON object";
+    const json_t *alg = json_object_get(hdr, "alg");
+    canal_jwt_alg_t a = str_is(alg, "HS256") ? CANAL_JWT_HS256
+                        : str_is(alg, "RS256") ? CANAL_JWT_RS256
+                        : str_is(alg, "ES256") ? CANAL_JWT_ES256
+                                               : CANAL_JWT_NONE;
+    int crit = json_object_get(hdr, "crit") != NULL || json_object_get(hdr, "b64") != NULL;
+    json_decref(hdr);
+    const struct canal__jwt_key *k = NULL;
+    for (size_t i = 0; a != CANAL_JWT_NONE && i < j->nkeys; i++)
+        if (j->keys[i].alg == a)
+            k = &j->keys[i];
+    if (k == NULL)
+        return "the algorithm is not accepted here";
+    if (crit)
+        return "crit and b64 are not understood";
+    size_t signed_len = (size_t)(d2 - tok);
+    int ok = a == CANAL_JWT_HS256   ? verify_hs256(k, tok, signed_len, s, slen)
+             : a == CANAL_JWT_RS256 ? verify_evp(k->pkey, tok, signed_len, s, slen)
+                                    : verify_es256(k->pkey, tok, signed_len, s, slen);
+    if (!ok)
+        return "bad signature";
+    json_t *c = load_object(p, plen);
+    if (c == NULL)
+        return "the payload is not a JSON object";
+    const char *why = check_claims(j, c, now);
+    if (why != NULL) {
+        json_decref(c);
+        return why;
+    }
+    *claims = c;
+    return NULL;
+}

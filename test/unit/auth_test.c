@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The JWT verifier (lib/server/jwt.c) on tokens made by an independent implementation,
+ * Debian's python3-jwt (PyJWT), at a fixed "now"; keys made by openssl. (HS256 keyed with the
+ * RS256 public key, which PyJWT refuses to make, is built by hand in test/e2e/auth.sh.) The HTTP side (the
+ * Authorization field, challenges, 401/403/400, API key and Basic) is test/e2e/auth.sh.
+ */
+#include "test.h"
+#include "server/server_internal.h"
+
+#define NOW 1700000000
+static char dir[] = "/tmp/canal-auth-test.XXXXXX";
+static struct canal__jwt hs, rs, es;
+
+/* A token from PyJWT: alg, the key file, then JSON merged into the standard claims. */
+static char *pyjwt(const char *alg, const char *keyfile, const char *extra)
+{
+    char cmd[4096], *out = calloc(1, 16384);
+    snprintf(cmd, sizeof(cmd),
+             "/usr/bin/python3 -c 'import jwt, json, sys\n"
+             "c = {\"iss\": \"https://issuer.test\", \"aud\": \"canal-test\", \"sub\": \"u\", \"exp\": %d, \"iat\": %d}\n"
+             "c.update(json.loads(sys.argv[3]))\n"
+             "print(jwt.encode({k: v for k, v in c.items() if v is not None}, open(sys.argv[2], \"rb\").read(), sys.argv[1]))' %s %s/%s '%s'",
+             NOW + 300, NOW, alg, dir, keyfile, extra);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    assert_non_null(fgets(out, 16384, p));
+    pclose(p);
+    out[strcspn(out, "\n")] = '\0';
+    return out;
+}
+
+static const char *verify(const struct canal__jwt *j, const char *tok)
+{
+    json_t *claims = NULL;
+    const char *why = canal__jwt_verify(j, tok, strlen(tok), NOW, &claims);
+    assert_true(why != NULL ? claims == NULL : json_is_object(claims));
+    json_decref(claims);
+    return why;
+}
+
+static int setup(void **state)
+{
+    char cmd[1024];
+    assert_non_null(mkdtemp(dir));
+    snprintf(cmd, sizeof(cmd),
+             "cd %s && printf 0123456789abcdef0123456789abcdef > hs && "
+             "openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out rsa 2>/dev/null && "
+             "openssl pkey -in rsa -pubout -out rsa.pub && "
+             "openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out ec 2>/dev/null && "
+             "openssl pkey -in ec -pubout -out ec.pub", dir);
+    assert_int_equal(system(cmd), 0);
+    char rsp[256], esp[256];
+    snprintf(rsp, sizeof(rsp), "%s/rsa.pub", dir);
+    snprintf(esp, sizeof(esp), "%s/ec.pub", dir);
+    canal_jwt_config_t c = {.issuer = "https://issuer.test", .audience = "canal-test", .leeway = 30};
+    c.keys[0] = (canal_jwt_key_t){.alg = CANAL_JWT_HS256, .secret = "0123456789abcdef0123456789abcdef", .secret_len = 32};
+    assert_int_equal(canal__jwt_init(&hs, &c, NULL), 0);
+    c.keys[0] = (canal_jwt_key_t){.alg = CANAL_JWT_RS256, .pem_file = rsp};
+    assert_int_equal(canal__jwt_init(&rs, &c, NULL), 0);
+    c.keys[0] = (canal_jwt_key_t){.alg = CANAL_JWT_ES256, .pem_file = esp};
+    assert_int_equal(canal__jwt_init(&es, &c, NULL), 0);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char cmd[256];
+    canal__jwt_dispose(&hs);
+    canal__jwt_dispose(&rs);
+    canal__jwt_dispose(&es);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    return system(cmd);
+}
+
+/* Each algorithm verifies its own tokens, and only its own. */
+static void test_algorithms(void **state)
+{
+    char *h = pyjwt("HS256", "hs", "{}"), *r = pyjwt("RS256", "rsa", "{}"), *e = pyjwt("ES256", "ec", "{}");
+    assert_null(verify(&hs, h));
+    assert_null(verify(&rs, r));
+    assert_null(verify(&es, e));
+    assert_non_null(verify(&hs, r));
+    assert_non_null(verify(&rs, h));
+    assert_non_null(verify(&rs, e));
+    assert_non_null(verify(&es, r));
+    free(h), free(r), free(e);
+}
+
+static void test_claims(void **state)
+{
+    static const struct {
+        const char *extra, *why;
+    } cases[] = {
+        {"{\"exp\": 1699999970}", "the token has expired"},          /* exp = now - leeway */
+        {"{\"exp\": 1699999971}", NULL},                             /* within the leeway */
+        {"{\"exp\": null}", "exp missing or not a number"},
+        {"{\"exp\": \"1800000000\"}", "exp missing or not a number"},
+        {"{\"nbf\": 1700000031}", "the token is not valid yet (nbf)"},
+        {"{\"nbf\": 1700000030}", NULL},
+        {"{\"iat\": 1700000300}", "the token was issued in the future (iat)"},
+        {"{\"iss\": \"https://issuer.test/\"}", "wrong issuer"},
+        {"{\"iss\": \"https://issuer.tes\"}", "wrong issuer"},
+        {"{\"iss\": \"HTTPS://issuer.test\"}", "wrong issuer"},
+        {"{\"aud\": [\"a\", \"canal-test\"]}", NULL},
+        {"{\"aud\": [\"a\", 1, \"canal-test\"]}", "aud holds something else than strings"},
+        {"{\"aud\": \"canal-tes\"}", "wrong audience"},
+        {"{\"aud\": null}", "wrong audience"},
+        {"{\"sub\": null}", "sub missing or not a string"},
+        {"{\"sub\": 7}", "sub missing or not a string"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *t = pyjwt("HS256", "hs", cases[i].extra);
+        const char *why = verify(&hs, t);
+        if (cases[i].why == NULL)
+            assert_null(why);
+        else
+            assert_string_equal(why, cases[i].why);
+        free(t);
+    }
+}
+
+/* Hand-made variations of a good token: the signature stripped, changed, a DER ES256 one,
+ * padding, a fourth segment, alg none, a huge token. */
+static void test_malformed(void **state)
+{
+    char *t = pyjwt("HS256", "hs", "{}"), buf[16384];
+    char *dot = strrchr(t, '.');
+    snprintf(buf, sizeof(buf), "%.*s.", (int)(dot - t), t);
+    assert_string_equal(verify(&hs, buf), "bad signature");
+    snprintf(buf, sizeof(buf), "%s=", t);
+    assert_non_null(verify(&hs, buf));
+    snprintf(buf, sizeof(buf), "%s.", t);
+    assert_non_null(verify(&hs, buf));
+    snprintf(buf, sizeof(buf), "%s", t);
+    buf[strlen(buf) - 2] ^= 1;
+    assert_non_null(verify(&hs, buf));
+    /* {"alg":"none"} and {"alg":"NONE"} with the good payload and no signature */
+    snprintf(buf, sizeof(buf), "eyJhbGciOiJub25lIn0.%.*s.", (int)(dot - strchr(t, '.') - 1), strchr(t, '.') + 1);
+    assert_string_equal(verify(&hs, buf), "the algorithm is not accepted here");
+    snprintf(buf, sizeof(buf), "eyJhbGciOiJOT05FIn0.%.*s.", (int)(dot - strchr(t, '.') - 1), strchr(t, '.') + 1);
+    assert_string_equal(verify(&hs, buf), "the algorithm is not accepted here");
+    char *huge = malloc(CANAL_JWT_MAX_LENGTH + 2);
+    memset(huge, 'a', CANAL_JWT_MAX_LENGTH + 1);
+    huge[CANAL_JWT_MAX_LENGTH + 1] = '\0';
+    assert_string_equal(verify(&hs, huge), "the token is too long");
+    free(huge);
+    free(t);
+}
+
+static void test_base64(void **state)
+{
+    unsigned char out[16];
+    size_t n;
+    assert_int_equal(canal__b64_decode("YWI", 3, 1, out, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(canal__b64_decode("YWJ", 3, 1, out, &n), -1);  /* unused bits set */
+    assert_int_equal(canal__b64_decode("YWI=", 4, 1, out, &n), -1); /* padded base64url */
+    assert_int_equal(canal__b64_decode("YWI=", 4, 0, out, &n), 0);
+    assert_int_equal(canal__b64_decode("YWI", 3, 0, out, &n), -1);  /* Basic is padded */
+    assert_int_equal(canal__b64_decode("Y", 1, 1, out, &n), -1);
+    assert_int_equal(canal__b64_decode("+/8=", 4, 0, out, &n), 0);
+    assert_int_equal(canal__b64_decode("-_8", 3, 1, out, &n), 0);
+    assert_int_equal(canal__b64_decode("+/8", 3, 1, out, &n), -1);
+}
+
+static void test_config(void **state)
+{
+    struct canal__jwt j;
+    canal_error_info_t err;
+    canal_jwt_config_t c = {.issuer = "i", .audience = "a"};
+    c.keys[0] = (canal_jwt_key_t){.alg = CANAL_JWT_HS256, .secret = "short", .secret_len = 5};
+    assert_int_equal(canal__jwt_init(&j, &c, &err), CANAL_EINVAL);
+    c.keys[0] = (canal_jwt_key_t){.alg = CANAL_JWT_HS256, .secret = "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0B", .secret_len = 47};
+    assert_int_equal(canal__jwt_init(&j, &c, &err), CANAL_EINVAL);
+    c.keys[0] = (canal_jwt_key_t){.alg = CANAL_JWT_RS256, .pem_file = "/nonexistent"};
+    assert_int_equal(canal__jwt_init(&j, &c, &err), CANAL_EINVAL);
+    c.keys[0] = (canal_jwt_key_t){.alg = CANAL_JWT_HS256, .secret = "0123456789abcdef0123456789abcdef", .secret_len = 32};
+    c.leeway = 61;
+    assert_int_equal(canal__jwt_init(&j, &c, &err), CANAL_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_algorithms), cmocka_unit_test(test_claims),
+        cmocka_unit_test(test_malformed),  cmocka_unit_test(test_base64),    cmocka_unit_test(test_config),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
