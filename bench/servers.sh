@@ -24,6 +24,16 @@ server_cmd() { # name port threads
         # of open connections (10,000 a worker by default) is set to nginx's worker_connections
         # below: at 10,000 connections the default cap was reached while the warm-up's
         # connections were still closing, and new ones waited in the listen backlog.
+    canal-acclog)
+        # bench/ir's comparisons: the router with its access log (CLF, to a file) on, and
+        # with what production leaves on (access log, metrics, request IDs)
+        printf '%s\n' "$TOP/build/bin/canal-demo" --mode router --host 127.0.0.1 --port "$port" \
+            --threads "$threads" --access-log "$OUT/access-$port.log" --env production --request-id off \
+            --metrics off --compress off --cors off --static-dir off --max-connections 30000 ;;
+    canal-production)
+        printf '%s\n' "$TOP/build/bin/canal-demo" --mode router --host 127.0.0.1 --port "$port" \
+            --threads "$threads" --access-log "$OUT/access-$port.log" --env production --request-id on \
+            --metrics on --compress off --cors off --static-dir off --max-connections 30000 ;;
     baseline | baseline-b)
         printf '%s\n' "$OUT/h2o-baseline" --host 127.0.0.1 --port "$port" --threads "$threads" \
             --data "$TOP/examples/demo/data/northwind.json" ;;

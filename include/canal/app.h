@@ -40,6 +40,12 @@ typedef enum canal_env {
     CANAL_ENV_DEVELOPMENT = 1 /**< errors answer an HTML page with the request's details */
 } canal_env_t;
 
+/** The access log's line format (canal_config_t.access_log_format; docs/operations.md). */
+typedef enum canal_access_log_format {
+    CANAL_ACCESS_LOG_CLF = 0, /**< Combined Log Format, plus the request ID with request IDs on */
+    CANAL_ACCESS_LOG_JSON = 1 /**< one JSON object a line */
+} canal_access_log_format_t;
+
 /** How much a message of canal's matters (canal_config_t.log). */
 typedef enum canal_log_level {
     CANAL_LOG_ERROR = 0, /**< something failed: a handler, a bind, a worker thread */
@@ -72,6 +78,7 @@ typedef struct canal_config {
     size_t max_query_params;   /**< most query parameters; over it 414 (default 256) */
     unsigned shutdown_timeout_ms; /**< graceful shutdown deadline for in-flight requests (10 s) */
     const char *access_log;    /**< NULL: no access log (default); "-": stdout; else a file */
+    canal_access_log_format_t access_log_format; /**< default CANAL_ACCESS_LOG_CLF */
     int no_signals;            /**< 0: canal_app_wait() stops on SIGINT/SIGTERM (default) */
     unsigned request_timeout_ms; /**< a deferred answer not given by then is a 504 (30 s) */
     unsigned offload_threads;  /**< threads of the blocking-work pool (default 4) */
@@ -320,6 +327,7 @@ CANAL_API int canal_app_start(canal_app_t *app);
 
 /**
  * Blocks until the app is stopped (canal_app_stop(), or SIGINT/SIGTERM unless no_signals),
+ * meanwhile reopening the access log on SIGUSR1 (canal_app_reopen_log(); unless no_signals),
  * then shuts down gracefully: readiness turns 503 at once (canal_app_draining()); for
  * shutdown_delay_ms the app goes on listening and serving (a second stop ends that wait);
  * then it stops accepting, lets in-flight requests finish within the shutdown timeout,
@@ -333,6 +341,16 @@ CANAL_API int canal_app_run(canal_app_t *app);
 
 /** Asks a running app to stop. Safe from any thread and from a signal handler. */
 CANAL_API void canal_app_stop(canal_app_t *app);
+
+/**
+ * Asks a running app to reopen its access log file by its path (after logrotate moved it):
+ * the next write of any worker opens the path anew (created with mode 0644 if it is not
+ * there) and writes there from then on; no line is lost or split between the two files. If
+ * the path cannot be opened, the old file stays in use and the error is logged. No effect
+ * without an access log file (none, or stdout). Safe from any thread and from a signal
+ * handler; canal_app_wait() calls it on SIGUSR1 unless no_signals.
+ */
+CANAL_API void canal_app_reopen_log(canal_app_t *app);
 
 /** The port listener i is bound to (useful with port 0), or 0 before start or past the end. */
 CANAL_API uint16_t canal_app_port(const canal_app_t *app, size_t i);

@@ -69,6 +69,7 @@ canal_app_t *canal_app_create(const canal_config_t *cfg)
     app->cfg.listen = app->listen;
     app->cfg.unix_owner = app->unix_owner;
     app->stop_pipe[0] = app->stop_pipe[1] = -1;
+    app->acclog.fd = -1;
     if (app->host == NULL || (app->cfg.access_log != NULL && app->access_log == NULL) ||
         (app->cfg.trusted_proxies != NULL && app->trusted_proxies == NULL) ||
         (cfg != NULL && cfg->listen != NULL && app->listen == NULL) ||
@@ -155,8 +156,7 @@ void canal_app_destroy(canal_app_t *app)
     canal__sessions_free(app);
     if (app->hostconf != NULL)
         h2o_config_dispose(&app->globalconf);
-    if (app->logfh != NULL)
-        h2o_mem_release_shared(app->logfh);
+    canal__acclog_close(app);
     for (size_t i = 0; i < app->nlisteners; i++) {
         free(app->listeners[i].host);
         free(app->listeners[i].path);
@@ -165,8 +165,10 @@ void canal_app_destroy(canal_app_t *app)
             SSL_CTX_free(app->listeners[i].ssl_ctx);
     }
     free(app->listeners);
-    for (size_t k = 0; app->workers != NULL && k < app->nworkers; k++)
+    for (size_t k = 0; app->workers != NULL && k < app->nworkers; k++) {
         canal__worker_async_free(&app->workers[k]);
+        free(app->workers[k].acclog.data);
+    }
     free(app->workers);
     if (app->start_sync) {
         pthread_cond_destroy(&app->start_cond);
@@ -240,23 +242,9 @@ int canal_app_start(canal_app_t *app)
     for (size_t i = 0; i < app->nlisteners; i++)
         if (canal__listener_bind(app, &app->listeners[i]) != 0)
             goto fail;
-    if (app->cfg.access_log != NULL) {
-        const char *path = strcmp(app->cfg.access_log, "-") == 0 ? "/dev/stdout" : app->cfg.access_log;
-        /* Combined Log Format. Behind trusted proxies the address is the client's, which
-         * canal__on_req() puts in the request's environment; with request IDs, the ID
-         * follows, quoted (the answer's X-Request-Id). */
-        char fmt[160];
-        app->log_client = app->nproxies > 0;
-        snprintf(fmt, sizeof(fmt), "%s %%l %%u %%t \"%%r\" %%s %%b \"%%{Referer}i\" \"%%{User-agent}i\"%s",
-                 app->log_client ? "%{" CANAL__ENV_CLIENT "}e" : "%h",
-                 app->cfg.request_id ? " \"%{x-request-id}o\"" : "");
-        app->logfh = h2o_access_log_open_handle(path, fmt, H2O_LOGCONF_ESCAPE_APACHE);
-        if (app->logfh == NULL) {
-            canal__log(app, CANAL_LOG_ERROR, "cannot open the access log %s", path);
-            goto fail;
-        }
-        h2o_access_log_register(app->pathconf, app->logfh);
-    }
+    /* canal's path already has its logger (canal__on_req_done(), which writes the lines) */
+    if (app->cfg.access_log != NULL && app->acclog.fd < 0 && canal__acclog_open(app) != 0)
+        goto fail;
     signal(SIGPIPE, SIG_IGN);
     json_object_seed(0);
 
@@ -313,6 +301,8 @@ fail:
     for (size_t k = 0; app->workers != NULL && k < app->nworkers; k++) {
         struct canal_worker *w = &app->workers[k];
         canal__worker_async_free(w);
+        free(w->acclog.data);
+        w->acclog.data = NULL;
         free(w->socks);
         free(w->mslots);
         w->mslots = NULL;
@@ -331,8 +321,11 @@ static canal_app_t *volatile signal_app;
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    if (signal_app != NULL)
+    if (signal_app == NULL)
+        return;
+    if (sig == SIGUSR1)
+        canal_app_reopen_log(signal_app);
+    else
         canal_app_stop(signal_app);
 }
 
@@ -350,12 +343,16 @@ int canal_app_wait(canal_app_t *app)
     int expected = APP_STARTED;
     if (!atomic_compare_exchange_strong(&app->state, &expected, APP_STOPPING))
         return CANAL_ESTATE;
-    struct sigaction old_int, old_term, sa = {.sa_handler = on_signal};
+    /* SIGUSR1 (logrotate's postrotate), not SIGHUP: a hangup of the terminal a server was
+     * started from must not be taken for a request, and SIGHUP usually means "reload the
+     * configuration", which canal does not do */
+    struct sigaction old_int, old_term, old_usr1, sa = {.sa_handler = on_signal};
     sigemptyset(&sa.sa_mask);
     if (!app->cfg.no_signals) {
         signal_app = app;
         sigaction(SIGINT, &sa, &old_int);
         sigaction(SIGTERM, &sa, &old_term);
+        sigaction(SIGUSR1, &sa, &old_usr1);
     }
     struct pollfd pfd = {.fd = app->stop_pipe[0], .events = POLLIN};
     while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
@@ -398,6 +395,7 @@ int canal_app_wait(canal_app_t *app)
     if (!app->cfg.no_signals) {
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
+        sigaction(SIGUSR1, &old_usr1, NULL);
         signal_app = NULL;
     }
     for (size_t k = 0; k < app->nworkers; k++) {

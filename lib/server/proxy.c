@@ -284,10 +284,9 @@ int canal__client_from_headers(const canal_app_t *app, const struct canal_addr *
     return 1;
 }
 
-static int peer_addr(const canal_req_t *req, struct canal_addr *out)
+static int peer_addr(h2o_conn_t *conn, struct canal_addr *out)
 {
     struct sockaddr_storage ss;
-    h2o_conn_t *conn = req->h2o->conn;
     memset(out, 0, sizeof(*out));
     if (conn->callbacks->get_peername == NULL ||
         conn->callbacks->get_peername(conn, (struct sockaddr *)&ss) == 0)
@@ -308,46 +307,46 @@ static int peer_addr(const canal_req_t *req, struct canal_addr *out)
 }
 
 /* The values of every field with this name, in order, in request memory. */
-static size_t header_values(canal_req_t *req, const char *name, size_t nlen, canal_str_t **out)
+static size_t header_values(h2o_req_t *h, const char *name, size_t nlen, canal_str_t **out)
 {
-    const h2o_headers_t *hs = &req->h2o->headers;
+    const h2o_headers_t *hs = &h->headers;
     size_t n = 0;
     *out = NULL;
     for (ssize_t c = -1; (c = h2o_find_header_by_str(hs, name, nlen, c)) != -1;)
         n++;
     if (n == 0)
         return 0;
-    *out = canal_req_alloc(req, n * sizeof(**out));
+    *out = h2o_mem_alloc_pool(&h->pool, n * sizeof(**out));
     n = 0;
     for (ssize_t c = -1; (c = h2o_find_header_by_str(hs, name, nlen, c)) != -1;)
         (*out)[n++] = (canal_str_t){hs->entries[c].value.base, hs->entries[c].value.len};
     return n;
 }
 
+canal_str_t canal__client_addr(const canal_app_t *app, h2o_req_t *h)
+{
+    struct canal_addr peer, client;
+    if (peer_addr(h->conn, &peer) != 0)
+        return (canal_str_t){"-", 1}; /* not over IP */
+    client = peer;
+    if (app->nproxies > 0 && canal__proxies_trust(app, &peer)) {
+        canal_str_t *fwd, *xff = NULL;
+        size_t nfwd = header_values(h, H2O_STRLIT("forwarded"), &fwd), nxff = 0;
+        if (nfwd == 0)
+            nxff = header_values(h, H2O_STRLIT("x-forwarded-for"), &xff);
+        canal__client_from_headers(app, &peer, fwd, nfwd, xff, nxff, &client);
+    }
+    if (client.family == 0) /* the unix socket's peer itself: no address to give */
+        return (canal_str_t){"-", 1};
+    char *text = h2o_mem_alloc_pool(&h->pool, INET6_ADDRSTRLEN);
+    inet_ntop(client.family == 4 ? AF_INET : AF_INET6, client.bytes, text, INET6_ADDRSTRLEN);
+    return (canal_str_t){text, strlen(text)};
+}
+
 canal_str_t canal_req_client_addr(canal_req_t *req)
 {
-    if (req->client_addr.base != NULL)
-        return req->client_addr;
-    struct canal_addr peer, client;
-    if (peer_addr(req, &peer) != 0) {
-        req->client_addr = (canal_str_t){"-", 1}; /* not over IP */
-        return req->client_addr;
-    }
-    client = peer;
-    if (req->app->nproxies > 0 && canal__proxies_trust(req->app, &peer)) {
-        canal_str_t *fwd, *xff = NULL;
-        size_t nfwd = header_values(req, H2O_STRLIT("forwarded"), &fwd), nxff = 0;
-        if (nfwd == 0)
-            nxff = header_values(req, H2O_STRLIT("x-forwarded-for"), &xff);
-        canal__client_from_headers(req->app, &peer, fwd, nfwd, xff, nxff, &client);
-    }
-    if (client.family == 0) { /* the unix socket's peer itself: no address to give */
-        req->client_addr = (canal_str_t){"-", 1};
-        return req->client_addr;
-    }
-    char *text = canal_req_alloc(req, INET6_ADDRSTRLEN);
-    inet_ntop(client.family == 4 ? AF_INET : AF_INET6, client.bytes, text, INET6_ADDRSTRLEN);
-    req->client_addr = (canal_str_t){text, strlen(text)};
+    if (req->client_addr.base == NULL)
+        req->client_addr = canal__client_addr(req->app, req->h2o);
     return req->client_addr;
 }
 
@@ -383,7 +382,7 @@ canal_str_t canal_req_id(canal_req_t *req)
         ssize_t c = h2o_find_header_by_str(&req->h2o->headers, H2O_STRLIT("x-request-id"), -1);
         struct canal_addr peer;
         if (c != -1 && id_ok(req->h2o->headers.entries[c].value.base, req->h2o->headers.entries[c].value.len) &&
-            peer_addr(req, &peer) == 0 && canal__proxies_trust(app, &peer)) {
+            peer_addr(req->h2o->conn, &peer) == 0 && canal__proxies_trust(app, &peer)) {
             req->id = (canal_str_t){req->h2o->headers.entries[c].value.base, req->h2o->headers.entries[c].value.len};
             return req->id;
         }

@@ -68,8 +68,10 @@ void canal__on_req_done(h2o_logger_t *self, h2o_req_t *h)
 {
     struct canal_worker *w = H2O_STRUCT_FROM_MEMBER(struct canal_worker, ctx, h->conn->ctx);
     canal_req_t *req = canal__reqmap_take(&w->reqs, h);
+    if (w->acclog.data != NULL)
+        canal__acclog_add(w, h, req); /* every answer's line, before anything of it goes */
     if (req == NULL)
-        return; /* not one of canal's, or answered untracked (canal__reqmap_put failed) */
+        return; /* a static file, libh2o's own answer, or answered untracked (canal__reqmap_put failed) */
     if (w->app->metrics != NULL)
         canal__metrics_record(req);
     if (req->pending != NULL)
@@ -369,11 +371,6 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
     atomic_fetch_add(&w->inflight, 1);
     canal__worker_touch(w);
 
-    if (app->log_client) {
-        /* the access log's address: the client behind the trusted proxies */
-        canal_str_t c = canal_req_client_addr(req);
-        *h2o_req_getenv(h, H2O_STRLIT(CANAL__ENV_CLIENT), 1) = h2o_iovec_init(c.base, c.len);
-    }
     size_t header_bytes = 0;
     int folded = 0;
     for (size_t i = 0; i < h->headers.size; i++) {

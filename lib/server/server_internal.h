@@ -13,6 +13,7 @@
  *   stream.c     streamed answers (backpressure, idle limit, shutdown); sse.c  event streams
  *   websocket.c  WebSocket routes, sockets and groups (ws_frame.c: canal's frame checks)
  *   json.c       the JSON writer;  log.c  the log callback;  proxy.c  trusted proxies, IDs
+ *   acclog.c     the access log: per-worker buffers, flushes, reopen (acclog_line.c: formats)
  *   health.c     liveness and readiness;  metrics.c  Prometheus metrics
  *   timer.c      periodic callbacks on worker 0's loop (canal_app_every())
  *   ops.c        static.c, compress.c, cors.c: the parts behind canal/ops.h
@@ -220,6 +221,13 @@ struct canal_worker {
     atomic_ullong ws_opened, ws_received, ws_sent, ws_dropped;
     struct canal__mslot *mslots;   /* metrics.c: this worker's counters, one slot per route */
     struct canal_reqmap reqs;      /* req.c: the requests being handled */
+    struct {                       /* acclog.c: lines not yet written */
+        char *data;                /* CANAL__ACCLOG_BUF bytes; NULL: no access log */
+        size_t len;
+        h2o_timeout_t timeout;     /* a second after the first line of a buffer: written */
+        h2o_timeout_entry_t entry;
+        int timed;                 /* the timer exists (the worker's loop runs) */
+    } acclog;
     /* shutdown state, worker only (done: written by the worker, read by canal_app_wait) */
     int stopping, exit;
     atomic_int done;
@@ -263,7 +271,15 @@ struct canal_app {
     h2o_globalconf_t globalconf;
     h2o_hostconf_t *hostconf;
     h2o_pathconf_t *pathconf;
-    h2o_access_log_filehandle_t *logfh;
+    struct canal__acclog {        /* acclog.c */
+        int fd;                   /* -1: no access log */
+        char *path;               /* the file to reopen; NULL for stdout */
+        int json;                 /* JSON lines, else CLF */
+        pthread_mutex_t lock;     /* one write() at a time, and a reopen between two */
+        int lock_ready;
+        int failing;              /* under lock: the last write failed (said once) */
+        atomic_int reopen;        /* canal_app_reopen_log() asked for one */
+    } acclog;
     struct canal_listener *listeners;
     size_t nlisteners;
     struct canal_worker *workers;
@@ -274,7 +290,6 @@ struct canal_app {
     atomic_int draining;          /* 1 once a stop was asked for: readiness answers 503 */
     struct canal_cidr *proxies;   /* parsed trusted_proxies */
     size_t nproxies;
-    int log_client;               /* the access log's address is canal's client address */
     char id_prefix[10];           /* "5f3a09c1-": this process's request ID prefix */
     atomic_int force;             /* a second stop: workers leave without draining */
     struct canal__ops *ops;       /* ops.c: static paths, compression, CORS; NULL if unused */
@@ -300,6 +315,21 @@ struct canal_app {
     size_t ntimers;
     atomic_int timers_stopped;    /* set by canal_app_stop(): no timer calls the app after it */
 };
+
+/* acclog.c: the access log. Opened by canal_app_start(), closed by canal_app_destroy(); each
+ * worker's buffer is made by canal__worker_prepare(), its timer runs on the worker's loop, and
+ * the rest is written when the worker ends (canal__acclog_worker_end(), after its context). */
+#define CANAL__ACCLOG_BUF (64u * 1024)
+int canal__acclog_open(canal_app_t *app);
+void canal__acclog_close(canal_app_t *app);
+int canal__acclog_worker_prepare(struct canal_worker *w);
+void canal__acclog_worker_timer(struct canal_worker *w);     /* on the worker's thread */
+void canal__acclog_worker_untimer(struct canal_worker *w);   /* before its loop goes */
+void canal__acclog_worker_end(struct canal_worker *w);       /* writes what is left */
+/* the line of an answer h (req: canal's request, NULL for static files and libh2o's own) */
+void canal__acclog_add(struct canal_worker *w, h2o_req_t *h, canal_req_t *req);
+/* proxy.c: the client address behind the trusted proxies (the peer's without), in h's memory */
+canal_str_t canal__client_addr(const canal_app_t *app, h2o_req_t *h);
 
 /* routes.c: the endpoint of one of the app's routes (NULL if it is not one), and the end */
 struct canal_endpoint *canal__endpoint_of(canal_app_t *app, const canal_route_t *route);
@@ -376,9 +406,6 @@ int canal__post(struct canal_worker *w, struct canal__post *m);
 void canal__pending_answered(canal_req_t *req);
 void canal__pending_gone(canal_req_t *req);
 void canal__pending_abort_all(struct canal_worker *w); /* 503 to every unanswered one */
-
-/* The request environment variable that carries the client address to the access log. */
-#define CANAL__ENV_CLIENT "canal.client"
 
 /* proxy.c: parses a list of addresses and CIDRs (out may be NULL to only check it) */
 int canal__proxies_parse(const char *list, struct canal_cidr **out, size_t *count,

@@ -88,8 +88,10 @@ static void dispose_context(struct canal_worker *w)
         h2o_timeout_unlink(&w->sweep_entry);
     if (w->sweep_list == &w->sweep_timeout)
         h2o_timeout_dispose(w->loop, &w->sweep_timeout);
+    canal__acclog_worker_untimer(w);
     h2o_context_dispose(&w->ctx);
     canal__streams_dispose(w); /* after the context: disposing of it ends requests */
+    canal__acclog_worker_end(w); /* after the context too: its last lines */
     free(w->ctx.queue);
     h2o_evloop_destroy(w->loop);
     w->loop = NULL;
@@ -123,6 +125,7 @@ static int worker_init(struct canal_worker *w)
     h2o_context_init(&w->ctx, w->loop, &app->globalconf);
     h2o_multithread_register_receiver(w->ctx.queue, &w->stop_receiver, on_stop_message);
     canal__sweep_start(w);
+    canal__acclog_worker_timer(w);
     canal__ws_worker_init(w);
     if (canal__worker_async_init(w) != 0) {
         canal__ws_worker_dispose(w);
@@ -208,5 +211,7 @@ int canal__worker_prepare(canal_app_t *app, size_t k)
     w->index = k;
     w->json_hint = 512;
     h2o_linklist_init_anchor(&w->conns);
+    if (canal__acclog_worker_prepare(w) != 0)
+        return -1;
     return (w->socks = calloc(app->nlisteners, sizeof(*w->socks))) == NULL ? -1 : 0;
 }

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The access log's two line formats, written straight into a worker's buffer (acclog.c).
+ *
+ * CLF is the Combined Log Format exactly as libh2o 2.2.5's logger wrote it for canal (the
+ * format string app.c gave it, "%h %l %u %t \"%r\" %s %b \"%{Referer}i\" \"%{User-agent}i\"",
+ * then " \"%{x-request-id}o\"" with request IDs), escaping included: libh2o's apache escaping
+ * writes a byte as \xNN unless it is in ' '..'|' and not '"'. So '}', '~', DEL, control
+ * characters and every byte from 0x80 are escaped, and a backslash is not (as before: a log
+ * reader that parsed canal's lines keeps working).
+ *
+ * JSON lines: one object a line, its strings always valid JSON and valid UTF-8: '"' and '\'
+ * escaped, control characters and DEL as \u00NN, well-formed UTF-8 kept as it is, and each
+ * byte that is not part of a well-formed sequence (a stray continuation byte, an overlong
+ * form, a surrogate, past U+10FFFF, a cut sequence) as U+FFFD, written \ufffd.
+ *
+ * Nothing here calls the C library's formatting (snprintf, strftime): a line costs a few
+ * hundred instructions, most of them the copy of its bytes.
+ */
+#include <string.h>
+#include "acclog_internal.h"
+
+static const char hex[] = "0123456789abcdef";
+
+static char *put(char *o, const char *s, size_t n)
+{
+    memcpy(o, s, n);
+    return o + n;
+}
+
+#define PUT_LIT(o, lit) put((o), (lit), sizeof(lit) - 1)
+
+static char *put_u64(char *o, uint64_t v)
+{
+    char tmp[20];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    while (n > 0)
+        *o++ = tmp[--n];
+    return o;
+}
+
+static char *put_int(char *o, int v)
+{
+    if (v < 0) {
+        *o++ = '-';
+        return put_u64(o, (uint64_t)0 - (uint64_t)(int64_t)v);
+    }
+    return put_u64(o, (uint64_t)v);
+}
+
+/* d as exactly n digits */
+static char *put_fixed(char *o, unsigned d, int n)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        o[i] = (char)('0' + d % 10);
+        d /= 10;
+    }
+    return o + n;
+}
+
+size_t canal__acclog_ipv4(char *out, const uint8_t b[4])
+{
+    char *o = out;
+    for (int i = 0; i < 4; i++) {
+        if (i > 0)
+            *o++ = '.';
+        o = put_u64(o, b[i]);
+    }
+    return (size_t)(o - out);
+}
+
+/* libh2o 2.2.5's apache escaping (lib/core/logconf.c, append_unsafe_string_apache) */
+static char *clf_str(char *o, canal_str_t s)
+{
+    const unsigned char *p = (const unsigned char *)s.base, *end = p + s.len;
+    for (; p != end; p++) {
+        unsigned c = *p;
+        if (c - 0x20u < 0x7du - 0x20u && c != '"') {
+            *o++ = (char)c;
+        } else {
+            o[0] = '\\', o[1] = 'x', o[2] = hex[c >> 4], o[3] = hex[c & 15];
+            o += 4;
+        }
+    }
+    return o;
+}
+
+/* "value" quoted and escaped, or "-" for an absent one, after a space */
+static char *clf_quoted(char *o, canal_str_t s)
+{
+    *o++ = ' ';
+    *o++ = '"';
+    if (s.base != NULL)
+        o = clf_str(o, s);
+    else
+        *o++ = '-';
+    *o++ = '"';
+    return o;
+}
+
+static char *put_protocol(char *o, int version)
+{
+    if (version < 0x200) {
+        o = PUT_LIT(o, "HTTP/1.");
+        *o++ = (char)('0' + (version & 0xff));
+        return o;
+    }
+    return PUT_LIT(o, "HTTP/2");
+}
+
+size_t canal__acclog_bound(const struct canal__acclog_entry *e)
+{
+    /* a byte becomes at most 6 (\u00NN, \ufffd); the fixed parts fit in 256 */
+    size_t n = e->client.len + e->clf_time.len + e->method.len + e->target.len + e->route.len +
+               e->request_id.len + e->referer.len + e->user_agent.len;
+    return 256 + 6 * n;
+}
+
+size_t canal__acclog_clf(char *out, const struct canal__acclog_entry *e)
+{
+    char *o = put(out, e->client.base, e->client.len);
+    o = PUT_LIT(o, " - - ");
+    if (e->clf_time.base != NULL) {
+        *o++ = '[';
+        o = put(o, e->clf_time.base, e->clf_time.len);
+        *o++ = ']';
+    } else {
+        *o++ = '-';
+    }
+    o = PUT_LIT(o, " \"");
+    o = clf_str(o, e->method);
+    *o++ = ' ';
+    o = clf_str(o, e->target);
+    *o++ = ' ';
+    o = put_protocol(o, e->version);
+    o = PUT_LIT(o, "\" ");
+    o = put_int(o, e->status);
+    *o++ = ' ';
+    o = put_u64(o, e->bytes);
+    o = clf_quoted(o, e->referer);
+    o = clf_quoted(o, e->user_agent);
+    if (e->id_column)
+        o = clf_quoted(o, e->request_id);
+    *o++ = '\n';
+    return (size_t)(o - out);
+}
+
+/* The length of the well-formed UTF-8 sequence at p (lead byte c >= 0x80), or 0. */
+static size_t utf8_seq(const unsigned char *p, const unsigned char *end)
+{
+    unsigned c = p[0];
+    size_t n;
+    unsigned lo = 0x80, hi = 0xbf; /* the range of the second byte */
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2;
+    else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        if (c == 0xe0)
+            lo = 0xa0; /* overlong */
+        else if (c == 0xed)
+            hi = 0x9f; /* surrogates */
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        if (c == 0xf0)
+            lo = 0x90; /* overlong */
+        else if (c == 0xf4)
+            hi = 0x8f; /* past U+10FFFF */
+    } else
+        return 0;
+    if ((size_t)(end - p) < n || p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    return n;
+}
+
+static char *json_str(char *o, canal_str_t s)
+{
+    if (s.base == NULL)
+        return PUT_LIT(o, "null");
+    const unsigned char *p = (const unsigned char *)s.base, *end = p + s.len;
+    *o++ = '"';
+    while (p != end) {
+        unsigned c = *p;
+        if (c >= 0x20 && c < 0x7f) {
+            if (c == '"' || c == '\\')
+                *o++ = '\\';
+            *o++ = (char)c;
+            p++;
+        } else if (c < 0x80) {
+            o = PUT_LIT(o, "\\u00");
+            o[0] = hex[c >> 4], o[1] = hex[c & 15];
+            o += 2;
+            p++;
+        } else {
+            size_t n = utf8_seq(p, end);
+            if (n > 0) {
+                o = put(o, (const char *)p, n);
+                p += n;
+            } else {
+                o = PUT_LIT(o, "\\ufffd");
+                p++;
+            }
+        }
+    }
+    *o++ = '"';
+    return o;
+}
+
+/* "2026-12-02T07:46:58.123Z" from microseconds since the epoch (proleptic Gregorian, UTC:
+ * the days-to-civil conversion of H. Hinnant's date algorithms) */
+static char *put_time(char *o, int64_t us)
+{
+    int64_t secs = us / 1000000, days = secs / 86400, rem = secs % 86400;
+    int64_t z = days + 719468, era = z / 146097;
+    unsigned doe = (unsigned)(z - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+    unsigned day = doy - (153 * mp + 2) / 5 + 1, month = mp < 10 ? mp + 3 : mp - 9;
+    int64_t year = (int64_t)yoe + era * 400 + (month <= 2);
+    *o++ = '"';
+    o = put_fixed(o, (unsigned)year, 4);
+    *o++ = '-';
+    o = put_fixed(o, month, 2);
+    *o++ = '-';
+    o = put_fixed(o, day, 2);
+    *o++ = 'T';
+    o = put_fixed(o, (unsigned)(rem / 3600), 2);
+    *o++ = ':';
+    o = put_fixed(o, (unsigned)(rem / 60 % 60), 2);
+    *o++ = ':';
+    o = put_fixed(o, (unsigned)(rem % 60), 2);
+    *o++ = '.';
+    o = put_fixed(o, (unsigned)(us / 1000 % 1000), 3);
+    *o++ = 'Z';
+    *o++ = '"';
+    return o;
+}
+
+size_t canal__acclog_json(char *out, const struct canal__acclog_entry *e)
+{
+    char *o = PUT_LIT(out, "{\"time\":");
+    o = e->unix_us >= 0 ? put_time(o, e->unix_us) : PUT_LIT(o, "null");
+    o = PUT_LIT(o, ",\"client\":");
+    o = json_str(o, e->client);
+    o = PUT_LIT(o, ",\"method\":");
+    o = json_str(o, e->method);
+    o = PUT_LIT(o, ",\"target\":");
+    o = json_str(o, e->target);
+    o = PUT_LIT(o, ",\"protocol\":\"");
+    o = put_protocol(o, e->version);
+    o = PUT_LIT(o, "\",\"status\":");
+    o = put_int(o, e->status);
+    o = PUT_LIT(o, ",\"bytes\":");
+    o = put_u64(o, e->bytes);
+    o = PUT_LIT(o, ",\"duration_ms\":");
+    if (e->duration_us >= 0) {
+        o = put_u64(o, (uint64_t)e->duration_us / 1000);
+        *o++ = '.';
+        o = put_fixed(o, (unsigned)((uint64_t)e->duration_us % 1000), 3);
+    } else {
+        o = PUT_LIT(o, "null");
+    }
+    o = PUT_LIT(o, ",\"route\":");
+    o = json_str(o, e->route);
+    o = PUT_LIT(o, ",\"request_id\":");
+    o = json_str(o, e->request_id);
+    o = PUT_LIT(o, ",\"referer\":");
+    o = json_str(o, e->referer);
+    o = PUT_LIT(o, ",\"user_agent\":");
+    o = json_str(o, e->user_agent);
+    *o++ = '}';
+    *o++ = '\n';
+    return (size_t)(o - out);
+}
