@@ -615,7 +615,7 @@ void canal__jwt_dispose(struct canal__jwt *j);
  * RFC 6750 error_description characters) */
 const char *canal__jwt_verify(const struct canal__jwt *j, const char *tok, size_t len, int64_t now, json_t **claims);
 /* decodes base64 (url: unpadded base64url; else padded standard base64), refusing other
- * spellings; out has room for n bytes. 0 or -1 */
+ * spellings; out has room for n / 4 * 3 + 2 bytes. 0 or -1. Also signed.c's decoder */
 int canal__b64_decode(const char *s, size_t n, int url, unsigned char *out, size_t *outlen);
 /* auth.c: the scheme and credentials of an Authorization field value ("Bearer abc"): the
  * scheme's name and what follows 1*SP (cred.base NULL: no space after the name) */

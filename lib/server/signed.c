@@ -53,40 +53,6 @@ static size_t b64_encode(const unsigned char *in, size_t n, char *out)
     return (size_t)(o - out);
 }
 
-static int b64_value(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    return c == '-' ? 62 : c == '_' ? 63 : -1;
-}
-
-/* Strict unpadded base64url: the decoded length, or -1 */
-static int b64_decode(const char *in, size_t n, unsigned char *out)
-{
-    if (n % 4 == 1)
-        return -1;
-    uint32_t acc = 0;
-    int bits = 0;
-    size_t len = 0;
-    for (size_t i = 0; i < n; i++) {
-        int v = b64_value((unsigned char)in[i]);
-        if (v < 0)
-            return -1;
-        acc = acc << 6 | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[len++] = (unsigned char)(acc >> bits);
-            acc &= (1u << bits) - 1;
-        }
-    }
-    return acc != 0 ? -1 : (int)len; /* spare bits must be zero: one text per content */
-}
-
 canal_signer_t *canal_signer_create(const canal_str_t *keys, size_t nkeys, canal_error_info_t *err)
 {
     if (nkeys == 0 || nkeys > CANAL_SIGNER_MAX_KEYS || keys == NULL) {
@@ -181,6 +147,6 @@ int canal_signer_verify(const canal_signer_t *s, const char *purpose, canal_str_
         return CANAL_EINVAL;
     if (size < b / 4 * 3 + 3)
         return CANAL_ELIMIT;
-    int n = b64_decode(value.base, b, (unsigned char *)out);
-    return n < 0 ? CANAL_EINVAL : n;
+    size_t n; /* at most b / 4 * 3 + 2 bytes are written */
+    return canal__b64_decode(value.base, b, 1, (unsigned char *)out, &n) != 0 ? CANAL_EINVAL : (int)n;
 }
