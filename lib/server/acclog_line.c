@@ -149,33 +149,13 @@ size_t canal__acclog_clf(char *out, const struct canal__acclog_entry *e)
     return (size_t)(o - out);
 }
 
-/* The length of the well-formed UTF-8 sequence at p (lead byte c >= 0x80), or 0. */
+/* The length of the well-formed UTF-8 sequence at p (lead byte >= 0x80), or 0: its length
+ * by the lead byte, checked by the router's canal_utf8_valid(). */
 static size_t utf8_seq(const unsigned char *p, const unsigned char *end)
 {
-    unsigned c = p[0];
-    size_t n;
-    unsigned lo = 0x80, hi = 0xbf; /* the range of the second byte */
-    if (c >= 0xc2 && c <= 0xdf)
-        n = 2;
-    else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        if (c == 0xe0)
-            lo = 0xa0; /* overlong */
-        else if (c == 0xed)
-            hi = 0x9f; /* surrogates */
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        if (c == 0xf0)
-            lo = 0x90; /* overlong */
-        else if (c == 0xf4)
-            hi = 0x8f; /* past U+10FFFF */
-    } else
+    size_t n = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : 2;
+    if ((size_t)(end - p) < n || !canal_utf8_valid((canal_str_t){(const char *)p, n}))
         return 0;
-    if ((size_t)(end - p) < n || p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++)
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
     return n;
 }
 

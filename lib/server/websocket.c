@@ -221,7 +221,7 @@ static int opcode_of(canal_ws_kind_t kind, const void *msg, size_t len)
 {
     if (kind == CANAL_WS_BINARY)
         return WSLAY_BINARY_FRAME;
-    if (kind == CANAL_WS_TEXT && canal__utf8_valid(msg, len))
+    if (kind == CANAL_WS_TEXT && canal_utf8_valid((canal_str_t){msg, len}))
         return WSLAY_TEXT_FRAME;
     return -1;
 }
@@ -260,7 +260,7 @@ static void send_close(canal_ws_t *ws, int code, const char *reason, size_t reas
 int canal_ws_close(canal_ws_t *ws, int code, const char *reason)
 {
     size_t n = reason != NULL ? strlen(reason) : 0;
-    if (!canal__ws_close_code_ok(code) || n > 123 || !canal__utf8_valid(reason, n))
+    if (!canal__ws_close_code_ok(code) || n > 123 || !canal_utf8_valid((canal_str_t){reason, n}))
         return CANAL_EINVAL;
     if (ws->state != WS_OPEN || ws->conn == NULL)
         return CANAL_ESTATE; /* in on_open, a socket is refused by on_open's return */

@@ -10,45 +10,8 @@
  * alone.
  */
 #include <string.h>
+#include "canal/router.h" /* canal_utf8_valid() */
 #include "ws_internal.h"
-
-int canal__utf8_valid(const void *data, size_t len)
-{
-    const unsigned char *s = data, *end = s + len;
-    while (s < end) {
-        unsigned c = *s;
-        if (c < 0x80) {
-            s++;
-            continue;
-        }
-        size_t need;
-        unsigned lo = 0x80, hi = 0xBF; /* the range of the second byte (RFC 3629 section 4) */
-        if (c >= 0xC2 && c <= 0xDF) {
-            need = 1;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            need = 2;
-            if (c == 0xE0)
-                lo = 0xA0; /* overlong */
-            else if (c == 0xED)
-                hi = 0x9F; /* surrogates */
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            need = 3;
-            if (c == 0xF0)
-                lo = 0x90; /* overlong */
-            else if (c == 0xF4)
-                hi = 0x8F; /* over U+10FFFF */
-        } else {
-            return 0; /* a stray continuation byte, C0, C1 or F5-FF */
-        }
-        if ((size_t)(end - s) <= need || s[1] < lo || s[1] > hi)
-            return 0;
-        for (size_t i = 2; i <= need; i++)
-            if ((s[i] & 0xC0) != 0x80)
-                return 0;
-        s += need + 1;
-    }
-    return 1;
-}
 
 int canal__ws_close_code_ok(int code)
 {
@@ -131,7 +94,7 @@ static int read_close(const uint8_t *buf, const struct header *h, struct canal__
     close->code = p[0] << 8 | p[1];
     if (!canal__ws_close_code_ok(close->code))
         return CANAL__WS_PROTOCOL_ERROR;
-    if (!canal__utf8_valid(p + 2, n - 2))
+    if (!canal_utf8_valid((canal_str_t){(const char *)p + 2, n - 2}))
         return CANAL__WS_INVALID_DATA;
     close->reason_len = n - 2;
     memcpy(close->reason, p + 2, n - 2);

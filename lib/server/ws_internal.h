@@ -65,9 +65,6 @@ enum { CANAL__WS_PASS = 0, CANAL__WS_CLOSE = 1 };
 int canal__ws_scan(struct canal__ws_scan *s, const uint8_t *buf, size_t len, size_t limit, size_t *n,
                    struct canal__ws_close *close);
 
-/* 1 if s[0..len) is UTF-8 by RFC 3629 (no overlong form, surrogate or value over U+10FFFF). */
-int canal__utf8_valid(const void *s, size_t len);
-
 /* 1 if a Close may carry this code (RFC 6455 7.4: 1000-1003, 1007-1014, 3000-4999). */
 int canal__ws_close_code_ok(int code);
 

@@ -84,9 +84,9 @@ for t in $TARGETS; do
         "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_json.c lib/server/json.c \
             -Wl,--wrap=h2o_mem_alloc_pool $DEP_LIBS -o "$OUT/fuzz_json" ;;
     ws)
-        # ws_frame.c alone: libc only
+        # ws_frame.c and the router's values.c (canal_utf8_valid): libc only
         # shellcheck disable=SC2086
-        "$CLANG" $CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_ws.c lib/server/ws_frame.c -o "$OUT/fuzz_ws" ;;
+        "$CLANG" $CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_ws.c lib/server/ws_frame.c lib/router/values.c -o "$OUT/fuzz_ws" ;;
     binding | query | proxy | cookie)
         # shellcheck disable=SC2086
         "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer "test/fuzz/fuzz_$t.c" $LIB_OBJ $DEP_LIBS \

@@ -9,12 +9,13 @@
  * Both must pass on exactly the same bytes and end with the same verdict; every answer is
  * held to canal__ws_scan()'s contract (no more than given or than the limit, a whole control
  * frame, a Close whose code may be sent and whose reason is UTF-8, progress whenever 139
- * bytes wait); and canal__utf8_valid() must agree with an independent decoder
+ * bytes wait); and canal_utf8_valid() must agree with an independent decoder
  * (ws_oracle.h) on the input. Build and run: test/fuzz/build.sh (see there).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "canal/router.h"
 #include "server/ws_internal.h"
 #include "ws_oracle.h"
 
@@ -70,7 +71,7 @@ static void scan_stream(const uint8_t *stream, size_t len, uint64_t max, unsigne
             if (rc == CANAL__WS_CLOSE) {
                 invariant(n >= 2 && n <= 131 && n <= nwait);
                 invariant(c.code == 0 || canal__ws_close_code_ok(c.code));
-                invariant(c.reason_len <= 123 && canal__utf8_valid(c.reason, c.reason_len));
+                invariant(c.reason_len <= 123 && canal_utf8_valid((canal_str_t){(const char *)(c.reason), c.reason_len}));
                 r->close_code = c.code;
             } else {
                 invariant(rc == CANAL__WS_PROTOCOL_ERROR || rc == CANAL__WS_INVALID_DATA || rc == CANAL__WS_TOO_BIG);
@@ -87,7 +88,7 @@ static struct run whole, chunked;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    invariant(canal__utf8_valid(data, size) == oracle_utf8(data, size));
+    invariant(canal_utf8_valid((canal_str_t){(const char *)(data), size}) == oracle_utf8(data, size));
     if (size < 2 || size > sizeof(whole.passed))
         return 0;
     uint64_t max = data[0] < 200 ? data[0] : (uint64_t)1 << (data[0] - 200 > 63 ? 63 : data[0] - 200);

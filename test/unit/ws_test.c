@@ -6,6 +6,7 @@
  * wslay, where it stops, and the close code of every rule it enforces.
  */
 #include "test.h"
+#include "canal/router.h"
 #include "server/ws_internal.h"
 #include "../fuzz/ws_oracle.h"
 
@@ -24,19 +25,19 @@ static void test_utf8(void **state)
         {"\xe2\x28\xa1", 3, 0}, {"\xce\xba\xe1\xbd\xb9\xcf\x83\xce\xbc\xce\xb5", 11, 1},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        assert_int_equal(canal__utf8_valid(cases[i].s, cases[i].n), cases[i].ok);
+        assert_int_equal(canal_utf8_valid((canal_str_t){(const char *)(cases[i].s), cases[i].n}), cases[i].ok);
         assert_int_equal(oracle_utf8((const unsigned char *)cases[i].s, cases[i].n), cases[i].ok);
     }
     unsigned char b[4];
     for (uint32_t v = 0; v < (1u << 24); v++) { /* every 1-, 2- and 3-byte sequence */
         b[0] = v >> 16, b[1] = v >> 8, b[2] = (unsigned char)v;
-        assert_int_equal(canal__utf8_valid(b, 3), oracle_utf8(b, 3));
+        assert_int_equal(canal_utf8_valid((canal_str_t){(const char *)(b), 3}), oracle_utf8(b, 3));
         if (v < (1u << 16))
-            assert_int_equal(canal__utf8_valid(b + 1, 2), oracle_utf8(b + 1, 2));
+            assert_int_equal(canal_utf8_valid((canal_str_t){(const char *)(b + 1), 2}), oracle_utf8(b + 1, 2));
     }
     for (uint32_t v = 0; v < (1u << 16); v++) { /* 4 bytes: every lead and second byte */
         b[0] = v >> 8, b[1] = (unsigned char)v, b[2] = 0x80, b[3] = 0xBF;
-        assert_int_equal(canal__utf8_valid(b, 4), oracle_utf8(b, 4));
+        assert_int_equal(canal_utf8_valid((canal_str_t){(const char *)(b), 4}), oracle_utf8(b, 4));
     }
 }
 
