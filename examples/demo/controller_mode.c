@@ -2,90 +2,75 @@
 /*
  * The demo in controller mode, BeetleX-style: a Home controller whose simple actions are
  * reached by the conventional route "{controller=Home}/{action=Index}" (/home/plaintext,
- * /home/json), actions with templates of their own, declared parameters that the controller
- * layer binds and validates, and a Woo controller under the prefix "api/[controller]".
+ * /home/json), actions with templates of their own and args schemas that the controller layer
+ * binds and validates, and a Woo controller under the prefix "api/[controller]".
  */
 #include "demo.h"
 #include "northwind.h"
 
-static int plaintext(canal_ctx_t *ctx, canal_req_t *req)
+static int plaintext(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     return canal_res_body_static(req, 200, DEMO_TEXT_TYPE, "Hello, World!", 13);
 }
 
-/* As in router mode, the small answers use the streaming JSON writer (no json_t). */
-static int json(canal_ctx_t *ctx, canal_req_t *req)
+static int json(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
-    canal_jw_t *w = canal_req_jw(req);
-    demo_write_message(w);
-    return canal_res_jw(req, 200, w);
+    return canal_res_model(req, 200, &demo_message_schema, &demo_hello);
 }
 
-enum { EMPLOYEE_ID };
-static int employee(canal_ctx_t *ctx, canal_req_t *req)
+static int employee(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
-    int32_t id = canal_ctx_int32(ctx, EMPLOYEE_ID);
-    json_t *e = northwind_employee(id);
+    const employee_args_t *a = args;
+    const employee_t *e = northwind_employee(a->id);
     if (e == NULL)
-        return canal_res_problem(req, 404, "no employee with id %d", (int)id);
-    return canal_res_json(req, 200, e);
+        return canal_res_problem(req, 404, "no employee with id %d", (int)a->id);
+    return canal_res_model(req, 200, &employee_schema, e);
 }
 
-enum { ORDERS_ID, ORDERS_CUSTOMER, ORDERS_INDEX, ORDERS_SIZE };
-static int orders(canal_ctx_t *ctx, canal_req_t *req)
+static int orders(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
-    canal_str_t customer = canal_ctx_str(ctx, ORDERS_CUSTOMER);
-    json_t *page = northwind_orders(canal_ctx_int32(ctx, ORDERS_ID),
-                                    canal_ctx_has(ctx, ORDERS_CUSTOMER) ? customer.base : NULL, customer.len,
-                                    canal_ctx_int32(ctx, ORDERS_INDEX), canal_ctx_int32(ctx, ORDERS_SIZE));
-    return canal_res_json_new(req, 200, page);
+    const orders_args_t *a = args;
+    order_t *page = canal_req_alloc(req, (size_t)a->size * sizeof(*page));
+    size_t n = northwind_orders(a->id, a->customer, a->index, a->size, page);
+    return canal_res_model_array(req, 200, &order_schema, page, n);
 }
 
-static int woo(canal_ctx_t *ctx, canal_req_t *req)
+static int woo(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
-    canal_jw_t *w = canal_req_jw(req);
-    demo_write_woo(w);
-    return canal_res_jw(req, 200, w);
+    return canal_res_model(req, 200, &demo_woo_schema, &demo_woo);
 }
 
-static int orders_ndjson(canal_ctx_t *ctx, canal_req_t *req)
+static int orders_ndjson(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     return demo_orders_ndjson(req);
 }
 
 static const canal_action_def_t home_actions[] = {
-    {.name = "Plaintext", .handler = plaintext, .summary = "Hello, World! as text", .produces = {200},
-     .content_type = DEMO_TEXT_TYPE},
-    {.name = "Json", .handler = json, .summary = "Hello, World! as JSON", .produces = {200}},
+    {.name = "Plaintext", .handler = plaintext, .summary = "Hello, World! as text",
+     .responses = {{200, .content_type = DEMO_TEXT_TYPE}}},
+    {.name = "Json", .handler = json, .summary = "Hello, World! as JSON", .responses = {{200, &demo_message_schema}}},
     {.name = "Employee",
      .routes = {"home/employee/{id:int}"},
      .handler = employee,
-     .params = {{.name = "id", .source = CANAL_FROM_ROUTE, .type = CANAL_TYPE_INT32, .required = 1}},
+     .args = &employee_args,
      .summary = "One employee",
-     .produces = {200, 404}},
+     .responses = {{200, &employee_schema}, {404}}},
     {.name = "Orders",
      .routes = {"home/orders/{id:int}"},
      .handler = orders,
-     .params = {{.name = "id", .source = CANAL_FROM_ROUTE, .type = CANAL_TYPE_INT32, .required = 1,
-                 .description = "employee id, 0 for everyone"},
-                {.name = "customerid", .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_STRING},
-                {.name = "index", .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_INT32, .def = "0", .min = "0",
-                 .description = "page number, from 0"},
-                {.name = "size", .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_INT32, .def = "10", .min = "1",
-                 .max = "100", .description = "page size"}},
+     .args = &orders_args,
      .summary = "A page of orders",
-     .produces = {200, 400}},
+     .responses = {{200, &order_schema, .array = 1}}},
     {.name = "OrdersNdjson",
      .routes = {"home/orders.ndjson"},
      .handler = orders_ndjson,
      .summary = "Every order, one JSON object per line, streamed",
-     .content_type = "application/x-ndjson",
-     .produces = {200}},
+     .responses = {{200, .content_type = "application/x-ndjson", .description = "One Order object per line."}}},
     {.name = NULL},
 };
 
 static const canal_action_def_t woo_actions[] = {
-    {.name = "Get", .handler = woo, .summary = "The Woo object", .produces = {200}},
+    {.name = "Get", .handler = woo, .summary = "The Woo object", .responses = {{200, &demo_woo_schema}}},
     {.name = NULL},
 };
 

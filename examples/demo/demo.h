@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The demo app in two modes that answer byte for byte the same: router mode (handlers on
- * routes, validation written by hand) and controller mode (controllers, actions, declared
- * parameters bound and validated by the controller layer).
+ * routes) and controller mode (controllers and actions), with the same schemas for their
+ * arguments and their answers.
  */
 #ifndef DEMO_H
 #define DEMO_H
@@ -12,25 +12,35 @@
 /* Both modes say "Hello, World!" with this content type. */
 #define DEMO_TEXT_TYPE "text/plain; charset=utf-8"
 
-/* The two small JSON answers, written with the streaming JSON writer (no json_t); both modes
- * send them. The writer's errors stick, so the send checks them once. */
-static inline void demo_write_message(canal_jw_t *w)
-{
-    canal_jw_object_begin(w);
-    canal_jw_key(w, "message");
-    canal_jw_string(w, "Hello, World!");
-    canal_jw_object_end(w);
-}
+/* The two small JSON answers, {"message":"Hello, World!"} and {"id":1,"name":"Woo"}, written
+ * from their structs by their schemas (models.c) in both modes. */
+typedef struct {
+    const char *message;
+} demo_message_t;
 
-static inline void demo_write_woo(canal_jw_t *w)
-{
-    canal_jw_object_begin(w);
-    canal_jw_key(w, "id");
-    canal_jw_int(w, 1);
-    canal_jw_key(w, "name");
-    canal_jw_string(w, "Woo");
-    canal_jw_object_end(w);
-}
+typedef struct {
+    int32_t id;
+    const char *name;
+} demo_woo_t;
+
+extern const canal_schema_t demo_message_schema, demo_woo_schema;
+extern const demo_message_t demo_hello;
+extern const demo_woo_t demo_woo;
+
+/* The arguments of /home/employee/{id} and /home/orders/{id}, bound the same way in both
+ * modes (args.c): the controller layer binds an action's args; a router-mode handler calls
+ * canal_req_bind() with the same schema. */
+typedef struct {
+    int32_t id;
+} employee_args_t;
+
+typedef struct {
+    int32_t id;           /* the employee, 0 for everyone */
+    canal_str_t customer; /* ?customerid=, or .base NULL */
+    int32_t index, size;  /* the page */
+} orders_args_t;
+
+extern const canal_schema_t employee_args, orders_args;
 
 /* GET /home/orders.ndjson in both modes (orders_stream.c): every order, streamed. */
 int demo_orders_ndjson(canal_req_t *req);

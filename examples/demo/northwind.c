@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "northwind.h"
 
@@ -13,10 +14,71 @@ __asm__(".section .rodata\n"
         ".previous\n");
 extern const char demo_northwind_json[];
 
-static json_t *root, *employees, *orders;
-/* per employee id 1..MAX_ID: its orders (borrowed from `orders`), in file order */
-#define MAX_ID 64
-static json_t *by_employee[MAX_ID + 1];
+/* Dates are local times without an offset ("1996-07-04T00:00:00"), so not RFC 3339
+ * date-times: plain strings. */
+#define TEXT(T, m) {.name = #m, CANAL_FIELD(T, m), .type = CANAL_TYPE_CSTRING, .flags = CANAL_REQUIRED}
+#define TEXT_OR_NULL(T, m)                                                                                             \
+    {.name = #m, CANAL_FIELD(T, m), .type = CANAL_TYPE_CSTRING, .flags = CANAL_REQUIRED | CANAL_NULLABLE}
+#define INT(T, m) {.name = #m, CANAL_FIELD(T, m), .type = CANAL_TYPE_INT32, .flags = CANAL_REQUIRED}
+
+static const canal_field_t employee_fields[] = {
+    INT(employee_t, EmployeeID), TEXT(employee_t, LastName), TEXT(employee_t, FirstName),
+    TEXT(employee_t, Title), TEXT(employee_t, TitleOfCourtesy), TEXT(employee_t, BirthDate),
+    TEXT(employee_t, HireDate), TEXT(employee_t, Address), TEXT(employee_t, City),
+    TEXT_OR_NULL(employee_t, Region), TEXT(employee_t, PostalCode), TEXT(employee_t, Country),
+    TEXT(employee_t, HomePhone), TEXT(employee_t, Extension), TEXT(employee_t, Notes),
+    {.name = NULL}};
+const canal_schema_t employee_schema = {.name = "Employee", .size = sizeof(employee_t), .fields = employee_fields,
+                                        .description = "A Northwind employee."};
+
+static const canal_field_t order_fields[] = {
+    INT(order_t, OrderID), TEXT(order_t, CustomerID), INT(order_t, EmployeeID), TEXT(order_t, OrderDate),
+    TEXT(order_t, RequiredDate), TEXT_OR_NULL(order_t, ShippedDate), INT(order_t, ShipVia),
+    {.name = "Freight", CANAL_FIELD(order_t, Freight), .type = CANAL_TYPE_DOUBLE, .flags = CANAL_REQUIRED},
+    TEXT(order_t, ShipName), TEXT(order_t, ShipAddress), TEXT(order_t, ShipCity), TEXT_OR_NULL(order_t, ShipRegion),
+    TEXT(order_t, ShipPostalCode), TEXT(order_t, ShipCountry),
+    {.name = NULL}};
+const canal_schema_t order_schema = {.name = "Order", .size = sizeof(order_t), .fields = order_fields,
+                                     .description = "A Northwind order."};
+
+static json_t *root; /* owns the strings the structs point to */
+static employee_t *employees;
+static size_t nemployees;
+static order_t *orders;
+static size_t norders;
+
+/* Fills obj from a JSON object member by member, as the schema's table says (this data has
+ * only strings, nulls, integers and reals). */
+static int load_struct(const canal_schema_t *s, const json_t *j, void *obj)
+{
+    for (const canal_field_t *f = s->fields; f->name != NULL; f++) {
+        const json_t *v = json_object_get(j, f->name);
+        char *at = (char *)obj + f->offset;
+        if (f->type == CANAL_TYPE_CSTRING && (json_is_string(v) || (json_is_null(v) && (f->flags & CANAL_NULLABLE))))
+            *(const char **)at = json_string_value(v);
+        else if (f->type == CANAL_TYPE_INT32 && json_is_integer(v))
+            *(int32_t *)at = (int32_t)json_integer_value(v);
+        else if (f->type == CANAL_TYPE_DOUBLE && json_is_number(v))
+            *(double *)at = json_number_value(v);
+        else
+            return -1;
+    }
+    return 0;
+}
+
+/* Loads a JSON array of objects into a new array of structs. */
+static void *load_array(const canal_schema_t *s, const json_t *a, size_t *n)
+{
+    char *out = calloc(json_array_size(a) + 1, s->size);
+    for (size_t i = 0; out != NULL && i < json_array_size(a); i++)
+        if (load_struct(s, json_array_get(a, i), out + i * s->size) != 0) {
+            fprintf(stderr, "northwind: %s %zu does not fit its schema\n", s->name, i);
+            free(out);
+            return NULL;
+        }
+    *n = json_array_size(a);
+    return out;
+}
 
 int northwind_load(const char *path)
 {
@@ -26,76 +88,55 @@ int northwind_load(const char *path)
         fprintf(stderr, "northwind: %s:%d: %s\n", path ? path : "(embedded)", err.line, err.text);
         return -1;
     }
-    employees = json_object_get(root, "employees");
-    orders = json_object_get(root, "orders");
-    if (!json_is_array(employees) || !json_is_array(orders)) {
+    const json_t *e = json_object_get(root, "employees"), *o = json_object_get(root, "orders");
+    if (!json_is_array(e) || !json_is_array(o)) {
         fprintf(stderr, "northwind: expected \"employees\" and \"orders\" arrays\n");
         return -1;
     }
-    by_employee[0] = orders;
-    size_t i;
-    json_t *o;
-    json_array_foreach(orders, i, o)
-    {
-        json_int_t id = json_integer_value(json_object_get(o, "EmployeeID"));
-        if (id < 1 || id > MAX_ID)
-            continue;
-        if (by_employee[id] == NULL)
-            by_employee[id] = json_array();
-        json_array_append(by_employee[id], o);
-    }
-    return 0;
+    employees = load_array(&employee_schema, e, &nemployees);
+    orders = load_array(&order_schema, o, &norders);
+    return employees != NULL && orders != NULL ? 0 : -1;
 }
 
 void northwind_free(void)
 {
-    for (int i = 1; i <= MAX_ID; i++)
-        json_decref(by_employee[i]);
-    memset(by_employee, 0, sizeof(by_employee));
+    free(employees);
+    free(orders);
+    employees = NULL, orders = NULL;
+    nemployees = norders = 0;
     json_decref(root);
     root = NULL;
 }
 
-json_t *northwind_employee(int64_t id)
+const employee_t *northwind_employee(int64_t id)
 {
-    size_t i;
-    json_t *e;
-    json_array_foreach(employees, i, e)
-    {
-        if (json_integer_value(json_object_get(e, "EmployeeID")) == id)
-            return e;
-    }
+    for (size_t i = 0; i < nemployees; i++)
+        if (employees[i].EmployeeID == id)
+            return &employees[i];
     return NULL;
 }
 
-const json_t *northwind_order_at(size_t i)
+const order_t *northwind_order_at(size_t i)
 {
-    return json_array_get(orders, i);
+    return i < norders ? &orders[i] : NULL;
 }
 
-json_t *northwind_orders(int64_t id, const char *customer, size_t clen, int64_t index, int64_t size)
+size_t northwind_orders(int64_t id, canal_str_t customer, int64_t index, int64_t size, order_t *out)
 {
-    json_t *out = json_array();
-    json_t *list = (id >= 0 && id <= MAX_ID) ? by_employee[id] : NULL;
     int64_t skip = index * size;
-    size_t i;
-    json_t *o;
-    if (list == NULL)
-        return out;
-    json_array_foreach(list, i, o)
-    {
-        if (customer != NULL) {
-            const char *c = json_string_value(json_object_get(o, "CustomerID"));
-            if (c == NULL || strlen(c) != clen || memcmp(c, customer, clen) != 0)
-                continue;
-        }
+    size_t n = 0;
+    for (size_t i = 0; i < norders && (int64_t)n < size; i++) {
+        const order_t *o = &orders[i];
+        if (id != 0 && o->EmployeeID != id)
+            continue;
+        if (customer.base != NULL &&
+            (strlen(o->CustomerID) != customer.len || memcmp(o->CustomerID, customer.base, customer.len) != 0))
+            continue;
         if (skip > 0) {
             skip--;
             continue;
         }
-        if ((int64_t)json_array_size(out) == size)
-            break;
-        json_array_append(out, o);
+        out[n++] = *o;
     }
-    return out;
+    return n;
 }

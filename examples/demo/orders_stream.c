@@ -20,10 +20,10 @@ static void write_orders(canal_stream_t *s, void *data)
 {
     struct cursor *c = data;
     canal_jw_t *w = canal_stream_jw(s);
-    const json_t *o;
+    const order_t *o;
     while ((o = northwind_order_at(c->next)) != NULL) {
-        if (!c->held && canal_jw_json(w, o) != 0)
-            break; /* cannot be: the data set is valid JSON */
+        if (!c->held && canal_jw_model(w, &order_schema, o) != 0)
+            break; /* cannot be: the data set fits its schema */
         int rc = canal_stream_jw_flush(s);
         c->held = rc == CANAL_EAGAIN;
         if (c->held)

@@ -240,13 +240,45 @@ static struct action_job *new_job(canal_ctx_t *ctx, canal_req_t *req)
     return job;
 }
 
-enum { GET_ID };
-static int action_get(canal_ctx_t *ctx, canal_req_t *req)
+/* The actions' arguments: each struct is described by a schema below, and the controller layer
+ * binds and validates it before the action runs. */
+typedef struct {
+    int32_t id;
+} get_args_t;
+static const canal_field_t get_fields[] = {
+    {.name = "id", CANAL_FIELD(get_args_t, id), .type = CANAL_TYPE_INT32, .source = CANAL_FROM_ROUTE,
+     .flags = CANAL_REQUIRED},
+    {.name = NULL}};
+static const canal_schema_t get_args = {.name = "GetItemArgs", .size = sizeof(get_args_t), .fields = get_fields};
+
+typedef struct {
+    canal_str_t name;
+    double price;
+} create_args_t;
+static const canal_field_t create_fields[] = {
+    {.name = "name", CANAL_FIELD(create_args_t, name), .type = CANAL_TYPE_STRING, .flags = CANAL_REQUIRED,
+     .min_length = 1, .max_length = 60},
+    {.name = "price", CANAL_FIELD(create_args_t, price), .type = CANAL_TYPE_DOUBLE, .flags = CANAL_REQUIRED,
+     CANAL_MIN(0)},
+    {.name = NULL}};
+static const canal_schema_t create_args = {.name = "NewItem", .size = sizeof(create_args_t),
+                                           .fields = create_fields};
+
+typedef struct {
+    int32_t ms;
+} slow_args_t;
+static const canal_field_t slow_fields[] = {
+    {.name = "ms", CANAL_FIELD(slow_args_t, ms), .type = CANAL_TYPE_INT32, .source = CANAL_FROM_QUERY, .def = "100",
+     CANAL_MIN(0), CANAL_MAX(10000)},
+    {.name = NULL}};
+static const canal_schema_t slow_args = {.name = "SlowArgs", .size = sizeof(slow_args_t), .fields = slow_fields};
+
+static int action_get(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     struct action_job *job = new_job(ctx, req);
     if (job == NULL)
         return canal_req_fail(req, "out of memory");
-    job->item.id = canal_ctx_int32(ctx, GET_ID);
+    job->item.id = ((const get_args_t *)args)->id;
     return offload_job(req, item_work, action_item_done, job);
 }
 
@@ -282,15 +314,14 @@ static void create_done(canal_req_t *req, void *data)
     free(job);
 }
 
-enum { CREATE_NAME, CREATE_PRICE };
-static int action_create(canal_ctx_t *ctx, canal_req_t *req)
+static int action_create(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
+    const create_args_t *a = args;
     struct action_job *job = new_job(ctx, req);
     if (job == NULL)
         return canal_req_fail(req, "out of memory");
-    canal_str_t name = canal_ctx_str(ctx, CREATE_NAME);
-    snprintf(job->item.name, sizeof(job->item.name), "%.*s", (int)name.len, name.base);
-    job->item.price = canal_ctx_double(ctx, CREATE_PRICE);
+    snprintf(job->item.name, sizeof(job->item.name), "%.*s", (int)a->name.len, a->name.base);
+    job->item.price = a->price;
     return offload_job(req, create_work, create_done, job);
 }
 
@@ -307,13 +338,12 @@ static void slow_done(canal_req_t *req, void *data)
     free(job);
 }
 
-enum { SLOW_MS };
-static int action_slow(canal_ctx_t *ctx, canal_req_t *req)
+static int action_slow(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     struct action_job *job = new_job(ctx, req);
     if (job == NULL)
         return canal_req_fail(req, "out of memory");
-    job->ms = canal_ctx_int32(ctx, SLOW_MS);
+    job->ms = ((const slow_args_t *)args)->ms;
     return offload_job(req, slow_work, slow_done, job);
 }
 
@@ -327,16 +357,9 @@ static int served_by(canal_ctx_t *ctx, void *data)
 }
 
 static const canal_action_def_t item_actions[] = {
-    {.name = "Slow", .routes = {"slow"}, .handler = action_slow,
-     .params = {{.name = "ms", .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_INT32, .def = "100", .min = "0",
-                 .max = "10000"}}},
-    {.name = "Get", .routes = {"{id:int}"}, .handler = action_get,
-     .params = {{.name = "id", .source = CANAL_FROM_ROUTE, .type = CANAL_TYPE_INT32}}},
-    {.name = "Create", .methods = "POST", .routes = {""}, .handler = action_create,
-     .params = {{.name = "name", .source = CANAL_FROM_BODY, .type = CANAL_TYPE_STRING, .required = 1,
-                 .min_length = 1, .max_length = 60},
-                {.name = "price", .source = CANAL_FROM_BODY, .type = CANAL_TYPE_DOUBLE, .required = 1,
-                 .min = "0"}}},
+    {.name = "Slow", .routes = {"slow"}, .handler = action_slow, .args = &slow_args},
+    {.name = "Get", .routes = {"{id:int}"}, .handler = action_get, .args = &get_args},
+    {.name = "Create", .methods = "POST", .routes = {""}, .handler = action_create, .args = &create_args},
     {.name = NULL},
 };
 static const canal_controller_def_t items = {

@@ -129,6 +129,7 @@ static int ticks(canal_req_t *req, void *data)
 
 int realtime_sse_add(canal_app_t *app)
 {
-    canal_endpoint_spec_t spec = {.tmpl = "sse/ticks", .handler = ticks, .content_type = "text/event-stream"};
+    canal_endpoint_spec_t spec = {.tmpl = "sse/ticks", .handler = ticks,
+                                  .responses = {{200, .content_type = "text/event-stream"}}};
     return canal_app_route(app, &spec, NULL, NULL);
 }

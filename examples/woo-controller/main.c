@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <canal.h>
 
-static int get(canal_ctx_t *ctx, canal_req_t *req)
+static int get(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     return canal_res_json_new(req, 200, json_pack("{s:i, s:s}", "id", 1, "name", "Woo"));
 }

@@ -22,6 +22,7 @@
 #include "export.h"
 #include "error.h"
 #include "router.h"
+#include "schema.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -214,8 +215,12 @@ typedef struct canal_endpoint_spec {
     void (*dispose)(void *data); /**< if set, called on data when the app is destroyed */
     const char *name;         /**< a route name for link generation, or NULL */
     canal_route_group_t *group; /**< from canal_app_group(): its prefix comes first; or NULL */
-    const char *content_type; /**< OpenAPI: the media type of the handler's 200 answer
-                                   ("text/event-stream"), or NULL for a "default" answer */
+    const canal_schema_t *args; /**< the handler's typed arguments (canal/schema.h): registered
+                                     and checked against the template's route values here,
+                                     bound by the handler with canal_req_bind(), documented as
+                                     the operation's parameters and request body; or NULL */
+    canal_response_def_t responses[CANAL_MAX_RESPONSES]; /**< OpenAPI: the documented answers
+                                     (status 0 ends); none: a "default" answer */
     const canal_rate_limit_t *rate_limit; /**< checked before the handler (canal/ratelimit.h);
                                                NULL: the group's or the app's, if any */
     const canal_security_headers_t *security_headers; /**< on every answer of the route

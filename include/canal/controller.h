@@ -7,13 +7,27 @@
  *
  * A controller ("Home") has an optional route prefix ("api/[controller]"), state, filters and
  * actions. An action has a name, methods (default GET), route templates (relative to the
- * prefix, or absolute with a leading '/'), declared parameters, a handler, filters and
- * metadata. Both can be declared as const tables with designated initializers:
+ * prefix, or absolute with a leading '/'), an args schema (canal/schema.h: the struct its
+ * route values, query, headers, cookies and body bind into), a handler, filters and metadata.
+ * Both can be declared as const tables with designated initializers:
  *
+ *     typedef struct { int32_t id; } employee_args_t;
+ *     static const canal_field_t employee_args_fields[] = {
+ *         {.name = "id", CANAL_FIELD(employee_args_t, id), .type = CANAL_TYPE_INT32,
+ *          .source = CANAL_FROM_ROUTE, .flags = CANAL_REQUIRED},
+ *         {.name = NULL}};
+ *     static const canal_schema_t employee_args = {.name = "EmployeeArgs",
+ *         .size = sizeof(employee_args_t), .fields = employee_args_fields};
+ *
+ *     static int employee(canal_ctx_t *ctx, canal_req_t *req, const void *args)
+ *     {
+ *         const employee_args_t *a = args;   // bound and valid
+ *         ...
+ *     }
  *     static const canal_action_def_t home_actions[] = {
  *         {.name = "Plaintext", .handler = plaintext},
  *         {.name = "Employee", .routes = {"home/employee/{id:int}"}, .handler = employee,
- *          .params = {{.name = "id", .source = CANAL_FROM_ROUTE, .type = CANAL_TYPE_INT32}}},
+ *          .args = &employee_args, .responses = {{200, &employee_schema}, {404}}},
  *         {.name = NULL}
  *     };
  *     static const canal_controller_def_t home = {.name = "Home", .actions = home_actions};
@@ -26,9 +40,9 @@
  * literal route costs.
  *
  * Per request: the before-filters run (app, controller, action level, in that order; one may
- * answer and stop the chain), then every declared parameter is bound and validated (any
+ * answer and stop the chain), then the args schema is bound and validated (canal_req_bind(): any
  * failure answers 400 with application/problem+json whose "errors" object names each
- * parameter and why, before any action code runs), then the action, which sets the answer
+ * field and why, before any action code runs), then the action, which sets the answer
  * as any handler does (canal/response.h). The after-filters run in reverse order (action,
  * controller, app) when the answer is committed, at once or when a deferred answer completes
  * (canal/async.h), and may change it.
@@ -48,12 +62,8 @@ extern "C" {
 
 /** Most route templates one action declares. */
 #define CANAL_ACTION_MAX_ROUTES 4
-/** Most parameters one action declares. */
-#define CANAL_ACTION_MAX_PARAMS 16
 /** Most filters at one level (app, controller, action). */
 #define CANAL_MAX_FILTERS 4
-/** Most status codes an action's metadata lists. */
-#define CANAL_ACTION_MAX_PRODUCES 8
 
 /** An app's controller layer: its controllers, conventional routes and app-level filters.
  * Opaque; from canal_mvc_create(), freed by canal_mvc_destroy(). */
@@ -62,50 +72,9 @@ typedef struct canal_mvc canal_mvc_t;
 typedef struct canal_controller canal_controller_t;
 /** A registered action. Opaque; owned by its controller. */
 typedef struct canal_action canal_action_t;
-/** The context of one action call: the request, the bound values and the result. Opaque;
+/** The context of one action call: the request, the action, its filters. Opaque;
  * valid only during the call of the action or filter it is given to. */
 typedef struct canal_ctx canal_ctx_t;
-
-/** Where a parameter's value comes from. */
-typedef enum canal_source {
-    CANAL_FROM_ROUTE = 0, /**< a route value ({id}) */
-    CANAL_FROM_QUERY,     /**< the query string (given more than once: 400) */
-    CANAL_FROM_HEADER,    /**< a request header */
-    CANAL_FROM_BODY,      /**< a member of a JSON object body */
-    CANAL_FROM_BODY_WHOLE /**< the whole JSON body (type CANAL_TYPE_JSON) */
-} canal_source_t;
-
-/** A parameter's type. Text values are parsed strictly (canal_parse_int32() and friends);
- * CANAL_TYPE_STRING values must be well-formed UTF-8 (canal_utf8_valid(); else a 400 "must be
- * valid UTF-8"); JSON body members must have the matching JSON type. */
-typedef enum canal_type {
-    CANAL_TYPE_STRING = 0, /**< text as sent (percent-decoded); a JSON string in a body */
-    CANAL_TYPE_INT32,      /**< a 32-bit integer (canal_parse_int32()) */
-    CANAL_TYPE_INT64,      /**< a 64-bit integer (canal_parse_int64()) */
-    CANAL_TYPE_DOUBLE,     /**< a number (canal_parse_double()); a JSON integer or real */
-    CANAL_TYPE_BOOL,       /**< "true" or "false" (canal_parse_bool()); a JSON boolean */
-    CANAL_TYPE_JSON        /**< any JSON value (body sources only); borrowed json_t */
-} canal_type_t;
-
-/**
- * A declared parameter. Absent values take def (parsed with the type's rules at
- * registration), else are a 400 when required, else are simply not present
- * (canal_ctx_has()).
- */
-typedef struct canal_param_def {
-    const char *name;         /**< the name in its source; NULL ends a table */
-    canal_source_t source;    /**< where the value comes from */
-    canal_type_t type;        /**< how the value is parsed and checked */
-    int required;             /**< 1: absent is a 400 */
-    const char *def;          /**< default value as text, or NULL */
-    const char *min;          /**< numbers: the inclusive lower bound as text, or NULL */
-    const char *max;          /**< numbers: the inclusive upper bound as text, or NULL */
-    size_t min_length;        /**< strings: fewest characters (UTF-8 code points) */
-    size_t max_length;        /**< strings: most characters; 0 means no bound */
-    const char *pattern;      /**< strings: POSIX ERE the whole value must match, or NULL */
-    const char *const *allowed; /**< strings and numbers: NULL-terminated list, or NULL */
-    const char *description;  /**< for documentation (OpenAPI) */
-} canal_param_def_t;
 
 /**
  * A filter. before runs before binding and the action: return 0 to go on, 1 after setting an
@@ -124,14 +93,16 @@ typedef struct canal_filter {
 } canal_filter_t;
 
 /**
- * An action handler: a canal_handler_fn with its context. It sets the answer on req (the
+ * An action handler: a canal_handler_fn with its context and its bound arguments (args: the
+ * struct the action's args schema describes, in request memory, bound and valid; NULL when it
+ * declares none). It sets the answer on req (the
  * canal_res_* calls of canal/response.h, or canal_ctx_created()) and returns 0, or fails with
  * canal_req_fail() (500, or the developer error page). An action that answers later defers
  * the request (canal_req_defer() or canal_offload()) and returns CANAL_PENDING; its answer is
  * set the same way when it completes, and the after-filters run then. (Before-filters cannot
  * defer: their 1 means "answer with what was set".)
  */
-typedef int (*canal_action_fn)(canal_ctx_t *ctx, canal_req_t *req);
+typedef int (*canal_action_fn)(canal_ctx_t *ctx, canal_req_t *req, const void *args);
 
 /** An action. All strings must outlive the mvc object (string literals, typically). */
 typedef struct canal_action_def {
@@ -140,11 +111,11 @@ typedef struct canal_action_def {
     const char *routes[CANAL_ACTION_MAX_ROUTES]; /**< templates; none: conventional routes */
     const char *route_name;      /**< a name for link generation (first template), or NULL */
     canal_action_fn handler;     /**< the code of the action; required */
-    canal_param_def_t params[CANAL_ACTION_MAX_PARAMS]; /**< ended by .name == NULL */
+    const canal_schema_t *args;  /**< its arguments (canal/schema.h): bound after the
+                                      before-filters, handed to handler; or NULL */
     canal_filter_t filters[CANAL_MAX_FILTERS];         /**< unused entries are all NULL */
     const char *summary;         /**< OpenAPI: a one-line summary, or NULL */
-    int produces[CANAL_ACTION_MAX_PRODUCES];           /**< OpenAPI: status codes; 0 ends */
-    const char *content_type;    /**< OpenAPI: the media type of its 2xx bodies; NULL: JSON */
+    canal_response_def_t responses[CANAL_MAX_RESPONSES]; /**< OpenAPI: its answers; 0 ends */
     const char *description;     /**< OpenAPI: a longer description (CommonMark), or NULL */
     const canal_policy_t *policy; /**< who may call it (canal/auth.h), checked before the
                                        filters and the binding; NULL: the controller's */
@@ -235,12 +206,10 @@ CANAL_API const canal_route_t *canal_action_route_at(const canal_action_t *a, si
 /**
  * Builds the app's OpenAPI 3.1 document (canal_openapi_build()) with what the actions declare:
  * each operation of an action's route gets the controller as its tag, "Controller_Action" as
- * its operationId, the action's summary and description, its declared parameters (route
- * values with their declared types and rules merged into the path parameters; query and
- * header parameters; body members as an application/json request body object), a 400
- * validation problem when it declares parameters, and one response per status in produces
- * (2xx ones with content_type, 400 and 404 as problem details). Routes that are not actions
- * are described as canal_openapi_build() does. info may be NULL.
+ * its operationId, the action's summary and description; its args and responses are
+ * documented as every route's are (canal_endpoint_spec_t's args and responses: parameters,
+ * request body, answers, components.schemas). Routes that are not actions are described as
+ * canal_openapi_build() does. info may be NULL.
  * @return a new reference, or NULL when out of memory.
  */
 CANAL_API json_t *canal_mvc_openapi(const canal_mvc_t *mvc, const canal_openapi_info_t *info);
@@ -263,29 +232,6 @@ CANAL_API void *canal_ctx_state(const canal_ctx_t *ctx);
 CANAL_API const canal_action_t *canal_ctx_action(const canal_ctx_t *ctx);
 /** The running action's controller. Borrowed. */
 CANAL_API const canal_controller_t *canal_ctx_controller(const canal_ctx_t *ctx);
-
-/** The index of the declared parameter name, or -1. */
-CANAL_API int canal_ctx_index(const canal_ctx_t *ctx, const char *name);
-/** 1 if parameter i has a value (given or default). Before binding (in a before-filter): 0. */
-CANAL_API int canal_ctx_has(const canal_ctx_t *ctx, int i);
-/**
- * The bound value of parameter i (a CANAL_TYPE_INT32). The canal_ctx_* readers cannot fail:
- * an index out of range, a parameter of another type or one without a value gives 0, 0.0,
- * false, an empty string or NULL.
- */
-CANAL_API int32_t canal_ctx_int32(const canal_ctx_t *ctx, int i);
-/** The bound value of parameter i (a CANAL_TYPE_INT64), or 0 (see canal_ctx_int32()). */
-CANAL_API int64_t canal_ctx_int64(const canal_ctx_t *ctx, int i);
-/** The bound value of parameter i (a CANAL_TYPE_DOUBLE), or 0.0 (see canal_ctx_int32()). */
-CANAL_API double canal_ctx_double(const canal_ctx_t *ctx, int i);
-/** The bound value of parameter i (a CANAL_TYPE_BOOL): 1 or 0 (see canal_ctx_int32()). */
-CANAL_API int canal_ctx_bool(const canal_ctx_t *ctx, int i);
-/** The bound value of parameter i (a CANAL_TYPE_STRING), pointing into request memory; an
- * empty string otherwise (see canal_ctx_int32()). */
-CANAL_API canal_str_t canal_ctx_str(const canal_ctx_t *ctx, int i);
-/** The bound value of parameter i (a CANAL_TYPE_JSON), borrowed until the request ends; NULL
- * otherwise (see canal_ctx_int32()). */
-CANAL_API json_t *canal_ctx_json(const canal_ctx_t *ctx, int i);
 
 /**
  * 201 Created with body (stolen; NULL: no body) and a Location built by link generation to

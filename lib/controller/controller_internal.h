@@ -2,43 +2,18 @@
 /*
  * The controller layer's private structures, shared by its files:
  *   mvc.c       registration: controllers, actions, token replacement, conventional routes,
- *               parameter declarations checked and pre-parsed, link generation, listings
- *   dispatch.c  per request: filters, binding and validation, results
+ *               link generation, listings
+ *   dispatch.c  per request: filters, binding (canal_req_bind()), the action
  * This layer sees only canal's public headers (it is built without -Ilib).
  */
 #ifndef CANAL_CONTROLLER_INTERNAL_H
 #define CANAL_CONTROLLER_INTERNAL_H
 
-#include <regex.h>
 #include "canal/controller.h"
-
-/* A value of one of the canal_type_t types. */
-union canal_val {
-    int32_t i32;
-    int64_t i64;
-    double d;
-    int b;
-    canal_str_t s;
-    json_t *j;
-};
-
-/* A declared parameter, checked and pre-parsed at registration. */
-struct canal_pdecl {
-    canal_param_def_t def;
-    int has_def, has_min, has_max;
-    union canal_val defv;
-    int64_t imin, imax;            /* bounds of integer types */
-    double dmin, dmax;             /* bounds of doubles */
-    regex_t *re;                   /* the anchored pattern */
-    union canal_val *allowed;      /* parsed allowed values */
-    size_t nallowed;
-};
 
 struct canal_action {
     canal_action_def_t def;        /* a copy; its strings are borrowed */
     canal_controller_t *ctrl;
-    struct canal_pdecl params[CANAL_ACTION_MAX_PARAMS];
-    int nparams;
     const canal_route_t **routes;
     size_t nroutes;
     /* every filter that applies, app level first, gathered once the action is registered */
@@ -70,8 +45,6 @@ struct canal_mvc {
 
 /* dispatch.c: the handler of every action route (data: the canal_action_t) */
 int canal__mvc_dispatch(canal_req_t *req, void *data);
-/* dispatch.c: parses text as a value of the parameter's type (0, or a canal error) */
-int canal__parse_value(canal_type_t type, canal_str_t text, union canal_val *out);
 /* mvc.c: rebuilds every action's filter chain (filters may be added after actions) */
 void canal__mvc_rebuild_chains(canal_mvc_t *mvc);
 /* cors.c: gives the action's routes from first_route on the policy of each CORS filter in

@@ -29,19 +29,8 @@ canal_mvc_t *canal_mvc_create(canal_app_t *app)
     return mvc;
 }
 
-static void free_pdecl(struct canal_pdecl *p)
-{
-    if (p->re != NULL) {
-        regfree(p->re);
-        free(p->re);
-    }
-    free(p->allowed);
-}
-
 static void free_action(canal_action_t *a)
 {
-    for (int i = 0; i < a->nparams; i++)
-        free_pdecl(&a->params[i]);
     free(a->routes);
     free(a->chain);
     free(a);
@@ -191,89 +180,6 @@ static char *replace_tokens(const char *text, const char *controller, const char
     return out;
 }
 
-/* ---- parameter declarations ---- */
-
-static const char *type_name(canal_type_t t)
-{
-    static const char *const names[] = {"string", "int32", "int64", "double", "bool", "json"};
-    return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "?";
-}
-
-static int prepare_param(canal_action_t *a, struct canal_pdecl *p, canal_error_info_t *err)
-{
-    const canal_param_def_t *d = &p->def;
-    const char *where = a->def.name;
-    if (d->type > CANAL_TYPE_JSON || d->source > CANAL_FROM_BODY_WHOLE)
-        return canal_error_set(err, CANAL_EINVAL, 0, "action %s, parameter %s: unknown type or source", where, d->name);
-    if (d->type == CANAL_TYPE_JSON && d->source != CANAL_FROM_BODY && d->source != CANAL_FROM_BODY_WHOLE)
-        return canal_error_set(err, CANAL_EINVAL, 0, "action %s, parameter %s: json values come from the body", where, d->name);
-    if (d->source == CANAL_FROM_BODY_WHOLE && d->type != CANAL_TYPE_JSON)
-        return canal_error_set(err, CANAL_EINVAL, 0, "action %s, parameter %s: the whole body is of type json", where, d->name);
-    if (d->def != NULL) {
-        if (d->type == CANAL_TYPE_JSON)
-            return canal_error_set(err, CANAL_EINVAL, 0, "action %s, parameter %s: json parameters have no default", where, d->name);
-        if (canal__parse_value(d->type, (canal_str_t){d->def, strlen(d->def)}, &p->defv) != 0)
-            return canal_error_set(err, CANAL_EINVAL, 0, "action %s, parameter %s: default '%s' is not a %s", where, d->name,
-                        d->def, type_name(d->type));
-        p->has_def = 1;
-    }
-    int numeric = d->type == CANAL_TYPE_INT32 || d->type == CANAL_TYPE_INT64 || d->type == CANAL_TYPE_DOUBLE;
-    const char *bounds[2] = {d->min, d->max};
-    for (int i = 0; i < 2; i++) {
-        if (bounds[i] == NULL)
-            continue;
-        union canal_val v;
-        canal_str_t t = {bounds[i], strlen(bounds[i])};
-        if (!numeric || canal__parse_value(d->type == CANAL_TYPE_DOUBLE ? CANAL_TYPE_DOUBLE : CANAL_TYPE_INT64, t, &v) != 0)
-            return canal_error_set(err, CANAL_EINVAL, 0, "action %s, parameter %s: bound '%s' is not a number of its type",
-                        where, d->name, bounds[i]);
-        if (d->type == CANAL_TYPE_DOUBLE)
-            *(i ? &p->dmax : &p->dmin) = v.d;
-        else
-            *(i ? &p->imax : &p->imin) = v.i64;
-        *(i ? &p->has_max : &p->has_min) = 1;
-    }
-    if ((d->min_length || d->max_length || d->pattern) && d->type != CANAL_TYPE_STRING)
-        return canal_error_set(err, CANAL_EINVAL, 0, "action %s, parameter %s: length and pattern apply to strings", where,
-                    d->name);
-    if (d->max_length && d->min_length > d->max_length)
-        return canal_error_set(err, CANAL_EINVAL, 0, "action %s, parameter %s: min_length > max_length", where, d->name);
-    if (d->pattern != NULL) {
-        size_t n = strlen(d->pattern) + 5;
-        char *anchored = malloc(n);
-        if (anchored == NULL || (p->re = malloc(sizeof(*p->re))) == NULL) {
-            free(anchored);
-            return canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
-        }
-        snprintf(anchored, n, "^(%s)$", d->pattern);
-        int rc = regcomp(p->re, anchored, REG_EXTENDED | REG_NOSUB);
-        free(anchored);
-        if (rc != 0) {
-            free(p->re);
-            p->re = NULL;
-            if (rc == REG_ESPACE) /* regcomp ran out of memory: the pattern may be fine */
-                return canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
-            return canal_error_set(err, CANAL_EINVAL, 0, "action %s, parameter %s: bad pattern '%s'", where, d->name, d->pattern);
-        }
-    }
-    if (d->allowed != NULL) {
-        size_t n = 0;
-        while (d->allowed[n] != NULL)
-            n++;
-        if (d->type == CANAL_TYPE_JSON || d->type == CANAL_TYPE_BOOL || n == 0)
-            return canal_error_set(err, CANAL_EINVAL, 0, "action %s, parameter %s: allowed values need a string or number type",
-                        where, d->name);
-        if ((p->allowed = calloc(n, sizeof(*p->allowed))) == NULL)
-            return canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
-        for (size_t i = 0; i < n; i++)
-            if (canal__parse_value(d->type, (canal_str_t){d->allowed[i], strlen(d->allowed[i])}, &p->allowed[i]) != 0)
-                return canal_error_set(err, CANAL_EINVAL, 0, "action %s, parameter %s: allowed value '%s' is not a %s", where,
-                            d->name, d->allowed[i], type_name(d->type));
-        p->nallowed = n;
-    }
-    return 0;
-}
-
 /* ---- routes ---- */
 
 static int add_route(canal_action_t *a, const char *method, const char *tmpl, const char *name,
@@ -286,7 +192,8 @@ static int add_route(canal_action_t *a, const char *method, const char *tmpl, co
     a->routes = grown;
     canal_error_info_t e;
     canal_endpoint_spec_t spec = {.method = method, .tmpl = tmpl, .name = name, .handler = canal__mvc_dispatch, .data = a,
-                                  .policy = a->def.policy ? a->def.policy : a->ctrl->policy};
+                                  .args = a->def.args, .policy = a->def.policy ? a->def.policy : a->ctrl->policy};
+    memcpy(spec.responses, a->def.responses, sizeof(spec.responses));
     int rc = canal_app_route(app, &spec, &a->routes[a->nroutes], &e);
     if (rc != 0)
         return canal_error_set(err, rc, 0, "%s.%s: %s %s: %s", a->ctrl->name, a->def.name, method, tmpl, e.message);
@@ -446,16 +353,9 @@ int canal_controller_add_action(canal_controller_t *c, const canal_action_def_t 
     a->def = *def;
     a->ctrl = c;
     int rc = 0;
-    for (int i = 0; i < CANAL_ACTION_MAX_PARAMS && def->params[i].name != NULL && rc == 0; i++) {
-        for (int k = 0; k < i; k++)
-            if (strcmp(def->params[k].name, def->params[i].name) == 0)
-                rc = canal_error_set(err, CANAL_EEXIST, 0, "%s.%s: parameter %s declared twice", c->name, def->name,
-                          def->params[i].name);
-        a->params[i].def = def->params[i];
-        a->nparams = i + 1;
-        if (rc == 0)
-            rc = prepare_param(a, &a->params[i], err);
-    }
+    canal_error_info_t e;
+    if (def->args != NULL && (rc = canal_app_schema(c->mvc->app, def->args, &e)) != 0)
+        rc = canal_error_set(err, rc, 0, "%s.%s: %s", c->name, def->name, e.message);
     if (rc == 0)
         rc = build_chain(a);
     if (rc == 0)

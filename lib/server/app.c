@@ -154,6 +154,7 @@ void canal_app_destroy(canal_app_t *app)
     canal__limits_free(app);
     canal__sechdrs_free(app);
     canal__sessions_free(app);
+    canal__models_free(app);
     if (app->hostconf != NULL)
         h2o_config_dispose(&app->globalconf);
     canal__acclog_close(app);

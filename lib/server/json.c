@@ -32,6 +32,11 @@ static int fail(struct canal_jw *w, int err, const char *why)
     return w->err;
 }
 
+int canal__jw_fail(struct canal_jw *w, int err, const char *why)
+{
+    return fail(w, err, why);
+}
+
 static void free_heap(void *holder)
 {
     free(*(char **)holder);

@@ -361,6 +361,257 @@ static void secure_operation(json_t *op, json_t *responses, json_t *components, 
         json_object_set_new(responses, "403", problem_response("Authenticated, but not allowed here."));
 }
 
+/* ---- typed models (canal/schema.h) ---- */
+
+/* A model every field of which is a body member: a JSON shape, in components.schemas. (An
+ * args schema that also reads the route or the query is described as parameters.) */
+static int is_shape(const struct canal__model *m)
+{
+    for (size_t i = 0; i < m->nfields; i++)
+        if (m->fields[i].f->source != CANAL_FROM_BODY)
+            return 0;
+    return 1;
+}
+
+static json_t *ref(const canal_schema_t *s)
+{
+    char buf[300];
+    snprintf(buf, sizeof(buf), "#/components/schemas/%s", s->name);
+    return json_pack("{s:s}", "$ref", buf);
+}
+
+/* A value of type t as JSON ("5" of an int32 is 5); NULL when it is not one. */
+static json_t *typed(canal_type_t t, const canal_field_t *f, const union canal__val *v)
+{
+    switch (t) {
+    case CANAL_TYPE_STRING:
+        return json_stringn(v->s.base, v->s.len);
+    case CANAL_TYPE_CSTRING:
+        return json_string(v->cs);
+    case CANAL_TYPE_INT32:
+        return json_integer(v->i32);
+    case CANAL_TYPE_INT64:
+        return json_integer(v->i64);
+    case CANAL_TYPE_DOUBLE:
+        return json_real(v->d);
+    case CANAL_TYPE_BOOL:
+        return json_boolean(v->b);
+    case CANAL_TYPE_ENUM:
+        return json_string(f->allowed[v->e]);
+    default:
+        return NULL;
+    }
+}
+
+static json_t *bound(canal_type_t t, double v)
+{
+    return t == CANAL_TYPE_DOUBLE ? json_real(v) : json_integer((json_int_t)v);
+}
+
+/* The JSON Schema of a value of type t under field f's rules (t: the field's type, or its
+ * array's items). */
+static json_t *value_schema(const struct canal__mfield *mf, canal_type_t t)
+{
+    const canal_field_t *f = mf->f;
+    static const char *const types[] = {"string", "string", "integer", "integer", "number", "boolean", "string"};
+    static const char *const fmts[] = {NULL, NULL, "int32", "int64", "double", NULL, NULL};
+    if (t == CANAL_TYPE_OBJECT)
+        return ref(f->schema);
+    if (t == CANAL_TYPE_JSON)
+        return json_object(); /* any value */
+    if (t == CANAL_TYPE_ARRAY) {
+        json_t *a = json_pack("{s:s, s:o}", "type", "array", "items", value_schema(mf, f->items));
+        if (f->min_items)
+            json_object_set_new(a, "minItems", json_integer((json_int_t)f->min_items));
+        if (f->max_items)
+            json_object_set_new(a, "maxItems", json_integer((json_int_t)f->max_items));
+        return a;
+    }
+    json_t *s = json_pack("{s:s}", "type", types[t]);
+    const char *format = f->format ? f->format : fmts[t];
+    if (format != NULL)
+        json_object_set_new(s, "format", json_string(format));
+    if (f->has_min)
+        json_object_set_new(s, "minimum", bound(t, f->min));
+    if (f->has_max)
+        json_object_set_new(s, "maximum", bound(t, f->max));
+    if (f->min_length)
+        json_object_set_new(s, "minLength", json_integer((json_int_t)f->min_length));
+    if (f->max_length)
+        json_object_set_new(s, "maxLength", json_integer((json_int_t)f->max_length));
+    if (f->pattern != NULL) {
+        /* canal matches the whole value; an OpenAPI pattern may match anywhere */
+        char *anchored = NULL;
+        if (asprintf(&anchored, "^(%s)$", f->pattern) >= 0) {
+            json_object_set_new(s, "pattern", json_string(anchored));
+            free(anchored);
+        }
+    }
+    if (f->allowed != NULL) {
+        json_t *e = json_array();
+        for (const char *const *a = f->allowed; *a != NULL; a++)
+            json_array_append_new(e, json_string(*a));
+        json_object_set_new(s, "enum", e);
+    }
+    return s;
+}
+
+/* A field's schema: its value's, with null allowed when nullable, its default, description
+ * and example. */
+static json_t *field_schema(const struct canal__mfield *mf)
+{
+    const canal_field_t *f = mf->f;
+    json_t *s = value_schema(mf, f->type);
+    if (f->flags & CANAL_NULLABLE) {
+        json_t *type = json_object_get(s, "type");
+        if (json_is_string(type))
+            json_object_set_new(s, "type", json_pack("[s, s]", json_string_value(type), "null"));
+        else
+            s = json_pack("{s:[o, {s:s}]}", "anyOf", s, "type", "null");
+    }
+    if (mf->has_def)
+        json_object_set_new(s, "default", typed(f->type, f, &mf->defv));
+    if (f->description != NULL)
+        json_object_set_new(s, "description", json_string(f->description));
+    if (f->example != NULL) {
+        json_t *x = json_loads(f->example, JSON_DECODE_ANY, NULL);
+        if (x != NULL)
+            json_object_set_new(s, "examples", json_pack("[o]", x));
+    }
+    return s;
+}
+
+/* The object schema of m's body members. */
+static json_t *members_schema(const struct canal__model *m)
+{
+    json_t *props = json_object(), *required = json_array();
+    for (size_t i = 0; i < m->nfields; i++) {
+        const canal_field_t *f = m->fields[i].f;
+        if (f->source != CANAL_FROM_BODY)
+            continue;
+        json_object_set_new(props, f->name, field_schema(&m->fields[i]));
+        if (f->flags & CANAL_REQUIRED)
+            json_array_append_new(required, json_string(f->name));
+    }
+    json_t *s = json_pack("{s:s, s:o}", "type", "object", "properties", props);
+    if (json_array_size(required) > 0)
+        json_object_set_new(s, "required", required);
+    else
+        json_decref(required);
+    return s;
+}
+
+static json_t *model_schema(const struct canal__model *m)
+{
+    json_t *s = members_schema(m);
+    if (m->schema->description != NULL)
+        json_object_set_new(s, "description", json_string(m->schema->description));
+    return s;
+}
+
+static json_t *find_path_param(json_t *params, const char *name)
+{
+    size_t i;
+    json_t *p;
+    json_array_foreach(params, i, p)
+    {
+        if (strcmp(json_string_value(json_object_get(p, "in")), "path") == 0 &&
+            strcmp(json_string_value(json_object_get(p, "name")), name) == 0)
+            return p;
+    }
+    return NULL;
+}
+
+/* An operation's parameters and request body from its args schema, and the 400 (and 415)
+ * binding can answer. */
+static void args_operation(json_t *op, json_t *responses, const struct canal__model *m)
+{
+    static const char *const in[] = {NULL, "path", "query", "header", "cookie", NULL};
+    json_t *params = json_object_get(op, "parameters");
+    if (params == NULL)
+        json_object_set_new(op, "parameters", params = json_array());
+    json_t *body = NULL;
+    int body_required = 0, members = 0;
+    for (size_t i = 0; i < m->nfields; i++) {
+        const struct canal__mfield *mf = &m->fields[i];
+        const canal_field_t *f = mf->f;
+        if (f->source == CANAL_FROM_BODY) {
+            members = 1;
+            body_required |= (f->flags & CANAL_REQUIRED) != 0;
+            continue;
+        }
+        if (f->source == CANAL_FROM_BODY_WHOLE) {
+            body = field_schema(mf);
+            body_required = (f->flags & CANAL_REQUIRED) != 0;
+            continue;
+        }
+        json_t *schema = field_schema(mf), *p;
+        if (f->source == CANAL_FROM_ROUTE) {
+            /* the route's own parameter (not in this path: left out, it takes its default) */
+            if ((p = find_path_param(params, f->name)) == NULL) {
+                json_decref(schema);
+                continue;
+            }
+            /* the route's constraints stay, unless they only say "a string of one character
+             * or more" of a value the field types (an int32 is never empty) */
+            const char *had = json_string_value(json_object_get(json_object_get(p, "schema"), "type"));
+            if (had == NULL || strcmp(had, "string") != 0 || f->type == CANAL_TYPE_STRING ||
+                f->type == CANAL_TYPE_CSTRING || f->type == CANAL_TYPE_ENUM)
+                json_object_update_missing(schema, json_object_get(p, "schema"));
+            json_object_set_new(p, "schema", schema);
+        } else {
+            p = json_pack("{s:s, s:s, s:b, s:o}", "name", f->name, "in", in[f->source], "required",
+                          (f->flags & CANAL_REQUIRED) != 0, "schema", schema);
+            json_array_append_new(params, p);
+        }
+        if (f->description != NULL)
+            json_object_set_new(p, "description", json_string(f->description));
+    }
+    if (json_array_size(params) == 0)
+        json_object_del(op, "parameters");
+    if (members)
+        body = is_shape(m) ? ref(m->schema) : members_schema(m);
+    if (body != NULL) {
+        json_object_set_new(op, "requestBody", json_pack("{s:b, s:{s:{s:o}}}", "required", body_required, "content",
+                                                         "application/json", "schema", body));
+        json_object_set_new(responses, "415", problem_response("The body is not application/json."));
+    }
+    json_object_set_new(responses, "400", json_pack("{s:s}", "$ref", "#/components/responses/ValidationProblem"));
+}
+
+/* The answers a route or action documents (canal_response_def_t): they replace "default". */
+static void documented_responses(json_t *responses, const canal_response_def_t *list)
+{
+    json_object_del(responses, "default");
+    for (size_t i = 0; i < CANAL_MAX_RESPONSES && list[i].status != 0; i++) {
+        const canal_response_def_t *d = &list[i];
+        char key[16];
+        snprintf(key, sizeof(key), "%d", d->status);
+        json_t *r;
+        if (d->status == 400 && d->schema == NULL && d->content_type == NULL)
+            r = json_pack("{s:s}", "$ref", "#/components/responses/ValidationProblem");
+        else if (d->status == 404 && d->schema == NULL && d->content_type == NULL && d->description == NULL)
+            r = json_pack("{s:s}", "$ref", "#/components/responses/NotFound");
+        else if (d->status >= 400 && d->schema == NULL && d->content_type == NULL)
+            r = problem_response(d->description ? d->description : canal_status_reason(d->status));
+        else {
+            int no_body = d->status < 200 || d->status == 204 || d->status == 205 || d->status == 304;
+            r = json_pack("{s:s}", "description", d->description ? d->description : canal_status_reason(d->status));
+            if (!no_body) {
+                json_t *schema = d->schema == NULL ? json_object()
+                                 : d->array        ? json_pack("{s:s, s:o}", "type", "array", "items", ref(d->schema))
+                                                   : ref(d->schema);
+                if (d->schema == NULL && d->content_type != NULL && strncmp(d->content_type, "text/", 5) == 0)
+                    json_object_set_new(schema, "type", json_string("string"));
+                json_object_set_new(r, "content",
+                                    json_pack("{s:{s:o}}", d->content_type ? d->content_type : "application/json",
+                                              "schema", schema));
+            }
+        }
+        json_object_set_new(responses, key, r);
+    }
+}
+
 json_t *canal_openapi_build(canal_app_t *app, const canal_openapi_info_t *info, canal_openapi_fn fn,
                             void *data)
 {
@@ -413,10 +664,10 @@ json_t *canal_openapi_build(canal_app_t *app, const canal_openapi_info_t *info, 
             json_object_set_new(op, "x-canal-template", json_string(canal_route_template(route)));
             json_t *responses = json_pack("{s:{s:s}}", "default", "description",
                                           "The handler's answer.");
-            if (ep != NULL && ep->content_type != NULL)
-                json_object_set_new(responses, "200",
-                                    json_pack("{s:s, s:{s:{s:{s:s}}}}", "description", "The handler's answer.",
-                                              "content", ep->content_type, "schema", "type", "string"));
+            if (ep != NULL && ep->args != NULL)
+                args_operation(op, responses, ep->args);
+            if (ep != NULL && ep->responses != NULL)
+                documented_responses(responses, ep->responses);
             if (canal_route_param_count(route) > 0)
                 json_object_set_new(responses, "404",
                                     json_pack("{s:s}", "$ref", "#/components/responses/NotFound"));
@@ -442,6 +693,10 @@ json_t *canal_openapi_build(canal_app_t *app, const canal_openapi_info_t *info, 
         }
     }
     json_object_set_new(doc, "paths", paths);
+    for (size_t i = 0; i < app->nmodels; i++)
+        if (is_shape(app->models[i]))
+            json_object_set_new(json_object_get(components, "schemas"), app->models[i]->schema->name,
+                                model_schema(app->models[i]));
     json_object_set_new(doc, "components", components);
     json_decref(ids);
     return doc;

@@ -77,6 +77,7 @@ void canal__on_req_done(h2o_logger_t *self, h2o_req_t *h)
     if (req->pending != NULL)
         canal__pending_gone(req);
     json_decref(req->json);
+    json_decref(req->invalid);
     if (req->conn != NULL)
         canal__conn_request_done(req->conn); /* may free the connection */
     atomic_fetch_sub(&w->inflight, 1);

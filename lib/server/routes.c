@@ -30,20 +30,45 @@ int canal_app_error(const canal_app_t *app, canal_error_info_t *err)
     return app->reg_err.code;
 }
 
+/* The documented answers of a spec, copied, with their schemas registered; 0 or an error. */
+static int copy_responses(canal_app_t *app, const canal_response_def_t *in, canal_response_def_t **out,
+                          canal_error_info_t *e)
+{
+    size_t n = 0;
+    while (n < CANAL_MAX_RESPONSES && in[n].status != 0)
+        n++;
+    *out = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const struct canal__model *m;
+        if (in[i].status < 100 || in[i].status > 599)
+            return canal_error_set(e, CANAL_EINVAL, 0, "a documented answer has status %d", in[i].status);
+        if (in[i].schema != NULL && canal__model_register(app, in[i].schema, &m, e) != 0)
+            return e->code;
+    }
+    if (n > 0 && (*out = calloc(n + 1, sizeof(**out))) == NULL)
+        return canal_error_set(e, CANAL_ENOMEM, 0, NULL);
+    if (n > 0)
+        memcpy(*out, in, n * sizeof(**out));
+    return 0;
+}
+
 int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const canal_route_t **route,
                     canal_error_info_t *err)
 {
     canal_error_info_t e = {0};
     const canal_route_t *r;
-    char *ctype = NULL;
+    const struct canal__model *args = NULL;
+    canal_response_def_t *responses = NULL;
     if (atomic_load(&app->state) != APP_CREATED)
         canal_error_set(&e, CANAL_ESTATE, 0, "routes are added before the app starts");
     else if (spec == NULL || spec->handler == NULL)
         canal_error_set(&e, CANAL_EINVAL, 0, "a route needs a handler");
-    else if (spec->content_type != NULL && (ctype = strdup(spec->content_type)) == NULL)
-        canal_error_set(&e, CANAL_ENOMEM, 0, NULL);
     else if (!canal__policy_valid(spec->policy))
         canal_error_set(&e, CANAL_EINVAL, 0, "a policy needs a scheme, or anonymous");
+    else if (spec->args != NULL && canal__model_register(app, spec->args, &args, &e) != 0)
+        ;
+    else if (copy_responses(app, spec->responses, &responses, &e) != 0)
+        ;
     else if (app->nendpoints == app->cap_endpoints) {
         size_t cap = app->cap_endpoints ? 2 * app->cap_endpoints : 16;
         struct canal_endpoint *grown = realloc(app->endpoints, cap * sizeof(*grown));
@@ -66,7 +91,7 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
             canal_router_add(app->router, &rs, &r, &e);
     }
     if (e.code != 0) {
-        free(ctype);
+        free(responses);
         if (err != NULL)
             *err = e;
         return canal__reg_error(app, &e);
@@ -74,11 +99,19 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
     /* routes come in only here, so the router's number for r is the next slot */
     app->endpoints[app->nendpoints++] = (struct canal_endpoint){.fn = spec->handler, .data = spec->data,
                                                                 .dispose = spec->dispose, .route = r,
-                                                                .content_type = ctype, .group = spec->group,
+                                                                .args = args, .responses = responses,
+                                                                .group = spec->group,
                                                                 .rate_limit = spec->rate_limit, .sechdr = sh,
                                                                 .own_policy = spec->policy};
     if (route != NULL)
         *route = r;
+    /* the route exists now (a router cannot take one back): a mismatch is the app's
+     * registration error, which stops canal_app_start() */
+    if (args != NULL && canal__model_check_route(args, r, &e) != 0) {
+        if (err != NULL)
+            *err = e;
+        return canal__reg_error(app, &e);
+    }
     return 0;
 }
 
@@ -186,7 +219,7 @@ void canal__endpoints_dispose(canal_app_t *app)
     for (size_t i = 0; i < app->nendpoints; i++) {
         if (app->endpoints[i].dispose != NULL)
             app->endpoints[i].dispose(app->endpoints[i].data);
-        free(app->endpoints[i].content_type);
+        free(app->endpoints[i].responses);
     }
     free(app->endpoints);
     app->endpoints = NULL;

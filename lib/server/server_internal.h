@@ -26,6 +26,7 @@
 #define CANAL_SERVER_INTERNAL_H
 
 #include <pthread.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <h2o.h>
@@ -34,6 +35,7 @@
 #include "canal/cookie.h"
 #include "canal/ratelimit.h"
 #include "canal/headers.h"
+#include "canal/schema.h"
 
 /* The server's record of a route, at the route's number in app->endpoints (routes.c). */
 struct canal_endpoint {
@@ -41,7 +43,8 @@ struct canal_endpoint {
     void *data;
     void (*dispose)(void *);
     const canal_route_t *route;
-    char *content_type; /* OpenAPI: the 200 answer's media type (spec.content_type), or NULL */
+    const struct canal__model *args;  /* schema.c: spec.args, registered, or NULL */
+    canal_response_def_t *responses;  /* OpenAPI: spec.responses copied (status 0 ends), or NULL */
     /* ops.c, settled before the app starts */
     const struct canal__cors *cors; /* CORS policy, or NULL */
     signed char compress;           /* 0 as configured, -1 never, 1 even if not compressible */
@@ -143,6 +146,7 @@ struct canal_req {
         const void *body;         /* in request memory or static */
         size_t len;
     } res;
+    json_t *invalid;              /* bind.c: the validation errors so far (canal_req_invalid()) */
     canal_principal_t *principal; /* auth.c: who the request was authenticated as, or NULL */
     canal_commit_fn on_commit;    /* canal_res_on_commit() */
     void *on_commit_data;
@@ -306,6 +310,8 @@ struct canal_app {
     const canal_rate_limit_t *rate_limit; /* the app's own (canal_app_rate_limit(app, NULL, ..)) */
     const struct canal__sechdr *sechdr;   /* the app's own: also on answers without a route */
     const canal_policy_t *policy; /* auth.c: the default policy (canal_app_policy()), or NULL */
+    struct canal__model **models; /* schema.c: every schema registered */
+    size_t nmodels;
     /* canal_app_start() waits for each worker thread to have made its own loop and context */
     pthread_mutex_t start_lock;
     pthread_cond_t start_cond;
@@ -565,6 +571,45 @@ struct canal_jw {
 void canal__jw_init(struct canal_jw *w, h2o_mem_pool_t *pool, size_t hint);
 /* room for n more bytes in w's buffer: 0, or the sticky error */
 int canal__jw_room(struct canal_jw *w, size_t n);
+
+/* json.c: records err as w's sticky error (if it has none) and returns w's error */
+int canal__jw_fail(struct canal_jw *w, int err, const char *why);
+
+/* schema.c and bind.c: a registered schema, checked and pre-parsed (canal/schema.h) */
+union canal__val {
+    int32_t i32;
+    int64_t i64;
+    double d;
+    int b;
+    int e;
+    canal_str_t s;
+    const char *cs;
+};
+struct canal__mfield {
+    const canal_field_t *f;
+    const struct canal__model *nested; /* objects and arrays of objects: the field's schema */
+    regex_t *re;                       /* the anchored pattern, or NULL */
+    int has_def;
+    union canal__val defv;             /* the parsed default */
+};
+struct canal__model {
+    const canal_schema_t *schema;
+    struct canal__mfield *fields;      /* one per field, in table order */
+    size_t nfields;
+    int body;                          /* some field comes from the body */
+};
+/* registers s (and what it nests) with app once: 0, or a canal error with err set */
+int canal__model_register(canal_app_t *app, const canal_schema_t *s, const struct canal__model **out,
+                          canal_error_info_t *err);
+const struct canal__model *canal__model_find(const canal_app_t *app, const canal_schema_t *s);
+void canal__models_free(canal_app_t *app);
+/* the size of a member of type t (objects: nested's size) */
+size_t canal__type_size(canal_type_t t, const canal_schema_t *nested);
+/* bind.c: checks that m's route fields are route values of r, of the type its constraints say */
+int canal__model_check_route(const struct canal__model *m, const canal_route_t *r, canal_error_info_t *err);
+/* bind.c: parses and checks a field's default and example at registration */
+int canal__model_field_values(const canal_schema_t *s, const canal_field_t *f, struct canal__mfield *mf,
+                              canal_error_info_t *err);
 
 /* h2o_compat.c: what libh2o 2.2.5 and jansson 2.14 make canal do (read the file's top) */
 struct canal_conn *canal__conn_of(h2o_req_t *h); /* the request's connection record, or NULL */

@@ -53,9 +53,16 @@ static int me(canal_req_t *req, void *data)
     return canal_res_json_new(req, 200, json_pack("{s:s%, s:o}", "sub", sub.base, sub.len, "scopes", scopes));
 }
 
-static int ctl_admin(canal_ctx_t *ctx, canal_req_t *req)
+typedef struct {
+    int32_t n;
+} admin_args_t;
+static const canal_field_t admin_fields[] = {
+    {.name = "n", CANAL_FIELD(admin_args_t, n), .type = CANAL_TYPE_INT32, .flags = CANAL_REQUIRED}, {.name = NULL}};
+static const canal_schema_t admin_args = {.name = "AdminArgs", .size = sizeof(admin_args_t), .fields = admin_fields};
+
+static int ctl_admin(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
-    return canal_res_json_new(req, 200, json_pack("{s:i}", "n", (int)canal_ctx_int32(ctx, 0)));
+    return canal_res_json_new(req, 200, json_pack("{s:i}", "n", (int)((const admin_args_t *)args)->n));
 }
 
 static int plain_me(canal_req_t *req, void *data)
@@ -118,7 +125,7 @@ int main(int argc, char **argv)
                          p_basic = {.schemes = {basic}}, p_open = {.anonymous = 1};
     const canal_action_def_t actions[] = {
         {.name = "Admin", .methods = "POST", .routes = {"/ctl/admin"}, .handler = ctl_admin,
-         .params = {{.name = "n", .source = CANAL_FROM_BODY, .type = CANAL_TYPE_INT32, .required = 1}}},
+         .args = &admin_args},
         {.name = NULL}};
     const canal_controller_def_t ctl = {.name = "Ctl", .actions = actions, .policy = &p_admin};
     canal_mvc_t *mvc = NULL;

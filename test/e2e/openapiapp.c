@@ -12,6 +12,7 @@
  * Handlers answer with the template that matched, so a test can send the document's example
  * paths back to the server.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@ static int route_handler(canal_req_t *req, void *data)
     return canal_res_text(req, 200, canal_route_template(canal_req_route(req)));
 }
 
-static int action(canal_ctx_t *ctx, canal_req_t *req)
+static int action(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     return canal_res_text(req, 200, canal_route_template(canal_req_route(req)));
 }
@@ -30,60 +31,113 @@ static int action(canal_ctx_t *ctx, canal_req_t *req)
 static const char *const sorts[] = {"asc", "desc", NULL};
 static const char *const sizes[] = {"10", "20", "50", NULL};
 
+/* Each action's arguments: the structs are never read (the handlers answer with the template),
+ * the schemas are what the document describes. */
+typedef struct {
+    canal_str_t q, sort, request_id;
+    int32_t page;
+    int sizes_at; /* an enum: the index of the size in sizes */
+    bool has_size;
+} list_args_t;
+static const canal_field_t list_fields[] = {
+    {.name = "q", CANAL_FIELD(list_args_t, q), .source = CANAL_FROM_QUERY, .max_length = 50, .pattern = "[a-z ]*",
+     .description = "words of the name"},
+    {.name = "page", CANAL_FIELD(list_args_t, page), .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_INT32,
+     .def = "1", CANAL_MIN(1)},
+    {.name = "size", CANAL_FIELD(list_args_t, sizes_at), .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_ENUM,
+     .allowed = sizes, CANAL_PRESENT(list_args_t, has_size)},
+    {.name = "sort", CANAL_FIELD(list_args_t, sort), .source = CANAL_FROM_QUERY, .allowed = sorts},
+    {.name = "X-Request-Id", CANAL_FIELD(list_args_t, request_id), .source = CANAL_FROM_HEADER,
+     .flags = CANAL_REQUIRED, .min_length = 8},
+    {.name = NULL}};
+static const canal_schema_t list_args = {.name = "ListArgs", .size = sizeof(list_args_t), .fields = list_fields};
+
+typedef struct {
+    int64_t id;
+} id_args_t;
+static const canal_field_t get_fields[] = {
+    {.name = "id", CANAL_FIELD(id_args_t, id), .source = CANAL_FROM_ROUTE, .type = CANAL_TYPE_INT64,
+     .flags = CANAL_REQUIRED, CANAL_MIN(1)},
+    {.name = NULL}};
+static const canal_schema_t get_args = {.name = "GetArgs", .size = sizeof(id_args_t), .fields = get_fields};
+
+/* a product: the body of Create, the answer of Get and the body of Replace */
+typedef struct {
+    const char *name;
+    double price;
+    bool public;
+    const char **tags;
+    size_t ntags;
+} product_t;
+static const canal_field_t product_fields[] = {
+    {.name = "name", CANAL_FIELD(product_t, name), .type = CANAL_TYPE_CSTRING, .flags = CANAL_REQUIRED,
+     .min_length = 1, .max_length = 100, .example = "\"kettle\""},
+    {.name = "price", CANAL_FIELD(product_t, price), .type = CANAL_TYPE_DOUBLE, .flags = CANAL_REQUIRED,
+     CANAL_MIN(0)},
+    {.name = "public", CANAL_FIELD(product_t, public), .type = CANAL_TYPE_BOOL, .def = "true"},
+    {.name = "tags", CANAL_FIELD(product_t, tags), .type = CANAL_TYPE_ARRAY, .items = CANAL_TYPE_CSTRING,
+     CANAL_COUNT(product_t, ntags), .max_items = 10, .max_length = 20},
+    {.name = NULL}};
+static const canal_schema_t product = {.name = "Product", .size = sizeof(product_t), .fields = product_fields,
+                                       .description = "A product of the shop."};
+
+typedef struct {
+    int64_t id;
+    product_t product;
+} replace_args_t;
+static const canal_field_t replace_fields[] = {
+    {.name = "id", CANAL_FIELD(replace_args_t, id), .source = CANAL_FROM_ROUTE, .type = CANAL_TYPE_INT64,
+     .flags = CANAL_REQUIRED},
+    {.name = "product", CANAL_FIELD(replace_args_t, product), .source = CANAL_FROM_BODY_WHOLE,
+     .type = CANAL_TYPE_OBJECT, .schema = &product, .flags = CANAL_REQUIRED, .description = "the whole product"},
+    {.name = NULL}};
+static const canal_schema_t replace_args = {.name = "ReplaceArgs", .size = sizeof(replace_args_t),
+                                            .fields = replace_fields};
+
+typedef struct {
+    int32_t id;
+    bool has_id;
+} index_args_t;
+static const canal_field_t index_fields[] = {
+    {.name = "id", CANAL_FIELD(index_args_t, id), .source = CANAL_FROM_ROUTE, .type = CANAL_TYPE_INT32,
+     CANAL_PRESENT(index_args_t, has_id)},
+    {.name = NULL}};
+static const canal_schema_t index_args = {.name = "IndexArgs", .size = sizeof(index_args_t), .fields = index_fields};
+
 static const canal_action_def_t shop_actions[] = {
     {.name = "List",
      .handler = action,
      .summary = "Search the products",
      .description = "Every product whose name contains *q*.",
-     .params = {{.name = "q", .source = CANAL_FROM_QUERY, .max_length = 50,
-                 .pattern = "[a-z ]*", .description = "words of the name"},
-                {.name = "page", .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_INT32, .def = "1",
-                 .min = "1"},
-                {.name = "size", .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_INT32,
-                 .allowed = sizes},
-                {.name = "sort", .source = CANAL_FROM_QUERY, .allowed = sorts},
-                {.name = "X-Request-Id", .source = CANAL_FROM_HEADER, .required = 1,
-                 .min_length = 8}},
-     .produces = {200, 400}},
+     .args = &list_args,
+     .responses = {{200, &product, .array = 1}, {400}}},
     {.name = "Get",
      .routes = {"{id}"},
      .route_name = "product",
      .handler = action,
-     .params = {{.name = "id", .source = CANAL_FROM_ROUTE, .type = CANAL_TYPE_INT64,
-                 .required = 1, .min = "1"}},
+     .args = &get_args,
      .summary = "One product",
-     .produces = {200, 404}},
+     .responses = {{200, &product}, {404}}},
     {.name = "Create",
      .methods = "POST",
      .handler = action,
-     .params = {{.name = "name", .source = CANAL_FROM_BODY, .required = 1, .min_length = 1,
-                 .max_length = 100},
-                {.name = "price", .source = CANAL_FROM_BODY, .type = CANAL_TYPE_DOUBLE,
-                 .required = 1, .min = "0"},
-                {.name = "public", .source = CANAL_FROM_BODY, .type = CANAL_TYPE_BOOL,
-                 .def = "true"},
-                {.name = "tags", .source = CANAL_FROM_BODY, .type = CANAL_TYPE_JSON}},
-     .produces = {201, 400}},
+     .args = &product,
+     .responses = {{201, &product}, {400}}},
     {.name = "Replace",
      .methods = "PUT",
      .routes = {"{id:long}"},
      .handler = action,
-     .params = {{.name = "id", .source = CANAL_FROM_ROUTE, .type = CANAL_TYPE_INT64,
-                 .required = 1},
-                {.name = "product", .source = CANAL_FROM_BODY_WHOLE, .type = CANAL_TYPE_JSON,
-                 .required = 1, .description = "the whole product"}},
-     .produces = {204, 400, 404}},
+     .args = &replace_args,
+     .responses = {{204}, {400}, {404}}},
     {.name = "Export",
      .routes = {"export/{format:regex(^(csv|tsv)$)}"},
      .handler = action,
-     .content_type = "text/csv",
-     .produces = {200, 303}},
+     .responses = {{200, .content_type = "text/csv"}, {303}}},
     {.name = NULL},
 };
 
 static const canal_action_def_t home_actions[] = {
-    {.name = "Index", .handler = action, .summary = "The home page",
-     .params = {{.name = "id", .source = CANAL_FROM_ROUTE, .type = CANAL_TYPE_INT32}}},
+    {.name = "Index", .handler = action, .summary = "The home page", .args = &index_args},
     {.name = "About", .handler = action},
     {.name = NULL},
 };

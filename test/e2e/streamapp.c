@@ -253,9 +253,23 @@ static int stats(canal_req_t *req, void *data)
 
 /* ---- controller mode ---- */
 
-static int count_action(canal_ctx_t *ctx, canal_req_t *req)
+typedef struct {
+    int32_t n;
+} n_args_t;
+static const canal_field_t count_fields[] = {
+    {.name = "n", CANAL_FIELD(n_args_t, n), .type = CANAL_TYPE_INT32, .source = CANAL_FROM_QUERY, .def = "3",
+     CANAL_MIN(0), CANAL_MAX(1000)},
+    {.name = NULL}};
+static const canal_schema_t count_args = {.name = "CountArgs", .size = sizeof(n_args_t), .fields = count_fields};
+static const canal_field_t events_fields[] = {
+    {.name = "n", CANAL_FIELD(n_args_t, n), .type = CANAL_TYPE_INT32, .source = CANAL_FROM_QUERY, .def = "2",
+     CANAL_MIN(0), CANAL_MAX(100)},
+    {.name = NULL}};
+static const canal_schema_t events_args = {.name = "EventsArgs", .size = sizeof(n_args_t), .fields = events_fields};
+
+static int count_action(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
-    int32_t n = canal_ctx_int32(ctx, 0);
+    int32_t n = ((const n_args_t *)args)->n;
     canal_stream_t *s = canal_res_stream_begin(req, "text/plain", &counting, NULL);
     if (s == NULL)
         return CANAL_ENOMEM;
@@ -274,12 +288,12 @@ static int after_filter(canal_ctx_t *ctx, void *data)
 }
 
 /* An event stream from an action: one event per line of n, then the end. */
-static int events_action(canal_ctx_t *ctx, canal_req_t *req)
+static int events_action(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     canal_stream_t *s = canal_sse_begin(req, &counting, NULL);
     if (s == NULL)
         return CANAL_ENOMEM;
-    for (int32_t i = 1; i <= canal_ctx_int32(ctx, 0); i++) {
+    for (int32_t i = 1; i <= ((const n_args_t *)args)->n; i++) {
         char id[16];
         snprintf(id, sizeof(id), "%d", (int)i);
         canal_sse_event(s, id, "n", "line one\nline two", 17);
@@ -290,13 +304,11 @@ static int events_action(canal_ctx_t *ctx, canal_req_t *req)
 
 static const canal_action_def_t live_actions[] = {
     {.name = "Count", .handler = count_action, .routes = {"mvc/count"},
-     .params = {{.name = "n", .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_INT32, .def = "3", .min = "0",
-                 .max = "1000"}},
+     .args = &count_args,
      .filters = {{.after = after_filter}}},
     {.name = "Events", .handler = events_action, .routes = {"mvc/events"},
-     .params = {{.name = "n", .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_INT32, .def = "2", .min = "0",
-                 .max = "100"}},
-     .content_type = "text/event-stream", .produces = {200, 400}, .summary = "An event stream"},
+     .args = &events_args,
+     .responses = {{200, .content_type = "text/event-stream"}, {400}}, .summary = "An event stream"},
     {.name = NULL},
 };
 

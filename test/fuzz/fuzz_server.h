@@ -141,7 +141,7 @@ static json_t *fz_jstr(canal_str_t s)
 }
 
 /* Echoes every bound parameter of the action as JSON. */
-static int fz_show(canal_ctx_t *ctx, canal_req_t *req)
+static int fz_show(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     const canal_action_def_t *d = canal_action_def(canal_ctx_action(ctx));
     json_t *out = json_object();
@@ -173,7 +173,7 @@ static canal_str_t fz_query_once(canal_ctx_t *ctx, const char *name)
     return v;
 }
 
-static int fz_action_q(canal_ctx_t *ctx, canal_req_t *req)
+static int fz_action_q(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     int32_t i32;
     int64_t i64;
@@ -244,7 +244,7 @@ static int fz_action_q(canal_ctx_t *ctx, canal_req_t *req)
     return fz_show(ctx, req);
 }
 
-static int fz_action_b(canal_ctx_t *ctx, canal_req_t *req)
+static int fz_action_b(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     json_t *body = canal_req_json(req, NULL);
     fz_check(canal_ctx_has(ctx, 1), "required n bound");
@@ -273,14 +273,14 @@ static int fz_action_b(canal_ctx_t *ctx, canal_req_t *req)
     return fz_show(ctx, req);
 }
 
-static int fz_action_w(canal_ctx_t *ctx, canal_req_t *req)
+static int fz_action_w(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     fz_check(canal_ctx_has(ctx, 0) && canal_ctx_json(ctx, 0) == canal_req_json(req, NULL),
              "doc is the whole body");
     return fz_show(ctx, req);
 }
 
-static int fz_action_items(canal_ctx_t *ctx, canal_req_t *req)
+static int fz_action_items(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     canal_str_t name = canal_ctx_str(ctx, 0);
     size_t n = canal_str_chars(name);
@@ -292,12 +292,12 @@ static int fz_action_items(canal_ctx_t *ctx, canal_req_t *req)
     return 0;
 }
 
-static int fz_action_del(canal_ctx_t *ctx, canal_req_t *req)
+static int fz_action_del(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     return canal_res_status(req, 204);
 }
 
-static int fz_action_fail(canal_ctx_t *ctx, canal_req_t *req)
+static int fz_action_fail(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     if (canal_ctx_has(ctx, 0) && canal_ctx_bool(ctx, 0)) {
         atomic_fetch_add(&fz_deliberate_failures, 1);

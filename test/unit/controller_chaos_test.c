@@ -18,7 +18,7 @@
 #include <canal.h>
 #include "counting_malloc.h"
 
-static int ok(canal_ctx_t *ctx, canal_req_t *req)
+static int ok(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     return canal_res_status(req, 204);
 }
@@ -30,24 +30,48 @@ static int before(canal_ctx_t *ctx, void *data)
 
 static const char *const colours[] = {"red", "green", NULL};
 
+typedef struct {
+    int32_t id;
+    canal_str_t q, c;
+} emp_args_t;
+static const canal_field_t emp_fields[] = {
+    {.name = "id", CANAL_FIELD(emp_args_t, id), .type = CANAL_TYPE_INT32, .source = CANAL_FROM_ROUTE,
+     .flags = CANAL_REQUIRED, CANAL_MIN(1), CANAL_MAX(1000)},
+    {.name = "q", CANAL_FIELD(emp_args_t, q), .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_STRING, .def = "all",
+     .max_length = 10},
+    {.name = "c", CANAL_FIELD(emp_args_t, c), .source = CANAL_FROM_QUERY, .allowed = colours},
+    {.name = NULL}};
+static const canal_schema_t emp_args = {.name = "EmpArgs", .size = sizeof(emp_args_t), .fields = emp_fields};
+
+typedef struct {
+    int64_t n;
+} save_args_t;
+static const canal_field_t save_fields[] = {
+    {.name = "n", CANAL_FIELD(save_args_t, n), .type = CANAL_TYPE_INT64, .flags = CANAL_REQUIRED}, {.name = NULL}};
+static const canal_schema_t save_args = {.name = "SaveArgs", .size = sizeof(save_args_t), .fields = save_fields};
+
+typedef struct {
+    canal_str_t key;
+} key_args_t;
+static const canal_field_t key_fields[] = {
+    {.name = "x-key", CANAL_FIELD(key_args_t, key), .source = CANAL_FROM_HEADER, .flags = CANAL_REQUIRED},
+    {.name = NULL}};
+static const canal_schema_t key_args = {.name = "KeyArgs", .size = sizeof(key_args_t), .fields = key_fields};
+
 static const canal_action_def_t home_actions[] = {
     {.name = "Index", .handler = ok},
     {.name = "Employee", .routes = {"home/employee/{id:int}", "staff/{id:int}"}, .route_name = "emp",
      .handler = ok,
-     .params = {{.name = "id", .type = CANAL_TYPE_INT32, .min = "1", .max = "1000"},
-                {.name = "q", .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_STRING, .def = "all",
-                 .max_length = 10},
-                {.name = "c", .source = CANAL_FROM_QUERY, .allowed = colours}}},
+     .args = &emp_args},
     {.name = "Save", .methods = "POST,PUT", .routes = {"[controller]/save/{*rest}"}, .handler = ok,
-     .params = {{.name = "n", .source = CANAL_FROM_BODY, .type = CANAL_TYPE_INT64, .required = 1},
-                {.name = "all", .source = CANAL_FROM_BODY_WHOLE, .type = CANAL_TYPE_JSON}},
+     .args = &save_args,
      .filters = {{.before = before}}},
     {.name = NULL},
 };
 
 static const canal_action_def_t api_actions[] = {
     {.name = "Get", .routes = {"{id:guid}"}, .handler = ok,
-     .params = {{.name = "x-key", .source = CANAL_FROM_HEADER, .required = 1}}},
+     .args = &key_args},
     {.name = "List", .routes = {""}, .handler = ok},
     {.name = NULL},
 };

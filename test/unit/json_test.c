@@ -466,7 +466,7 @@ static int h_open(canal_req_t *req, void *data)
     return 0;
 }
 
-static int a_ok(canal_ctx_t *ctx, canal_req_t *req)
+static int a_ok(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     canal_jw_t *jw = canal_req_jw(req);
     canal_jw_object_begin(jw);
@@ -476,7 +476,7 @@ static int a_ok(canal_ctx_t *ctx, canal_req_t *req)
     return canal_res_jw(req, 200, jw);
 }
 
-static int a_bad(canal_ctx_t *ctx, canal_req_t *req)
+static int a_bad(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     canal_jw_t *jw = canal_req_jw(req);
     canal_jw_real(jw, NAN);
@@ -484,7 +484,7 @@ static int a_bad(canal_ctx_t *ctx, canal_req_t *req)
 }
 
 /* ignores the failed result and returns 0 */
-static int a_ignored(canal_ctx_t *ctx, canal_req_t *req)
+static int a_ignored(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     canal_jw_t *jw = canal_req_jw(req);
     canal_jw_key(jw, "k");

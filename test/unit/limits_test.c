@@ -35,14 +35,22 @@ static int h_json(canal_req_t *req, void *data)
     return canal_res_json(req, 200, doc);
 }
 
-static int a_body(canal_ctx_t *ctx, canal_req_t *req)
+typedef struct {
+    json_t *all;
+} body_args_t;
+static const canal_field_t body_fields[] = {
+    {.name = "all", CANAL_FIELD(body_args_t, all), .type = CANAL_TYPE_JSON, .source = CANAL_FROM_BODY_WHOLE},
+    {.name = NULL}};
+static const canal_schema_t body_args = {.name = "EchoArgs", .size = sizeof(body_args_t), .fields = body_fields};
+
+static int a_body(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
-    return canal_res_json(req, 200, canal_ctx_json(ctx, canal_ctx_index(ctx, "all")));
+    return canal_res_json(req, 200, ((const body_args_t *)args)->all);
 }
 
 static const canal_action_def_t body_actions[] = {
     {.name = "Echo", .methods = "POST", .routes = {"ctl/echo"}, .handler = a_body,
-     .params = {{.name = "all", .source = CANAL_FROM_BODY_WHOLE, .type = CANAL_TYPE_JSON}}},
+     .args = &body_args},
     {.name = NULL},
 };
 

@@ -7,6 +7,7 @@
  * document and the page answer. (test/e2e/openapi.sh validates documents with a real OpenAPI
  * validator; here the exact JSON is checked.)
  */
+#include <stdbool.h>
 #include "test.h"
 #include <canal.h>
 #include "client.h"
@@ -144,8 +145,9 @@ static void from_routes(void **state)
         assert_int_equal(canal_app_route(app, &(canal_endpoint_spec_t){.method = routes[i][0], .tmpl = routes[i][1], .name = i == 0 ? "item" : NULL, .handler = ok_handler}, NULL, &err), 0);
     /* a route that says what its 200 is: an event stream */
     char ctype[] = "text/event-stream";
-    assert_int_equal(canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "events", .handler = ok_handler, .content_type = ctype}, NULL, &err), 0);
-    ctype[0] = 'X'; /* copied */
+    canal_endpoint_spec_t events = {.tmpl = "events", .handler = ok_handler, .responses = {{200, .content_type = ctype}}};
+    assert_int_equal(canal_app_route(app, &events, NULL, &err), 0);
+    events.responses[0].status = 500; /* the list is copied (its strings are borrowed) */
     assert_int_equal(canal_app_docs(app, "/docs", "/openapi.json", "/nonexistent", &err),
                      CANAL_ENOTFOUND);
     assert_non_null(strstr(err.message, "swagger-ui-bundle.js"));
@@ -210,9 +212,9 @@ static void from_routes(void **state)
                                              "content", "application/problem+json", "schema",
                                              "$ref")),
                         "#/components/schemas/ValidationProblemDetails");
-    /* the event stream's 200, with the "default" beside it */
+    /* the event stream's documented 200 replaces the "default" */
     assert_non_null(AT(paths, "/events", "get", "responses", "200", "content", "text/event-stream", "schema"));
-    assert_non_null(AT(paths, "/events", "get", "responses", "default"));
+    assert_null(AT(paths, "/events", "get", "responses", "default"));
     assert_null(AT(item, "responses", "200"));
     assert_int_equal(seen, 13); /* the duplicate /items/{id} is not made; PURGE neither */
     json_decref(doc);
@@ -247,36 +249,51 @@ static void from_routes(void **state)
     canal_app_destroy(app);
 }
 
-static int action(canal_ctx_t *ctx, canal_req_t *req)
+static int action(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     return canal_res_status(req, 204);
 }
 
+typedef struct {
+    int32_t id;
+    canal_str_t code, color, if_match;
+    double ratio;
+    bool has_id, has_ratio;
+} get_args_t;
+
+typedef struct {
+    int64_t n;
+    bool on, has_on;
+} post_args_t;
+
 static void from_controllers(void **state)
 {
     static const char *const colors[] = {"red", "blue", NULL};
+    static const canal_field_t get_fields[] = {
+        {.name = "id", CANAL_FIELD(get_args_t, id), .type = CANAL_TYPE_INT32, .source = CANAL_FROM_ROUTE,
+         CANAL_MIN(1), CANAL_MAX(99), CANAL_PRESENT(get_args_t, has_id), .description = "the id"},
+        {.name = "code", CANAL_FIELD(get_args_t, code), .source = CANAL_FROM_ROUTE, .pattern = "[A-Z]+"},
+        {.name = "color", CANAL_FIELD(get_args_t, color), .source = CANAL_FROM_QUERY, .allowed = colors,
+         .def = "red"},
+        {.name = "ratio", CANAL_FIELD(get_args_t, ratio), .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_DOUBLE,
+         CANAL_MIN(0.5), CANAL_PRESENT(get_args_t, has_ratio)},
+        {.name = "If-Match", CANAL_FIELD(get_args_t, if_match), .source = CANAL_FROM_HEADER, .flags = CANAL_REQUIRED},
+        {.name = NULL}};
+    static const canal_schema_t get_args = {.name = "GetArgs", .size = sizeof(get_args_t), .fields = get_fields};
+    static const canal_field_t post_fields[] = {
+        {.name = "n", CANAL_FIELD(post_args_t, n), .type = CANAL_TYPE_INT64, .flags = CANAL_REQUIRED},
+        {.name = "on", CANAL_FIELD(post_args_t, on), .type = CANAL_TYPE_BOOL, CANAL_PRESENT(post_args_t, has_on)},
+        {.name = NULL}};
+    static const canal_schema_t post_args = {.name = "PostArgs", .size = sizeof(post_args_t), .fields = post_fields};
     static const canal_action_def_t actions[] = {
         {.name = "Get",
          .routes = {"{id}", "by-code/{code:length(3)}"},
          .handler = action,
          .summary = "S",
          .description = "Long",
-         .params = {{.name = "id", .type = CANAL_TYPE_INT32, .min = "1", .max = "99",
-                     .description = "the id"},
-                    {.name = "code", .pattern = "[A-Z]+"},
-                    {.name = "color", .source = CANAL_FROM_QUERY, .allowed = colors,
-                     .def = "red"},
-                    {.name = "ratio", .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_DOUBLE,
-                     .min = "0.5"},
-                    {.name = "If-Match", .source = CANAL_FROM_HEADER, .required = 1}},
-         .produces = {200, 304, 404, 409},
-         .content_type = "text/plain"},
-        {.name = "Post",
-         .methods = "POST,PURGE",
-         .handler = action,
-         .params = {{.name = "n", .source = CANAL_FROM_BODY, .type = CANAL_TYPE_INT64,
-                     .required = 1},
-                    {.name = "on", .source = CANAL_FROM_BODY, .type = CANAL_TYPE_BOOL}}},
+         .args = &get_args,
+         .responses = {{200, .content_type = "text/plain"}, {304}, {404}, {409}}},
+        {.name = "Post", .methods = "POST,PURGE", .handler = action, .args = &post_args},
         {.name = NULL},
     };
     static const canal_controller_def_t def = {.name = "Things", .prefix = "things",
@@ -326,9 +343,11 @@ static void from_controllers(void **state)
     assert_string_equal(json_string_value(AT(code, "pattern")), "^([A-Z]+)$");
     assert_string_equal(json_string_value(AT(doc, "paths", "/things/by-code/{code}", "get",
                                              "operationId")), "Things_Get_2");
-    /* a JSON body object; PURGE has no OpenAPI field */
+    /* a JSON body object, by reference to its schema; PURGE has no OpenAPI field */
     json_t *post = AT(doc, "paths", "/things", "post");
     json_t *body = AT(post, "requestBody", "content", "application/json", "schema");
+    assert_string_equal(json_string_value(AT(body, "$ref")), "#/components/schemas/PostArgs");
+    body = AT(doc, "components", "schemas", "PostArgs");
     assert_string_equal(json_string_value(AT(body, "properties", "n", "type")), "integer");
     assert_string_equal(json_string_value(AT(body, "properties", "on", "type")), "boolean");
     assert_string_equal(json_string_value(AT(body, "required", "0")), "n");

@@ -372,7 +372,7 @@ static void cors_router(void **state)
     canal_app_destroy(app);
 }
 
-static int a_hello(canal_ctx_t *ctx, canal_req_t *req)
+static int a_hello(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     return canal_res_text(req, 200, "hello");
 }

@@ -232,14 +232,23 @@ static void bad_arguments(void **state)
 
 /* ---- a controller-mode app: the same client ---- */
 
-static int c_get(canal_ctx_t *ctx, canal_req_t *req)
+typedef struct {
+    int32_t id;
+} c_args_t;
+static const canal_field_t c_fields[] = {
+    {.name = "id", CANAL_FIELD(c_args_t, id), .type = CANAL_TYPE_INT32, .source = CANAL_FROM_ROUTE,
+     .flags = CANAL_REQUIRED, CANAL_MIN(1)},
+    {.name = NULL}};
+static const canal_schema_t c_args = {.name = "GetArgs", .size = sizeof(c_args_t), .fields = c_fields};
+
+static int c_get(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
-    return canal_res_json_new(req, 200, json_pack("{s:i}", "id", canal_ctx_int32(ctx, 0)));
+    return canal_res_json_new(req, 200, json_pack("{s:i}", "id", ((const c_args_t *)args)->id));
 }
 
 static const canal_action_def_t c_actions[] = {
     {.name = "Get", .routes = {"{id}"}, .handler = c_get,
-     .params = {{.name = "id", .source = CANAL_FROM_ROUTE, .type = CANAL_TYPE_INT32, .min = "1"}}},
+     .args = &c_args},
     {.name = NULL},
 };
 
