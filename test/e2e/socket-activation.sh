@@ -70,6 +70,18 @@ def spawn():
         env = dict(os.environ, LISTEN_PID=str(os.getpid()), LISTEN_FDS="1", LISTEN_FDNAMES="http")
         os.execve(sys.argv[1], sys.argv[1:], env)
     return pid
+def reap(pid):
+    # waits for pid's exit, at most 30 s (canal's drain is 10 s): a hang is a failed check
+    # ("... killed"), never a stalled test
+    end = time.time() + 30
+    while time.time() < end:
+        done, st = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return str(os.waitstatus_to_exitcode(st))
+        time.sleep(0.01)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return "killed (no exit 30 s after SIGTERM)"
 child = spawn()
 restart = stop = False
 def on_hup(*_):
@@ -86,12 +98,11 @@ while not stop:
     if restart:
         restart = False
         os.kill(child, signal.SIGTERM)
-        _, st = os.waitpid(child, 0)
+        st = reap(child)
         child = spawn()
-        print("restarted", os.waitstatus_to_exitcode(st), flush=True)
+        print("restarted", st, flush=True)
 os.kill(child, signal.SIGTERM)
-_, st = os.waitpid(child, 0)
-print("stopped", os.waitstatus_to_exitcode(st), flush=True)
+print("stopped", reap(child), flush=True)
 PY
 cat >"$TMP/client.py" <<'PY'
 # Requests /home/plaintext on new connections for SECS seconds; prints
