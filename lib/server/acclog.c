@@ -9,6 +9,9 @@
  * every static path (static.c); it calls canal__acclog_add() before anything of the request
  * is released. So there is one place a line is made.
  *
+ * The peer's address (CLF without trusted proxies) is formatted once per connection and kept
+ * in canal's record of it (struct canal_conn); the time is libh2o's string, made once a second.
+ *
  * Buffering: each worker formats its lines (acclog_line.c) into its own buffer of
  * CANAL__ACCLOG_BUF bytes, with no lock. The buffer is written out with one write() when the
  * next line would not fit, a second after its first line (a timer on the worker's loop, armed
