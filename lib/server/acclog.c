@@ -9,6 +9,9 @@
  * every static path (static.c); it calls canal__acclog_add() before anything of the request
  * is released. So there is one place a line is made.
  *
+ * The peer's address (CLF without trusted proxies) is formatted once per connection and kept
+ * in canal's record of it (struct canal_conn); the time is libh2o's string, made once a second.
+ *
  * Buffering: each worker formats its lines (acclog_line.c) into its own buffer of
  * CANAL__ACCLOG_BUF bytes, with no lock. The buffer is written out with one write() when the
  * next line would not fit, a second after its first line (a timer on the worker's loop, armed
@@ -163,15 +166,27 @@ void canal__acclog_worker_end(struct canal_worker *w)
         flush(w);
 }
 
-/* The peer's address as libh2o prints it (%h), into buf (NI_MAXHOST bytes). */
-static canal_str_t peer_text(h2o_conn_t *conn, char *buf)
+/* The peer's address as libh2o prints it (%h), into buf (NI_MAXHOST bytes); made once per
+ * connection when the request has canal's record of it (c), and kept there. */
+static canal_str_t peer_text(h2o_conn_t *conn, struct canal_conn *c, char *buf)
 {
+    if (c != NULL && c->peer_len != 0)
+        return (canal_str_t){c->peer, c->peer_len};
     struct sockaddr_storage ss;
     socklen_t len = conn->callbacks->get_peername != NULL ? conn->callbacks->get_peername(conn, (void *)&ss) : 0;
-    if (len != 0 && ss.ss_family == AF_INET)
-        return (canal_str_t){buf, canal__acclog_ipv4(buf, (const uint8_t *)&((struct sockaddr_in *)&ss)->sin_addr)};
-    size_t n = len != 0 ? h2o_socket_getnumerichost((void *)&ss, len, buf) : SIZE_MAX;
-    return n != SIZE_MAX ? (canal_str_t){buf, n} : (canal_str_t){"-", 1};
+    canal_str_t s = {"-", 1};
+    if (len != 0 && ss.ss_family == AF_INET) {
+        s = (canal_str_t){buf, canal__acclog_ipv4(buf, (const uint8_t *)&((struct sockaddr_in *)&ss)->sin_addr)};
+    } else if (len != 0) {
+        size_t n = h2o_socket_getnumerichost((void *)&ss, len, buf);
+        if (n != SIZE_MAX)
+            s = (canal_str_t){buf, n};
+    }
+    if (c != NULL && s.len < sizeof(c->peer)) {
+        memcpy(c->peer, s.base, s.len);
+        c->peer_len = (unsigned char)s.len;
+    }
+    return s;
 }
 
 static canal_str_t header(const h2o_headers_t *hs, const h2o_token_t *token)
@@ -201,7 +216,7 @@ void canal__acclog_add(struct canal_worker *w, h2o_req_t *h, canal_req_t *req)
     if (app->nproxies > 0 || a->json)
         e.client = req != NULL ? canal_req_client_addr(req) : canal__client_addr(app, h);
     else
-        e.client = peer_text(h->conn, addr);
+        e.client = peer_text(h->conn, req != NULL ? req->conn : NULL, addr);
     if (req != NULL && req->id.base != NULL) {
         e.request_id = req->id; /* the answer's X-Request-Id */
     } else if (app->cfg.request_id) {
@@ -214,9 +229,8 @@ void canal__acclog_add(struct canal_worker *w, h2o_req_t *h, canal_req_t *req)
         e.unix_us = (int64_t)h->processed_at.at.tv_sec * 1000000 + h->processed_at.at.tv_usec;
     }
     if (a->json) {
-        int64_t d;
-        if (h2o_time_compute_duration(h, &d))
-            e.duration_us = d;
+        int64_t d = canal__elapsed_ns(h);
+        e.duration_us = d < 0 ? -1 : d / 1000;
         if (req != NULL && req->endpoint != NULL) {
             const char *t = canal_route_template(req->endpoint->route);
             e.route = (canal_str_t){t, strlen(t)};

@@ -19,8 +19,10 @@ struct canal__acclog_entry {
     int version;            /* 0x100, 0x101, 0x200 */
     int status;
     uint64_t bytes;         /* body bytes sent */
-    int64_t duration_us;    /* first byte of the request to the last of the answer; < 0: unknown */
-    canal_str_t route;      /* the matched route's template */
+    int64_t duration_us;    /* the request's first bytes to the end of its answer (libh2o's start,
+                             * a clock read at the end); < 0: unknown */
+    canal_str_t route;      /* the matched route's template, as registered: JSON writes it with
+                             * one leading '/' */
     canal_str_t request_id;
     canal_str_t referer, user_agent;
     unsigned char id_column; /* CLF: the quoted request ID column is there (request IDs on) */

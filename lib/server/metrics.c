@@ -72,16 +72,23 @@ static unsigned method_index(h2o_iovec_t m)
     return METHOD_OTHER;
 }
 
+int64_t canal__elapsed_ns(h2o_req_t *h)
+{
+    /* from h2o's timestamp of the request's start (the event loop's clock when the request's
+     * first bytes were read: no clock is read per request at the start) to now */
+    if (h2o_timeval_is_null(&h->timestamps.request_begin_at))
+        return -1;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return ((int64_t)now.tv_sec - h->timestamps.request_begin_at.tv_sec) * 1000000000 +
+           ((int64_t)now.tv_nsec - (int64_t)h->timestamps.request_begin_at.tv_usec * 1000);
+}
+
 void canal__metrics_record(canal_req_t *req)
 {
     h2o_req_t *h = req->h2o;
     struct canal__mslot *s = &req->worker->mslots[req->endpoint ? req->match->index + 1 : 0];
-    /* from h2o's timestamp of the request's start (the event loop's clock when the request's
-     * first bytes were read: no clock is read per request at the start) to now */
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    int64_t d = ((int64_t)now.tv_sec - h->timestamps.request_begin_at.tv_sec) * 1000000000 +
-                ((int64_t)now.tv_nsec - (int64_t)h->timestamps.request_begin_at.tv_usec * 1000);
+    int64_t d = canal__elapsed_ns(h);
     uint64_t ns = d > 0 ? (uint64_t)d : 0;
     size_t b = 0;
     while (b < NBUCKETS && ns > bucket_ns[b])

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "server_internal.h"
+#include "acclog_internal.h"
 
 /* Parses an address, IPv4 or IPv6; an IPv4-mapped IPv6 address becomes IPv4. */
 static int parse_addr(const char *s, size_t len, struct canal_addr *out)
@@ -339,7 +340,9 @@ canal_str_t canal__client_addr(const canal_app_t *app, h2o_req_t *h)
     if (client.family == 0) /* the unix socket's peer itself: no address to give */
         return (canal_str_t){"-", 1};
     char *text = h2o_mem_alloc_pool(&h->pool, INET6_ADDRSTRLEN);
-    inet_ntop(client.family == 4 ? AF_INET : AF_INET6, client.bytes, text, INET6_ADDRSTRLEN);
+    if (client.family == 4) /* the access log's formatter: inet_ntop's sprintf costs ~1,700 */
+        return (canal_str_t){text, canal__acclog_ipv4(text, client.bytes)};
+    inet_ntop(AF_INET6, client.bytes, text, INET6_ADDRSTRLEN);
     return (canal_str_t){text, strlen(text)};
 }
 

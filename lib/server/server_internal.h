@@ -166,6 +166,9 @@ struct canal_conn {
     int http2;                   /* h2o's own HTTP/2 timeouts apply */
     int upgraded;                /* a WebSocket now (websocket.c): not swept */
     int tls;                     /* accepted by a TLS listener (HSTS: headers.c) */
+    unsigned char peer_len;      /* the access log's text of the peer address, made on first use
+                                  * (acclog.c); 0: not yet */
+    char peer[63];
 };
 
 /* A worker's listening socket for one listener. */
@@ -495,6 +498,10 @@ void canal__metrics_label(FILE *f, const char *s);
 int canal__metrics_start(canal_app_t *app);
 void canal__metrics_dispose(canal_app_t *app);
 void canal__metrics_record(canal_req_t *req);
+/* Nanoseconds from the request's first bytes (libh2o's loop clock) to now (a clock read:
+ * microsecond granularity and better); -1 if libh2o has no start time for it. Metrics and the
+ * JSON access log's duration. */
+int64_t canal__elapsed_ns(h2o_req_t *h);
 
 /* req.c: the handler of every request, and the logger that ends each one (both on the app's
  * path) */

@@ -64,13 +64,16 @@ u = by['/home/plaintext?u=\u00e9\u20ac']
 assert u['user_agent'] == 'caf\u00e9 \U0001F600' and u['referer'] == 'http://\u00e9/', u
 b = by['/home/plaintext?bad=\ufffd\ufffd(\ufffd\ufffd\ufffd\ufffd\ufffd']
 assert b['user_agent'] == '\ufffd\ufffd\ufffd \ufffd\ufffd' and b['referer'] == '\ufffd\ufffd', b
-assert b['route'].lstrip('/') == 'home/plaintext' and b['status'] == 200 and b['bytes'] == 13, b
+assert b['route'] == '/home/plaintext' and b['status'] == 200 and b['bytes'] == 13, b
 e = by['/home/employee/3']
-assert e['route'].lstrip('/').startswith('home/employee/{') and e['client'] == '127.0.0.1', e
+assert e['route'].startswith('/home/employee/{') and e['client'] == '127.0.0.1', e
 assert by['/no/such/thing']['status'] == 404 and by['/no/such/thing']['route'] is None
 assert by['/api/woo']['status'] == 413 and by['/api/woo']['method'] == 'POST'
 assert by['/static/']['status'] == 200 and by['/static/']['route'] is None
 assert all(d['time'].endswith('Z') and d['protocol'] == 'HTTP/1.1' and d['duration_ms'] >= 0 for d in docs)
+# microsecond granularity: a clock read at the end, not the loop's millisecond clock, so the
+# durations are not all whole milliseconds
+assert any(round(d['duration_ms'] * 1000) % 1000 != 0 for d in docs), [d['duration_ms'] for d in docs]
 print('fields ok')
 EOF
 check "JSON: every line parses, with the fields and the escaping" "parsed 9

@@ -19,6 +19,7 @@
 #   proxy     trusted proxy lists and the X-Forwarded-For / Forwarded walk (lib/server/proxy.c)
 #   ws        canal's WebSocket frame scan and UTF-8 check (lib/server/ws_frame.c), whole vs chunked
 #   cookie    the Cookie field parser and the signed-value verifier (lib/server/cookie.c, signed.c)
+#   acclog    the access log's CLF and JSON line formatters (lib/server/acclog_line.c) on hostile bytes
 # binding and query start the app on 127.0.0.1 and an ephemeral port. They run with
 # LSAN_OPTIONS=suppressions=test/lsan.supp: libh2o's per-thread free lists look leaked once
 # the worker thread has ended.
@@ -32,7 +33,7 @@ set -eu
 cd "$(dirname "$0")/../.."
 CLANG=${CLANG:-clang}
 OUT=build/fuzz
-ALL="template match link json binding query proxy ws cookie jwt"
+ALL="template match link json binding query proxy ws cookie jwt acclog"
 TARGETS=${FUZZ_TARGETS:-$ALL}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -Ilib"
@@ -87,6 +88,11 @@ for t in $TARGETS; do
         # ws_frame.c and the router's values.c (canal_utf8_valid): libc only
         # shellcheck disable=SC2086
         "$CLANG" $CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_ws.c lib/server/ws_frame.c lib/router/values.c -o "$OUT/fuzz_ws" ;;
+    acclog)
+        # acclog_line.c and the router's values.c (canal_utf8_valid), jansson to read the JSON
+        # shellcheck disable=SC2086
+        "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_acclog.c lib/server/acclog_line.c \
+            lib/router/values.c $DEP_LIBS -o "$OUT/fuzz_acclog" ;;
     binding | query | proxy | cookie)
         # shellcheck disable=SC2086
         "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer "test/fuzz/fuzz_$t.c" $LIB_OBJ $DEP_LIBS \
@@ -114,6 +120,7 @@ flags_of() {
     ws) echo "-dict=test/fuzz/ws.dict -max_len=8192" ;;
     cookie) echo "-dict=test/fuzz/cookie.dict -max_len=4096" ;;
     jwt) echo "-dict=test/fuzz/jwt.dict -max_len=8192" ;;
+    acclog) echo "-dict=test/fuzz/acclog.dict -max_len=4096" ;;
     esac
 }
 

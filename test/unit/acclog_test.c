@@ -2,7 +2,8 @@
 /*
  * Unit tests of the access log's line formats (lib/server/acclog_line.c): CLF as libh2o 2.2.5
  * escapes (every byte value checked against its rule), JSON strings for hostile bytes, the
- * UTC time stamp, absent fields, and the bound: no line is ever longer than
+ * UTC time stamp, absent fields, the word-at-a-time scan at every place, the route's leading
+ * '/', and the bound: no line is ever longer than
  * canal__acclog_bound() says, on random bytes.
  */
 #include "test.h"
@@ -75,6 +76,67 @@ static void clf_every_byte(void **state)
             snprintf(want, sizeof(want), "\"\\x%02x\" \"5f3a", c);
         assert_non_null(strstr(line(&e, 0), want));
     }
+}
+
+/* The word-at-a-time scan: each byte value at each place of strings of 1 to 24 bytes (a
+ * word's every lane, the overlapping last word, the byte-by-byte tail), escaped in both formats
+ * as the byte-by-byte rules say; the other bytes kept. */
+static char *want_clf(char *o, const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        o += p[i] >= 0x20 && p[i] < 0x7d && p[i] != '"' ? sprintf(o, "%c", p[i]) : sprintf(o, "\\x%02x", p[i]);
+    return o;
+}
+
+static char *want_json(char *o, const unsigned char *p, size_t n) /* ASCII only */
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '"' || p[i] == '\\')
+            o += sprintf(o, "\\%c", p[i]);
+        else
+            o += p[i] >= 0x20 && p[i] < 0x7f ? sprintf(o, "%c", p[i]) : sprintf(o, "\\u%04x", p[i]);
+    }
+    return o;
+}
+
+static void every_byte_every_place(void **state)
+{
+    struct canal__acclog_entry e = sample();
+    e.id_column = 0;
+    unsigned char s[24];
+    char want[256], *o;
+    for (size_t n = 1; n <= sizeof(s); n++) {
+        for (size_t at = 0; at < n; at++) {
+            for (unsigned c = 0; c < 256; c++) {
+                memset(s, 'a' + (int)(n % 26), sizeof(s));
+                s[at] = (unsigned char)c;
+                e.user_agent = (canal_str_t){(const char *)s, n};
+                o = want + sprintf(want, "\" \"");
+                o = want_clf(o, s, n);
+                strcpy(o, "\"\n");
+                assert_non_null(strstr(line(&e, 0), want));
+                if (c >= 0x80)
+                    continue;
+                o = want + sprintf(want, "\"user_agent\":\"");
+                o = want_json(o, s, n);
+                strcpy(o, "\"}\n");
+                assert_non_null(strstr(line(&e, 1), want));
+            }
+        }
+    }
+}
+
+/* the route's template as registered, with or without its '/': one leading '/' in JSON */
+static void json_route_slash(void **state)
+{
+    struct canal__acclog_entry e = sample();
+    static const char *in[] = {"home/employee/{id:int}", "/home/employee/{id:int}", "//home/employee/{id:int}"};
+    for (size_t i = 0; i < 3; i++) {
+        e.route = (canal_str_t){in[i], strlen(in[i])};
+        assert_non_null(strstr(line(&e, 1), ",\"route\":\"/home/employee/{id:int}\","));
+    }
+    e.route = S("");
+    assert_non_null(strstr(line(&e, 1), ",\"route\":\"/\","));
 }
 
 static void json_line(void **state)
@@ -165,6 +227,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(clf_line),
         cmocka_unit_test(clf_every_byte),
+        cmocka_unit_test(every_byte_every_place),
+        cmocka_unit_test(json_route_slash),
         cmocka_unit_test(json_line),
         cmocka_unit_test(json_hostile),
         cmocka_unit_test(ipv4),
