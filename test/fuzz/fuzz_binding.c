@@ -57,15 +57,23 @@ static const char *const ctypes[8] = {
 
 static const char *const validation_title = "One or more validation errors occurred.";
 
-/* the names an "errors" object may use: the declared parameters, and $body */
+/* the names an "errors" object may use: $body; a text field's name; a body field's JSON
+ * pointer ("/n", or "/list/3" for an item) */
 static int declared(const char *name)
 {
     if (strcmp(name, "$body") == 0)
         return 1;
     for (const canal_action_def_t *a = fz_actions; a->name != NULL; a++)
-        for (int i = 0; a->params[i].name != NULL; i++)
-            if (strcmp(a->params[i].name, name) == 0)
+        for (const canal_field_t *f = a->args->fields; f->name != NULL; f++) {
+            if (f->source != CANAL_FROM_BODY && strcmp(f->name, name) == 0)
                 return 1;
+            size_t n = strlen(f->name);
+            if (f->source == CANAL_FROM_BODY && name[0] == '/' && strncmp(name + 1, f->name, n) == 0 &&
+                (name[n + 1] == '\0' || (f->type == CANAL_TYPE_ARRAY && name[n + 1] == '/' &&
+                                          strspn(name + n + 2, "0123456789") == strlen(name + n + 2) &&
+                                          name[n + 2] != '\0')))
+                return 1;
+        }
     return 0;
 }
 

@@ -27,6 +27,7 @@
 #ifndef CANAL_FUZZ_SERVER_H
 #define CANAL_FUZZ_SERVER_H
 
+#include <stdbool.h>
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -140,28 +141,111 @@ static json_t *fz_jstr(canal_str_t s)
     return j ? j : json_string("<not utf-8>");
 }
 
-/* Echoes every bound parameter of the action as JSON. */
+/* ---- the actions' args: one struct and schema each ---- */
+
+typedef struct {
+    int32_t id, i, xh;
+    int64_t l;
+    double d;
+    bool b, has_i, has_d, has_b, has_n, has_xh, has_r;
+    canal_str_t s, p, c, xname, need, e;
+    int n, r; /* enums: indexes into fz_small, fz_reals */
+} fz_q_t;
+#define FQ(m) CANAL_FIELD(fz_q_t, m)
+static const canal_field_t fz_q_fields[] = {
+    {.name = "id", FQ(id), .source = CANAL_FROM_ROUTE, .type = CANAL_TYPE_INT32, .flags = CANAL_REQUIRED,
+     CANAL_MIN(-100000)},
+    {.name = "i", FQ(i), .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_INT32, CANAL_MIN(-5), CANAL_MAX(5),
+     CANAL_PRESENT(fz_q_t, has_i)},
+    {.name = "l", FQ(l), .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_INT64, .def = "-9000000000",
+     CANAL_MIN(-9000000000.0), CANAL_MAX(9000000000.0)},
+    {.name = "d", FQ(d), .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_DOUBLE, CANAL_MIN(-1.5), CANAL_MAX(2.5),
+     CANAL_PRESENT(fz_q_t, has_d)},
+    {.name = "b", FQ(b), .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_BOOL, CANAL_PRESENT(fz_q_t, has_b)},
+    {.name = "s", FQ(s), .source = CANAL_FROM_QUERY, .min_length = 2, .max_length = 4},
+    {.name = "p", FQ(p), .source = CANAL_FROM_QUERY, .pattern = "[a-z]+[0-9]?"},
+    {.name = "c", FQ(c), .source = CANAL_FROM_QUERY, .allowed = fz_colours},
+    {.name = "n", FQ(n), .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_ENUM, .allowed = fz_small,
+     CANAL_PRESENT(fz_q_t, has_n)},
+    {.name = "x-h", FQ(xh), .source = CANAL_FROM_HEADER, .type = CANAL_TYPE_INT32, CANAL_MIN(0),
+     CANAL_PRESENT(fz_q_t, has_xh)},
+    {.name = "x-name", FQ(xname), .source = CANAL_FROM_HEADER, .max_length = 8, .pattern = "[A-Za-z ]*"},
+    {.name = "need", FQ(need), .source = CANAL_FROM_QUERY, .flags = CANAL_REQUIRED},
+    {.name = "r", FQ(r), .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_ENUM, .allowed = fz_reals,
+     CANAL_PRESENT(fz_q_t, has_r)},
+    {.name = "e", FQ(e), .source = CANAL_FROM_QUERY, .def = "dflt"},
+    {.name = NULL}};
+static const canal_schema_t fz_q_args = {.name = "QArgs", .size = sizeof(fz_q_t), .fields = fz_q_fields};
+
+typedef struct {
+    int32_t id;
+} fz_id_t;
+static const canal_field_t fz_del_fields[] = {
+    {.name = "id", CANAL_FIELD(fz_id_t, id), .source = CANAL_FROM_ROUTE, .type = CANAL_TYPE_INT32,
+     .flags = CANAL_REQUIRED},
+    {.name = NULL}};
+static const canal_schema_t fz_del_args = {.name = "DelArgs", .size = sizeof(fz_id_t), .fields = fz_del_fields};
+
+typedef struct {
+    int64_t id, big;
+    int32_t n;
+    canal_str_t t, col;
+    double f;
+    json_t *o;
+    bool ok, has_id, has_f, has_ok, has_big;
+    int32_t *list; /* an array of int32 */
+    size_t nlist;
+} fz_b_t;
+#define FB(m) CANAL_FIELD(fz_b_t, m)
+static const canal_field_t fz_b_fields[] = {
+    {.name = "id", FB(id), .source = CANAL_FROM_ROUTE, .type = CANAL_TYPE_INT64, CANAL_PRESENT(fz_b_t, has_id)},
+    {.name = "n", FB(n), .type = CANAL_TYPE_INT32, .flags = CANAL_REQUIRED, CANAL_MIN(0), CANAL_MAX(100)},
+    {.name = "t", FB(t), .def = "dflt", .max_length = 16, .pattern = "[^<>]*"},
+    {.name = "f", FB(f), .type = CANAL_TYPE_DOUBLE, CANAL_MIN(-1e6), CANAL_MAX(1e6), .flags = CANAL_NULLABLE,
+     CANAL_PRESENT(fz_b_t, has_f)},
+    {.name = "o", FB(o), .type = CANAL_TYPE_JSON},
+    {.name = "ok", FB(ok), .type = CANAL_TYPE_BOOL, CANAL_PRESENT(fz_b_t, has_ok)},
+    {.name = "big", FB(big), .type = CANAL_TYPE_INT64, CANAL_PRESENT(fz_b_t, has_big)},
+    {.name = "col", FB(col), .allowed = fz_colours},
+    {.name = "list", FB(list), .type = CANAL_TYPE_ARRAY, .items = CANAL_TYPE_INT32, CANAL_COUNT(fz_b_t, nlist),
+     .max_items = 8, CANAL_MIN(-10), CANAL_MAX(10)},
+    {.name = NULL}};
+static const canal_schema_t fz_b_args = {.name = "BArgs", .size = sizeof(fz_b_t), .fields = fz_b_fields};
+
+typedef struct {
+    json_t *doc;
+} fz_w_t;
+static const canal_field_t fz_w_fields[] = {
+    {.name = "doc", CANAL_FIELD(fz_w_t, doc), .source = CANAL_FROM_BODY_WHOLE, .type = CANAL_TYPE_JSON,
+     .flags = CANAL_REQUIRED},
+    {.name = NULL}};
+static const canal_schema_t fz_w_args = {.name = "WArgs", .size = sizeof(fz_w_t), .fields = fz_w_fields};
+
+typedef struct {
+    canal_str_t name;
+} fz_items_t;
+static const canal_field_t fz_items_fields[] = {
+    {.name = "name", CANAL_FIELD(fz_items_t, name), .flags = CANAL_REQUIRED, .min_length = 1, .max_length = 32},
+    {.name = NULL}};
+static const canal_schema_t fz_items_args = {.name = "Item", .size = sizeof(fz_items_t), .fields = fz_items_fields};
+
+typedef struct {
+    bool boom, has_boom;
+} fz_fail_t;
+static const canal_field_t fz_fail_fields[] = {
+    {.name = "boom", CANAL_FIELD(fz_fail_t, boom), .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_BOOL,
+     CANAL_PRESENT(fz_fail_t, has_boom)},
+    {.name = NULL}};
+static const canal_schema_t fz_fail_args = {.name = "FailArgs", .size = sizeof(fz_fail_t), .fields = fz_fail_fields};
+
+/* Echoes the bound args as JSON, through their schema (canal_res_model): the writer must
+ * take whatever the binder stored. */
 static int fz_show(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
-    const canal_action_def_t *d = canal_action_def(canal_ctx_action(ctx));
-    json_t *out = json_object();
-    for (int i = 0; d->params[i].name != NULL; i++) {
-        json_t *v;
-        if (!canal_ctx_has(ctx, i)) {
-            v = json_null();
-        } else {
-            switch (d->params[i].type) {
-            case CANAL_TYPE_INT32: v = json_integer(canal_ctx_int32(ctx, i)); break;
-            case CANAL_TYPE_INT64: v = json_integer(canal_ctx_int64(ctx, i)); break;
-            case CANAL_TYPE_DOUBLE: v = json_real(canal_ctx_double(ctx, i)); break;
-            case CANAL_TYPE_BOOL: v = json_boolean(canal_ctx_bool(ctx, i)); break;
-            case CANAL_TYPE_JSON: v = json_incref(canal_ctx_json(ctx, i)); break;
-            default: v = fz_jstr(canal_ctx_str(ctx, i));
-            }
-        }
-        json_object_set_new(out, d->params[i].name, v ? v : json_string("<unrepresentable>"));
-    }
-    return canal_res_json_new(req, 200, out);
+    const canal_schema_t *schema = canal_action_def(canal_ctx_action(ctx))->args;
+    int rc = canal_res_model(req, 200, schema, args);
+    fz_check(rc == 0 || canal_req_failure(req) != NULL, "a bound struct is written");
+    return rc;
 }
 
 /* The single query value of name: it must be there exactly once when a query parameter was
@@ -173,118 +257,105 @@ static canal_str_t fz_query_once(canal_ctx_t *ctx, const char *name)
     return v;
 }
 
+static int fz_same(canal_str_t a, canal_str_t b)
+{
+    return a.len == b.len && memcmp(a.base, b.base, a.len) == 0;
+}
+
 static int fz_action_q(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
+    const fz_q_t *a = args;
     int32_t i32;
     int64_t i64;
     double d;
     int b;
-    /* 0 id: route int32, required */
-    fz_check(canal_ctx_has(ctx, 0), "required id bound");
-    fz_check(canal_req_param_int32(req, "id", &i32) == 0 && i32 == canal_ctx_int32(ctx, 0), "id from the route");
-    /* 1 i: int32 in [-5, 5] */
-    if (canal_ctx_has(ctx, 1)) {
-        fz_check(canal_parse_int32(fz_query_once(ctx, "i"), &i32) == 0 && i32 == canal_ctx_int32(ctx, 1), "i from the query");
-        fz_check(i32 >= -5 && i32 <= 5, "i within its bounds");
+    fz_check(canal_req_param_int32(req, "id", &i32) == 0 && i32 == a->id, "id from the route");
+    if (a->has_i) {
+        fz_check(canal_parse_int32(fz_query_once(ctx, "i"), &i32) == 0 && i32 == a->i, "i from the query");
+        fz_check(a->i >= -5 && a->i <= 5, "i within its bounds");
+    } else {
+        fz_check(canal_req_query(req, "i", NULL) == 0, "i absent only when not given");
     }
-    /* 2 l: int64, default -9000000000, bounds +-9e9 */
-    fz_check(canal_ctx_has(ctx, 2), "l has its default");
-    i64 = canal_ctx_int64(ctx, 2);
-    fz_check(i64 >= -9000000000LL && i64 <= 9000000000LL, "l within its bounds");
+    fz_check(a->l >= -9000000000LL && a->l <= 9000000000LL, "l within its bounds");
     if (canal_req_query(req, "l", NULL) == 0)
-        fz_check(i64 == -9000000000LL, "l's default");
+        fz_check(a->l == -9000000000LL, "l's default");
     else
-        fz_check(canal_parse_int64(fz_query_once(ctx, "l"), &i64) == 0 && i64 == canal_ctx_int64(ctx, 2), "l from the query");
-    /* 3 d: double in [-1.5, 2.5] */
-    if (canal_ctx_has(ctx, 3)) {
-        fz_check(canal_parse_double(fz_query_once(ctx, "d"), &d) == 0 && d == canal_ctx_double(ctx, 3), "d from the query");
-        fz_check(d >= -1.5 && d <= 2.5 && !isnan(d), "d within its bounds");
+        fz_check(canal_parse_int64(fz_query_once(ctx, "l"), &i64) == 0 && i64 == a->l, "l from the query");
+    if (a->has_d) {
+        fz_check(canal_parse_double(fz_query_once(ctx, "d"), &d) == 0 && d == a->d, "d from the query");
+        fz_check(a->d >= -1.5 && a->d <= 2.5 && !isnan(a->d), "d within its bounds");
     }
-    /* 4 b: bool */
-    if (canal_ctx_has(ctx, 4))
-        fz_check(canal_parse_bool(fz_query_once(ctx, "b"), &b) == 0 && b == canal_ctx_bool(ctx, 4), "b from the query");
-    /* 5 s: 2..4 characters */
-    if (canal_ctx_has(ctx, 5)) {
-        canal_str_t s = canal_ctx_str(ctx, 5), q = fz_query_once(ctx, "s");
-        fz_check(s.len == q.len && memcmp(s.base, q.base, s.len) == 0, "s from the query");
-        size_t n = canal_str_chars(s);
+    if (a->has_b)
+        fz_check(canal_parse_bool(fz_query_once(ctx, "b"), &b) == 0 && b == a->b, "b from the query");
+    if (a->s.base != NULL) {
+        fz_check(fz_same(a->s, fz_query_once(ctx, "s")), "s from the query");
+        size_t n = canal_str_chars(a->s);
         fz_check(n >= 2 && n <= 4, "s within its lengths");
     }
-    /* 6 p: pattern */
-    if (canal_ctx_has(ctx, 6))
-        fz_check(fz_matches(&fz_re_p, canal_ctx_str(ctx, 6)), "p matches its pattern");
-    /* 7 c: allowed colours */
-    if (canal_ctx_has(ctx, 7))
-        fz_check(fz_in_list(fz_colours, canal_ctx_str(ctx, 7)), "c is an allowed colour");
-    /* 8 n: int64 among 1 2 3 -4 */
-    if (canal_ctx_has(ctx, 8)) {
-        i64 = canal_ctx_int64(ctx, 8);
-        fz_check(i64 == 1 || i64 == 2 || i64 == 3 || i64 == -4, "n is an allowed number");
+    if (a->p.base != NULL)
+        fz_check(fz_matches(&fz_re_p, a->p), "p matches its pattern");
+    if (a->c.base != NULL)
+        fz_check(fz_in_list(fz_colours, a->c), "c is an allowed colour");
+    if (a->has_n)
+        fz_check(a->n >= 0 && a->n < 4 && fz_same((canal_str_t){fz_small[a->n], strlen(fz_small[a->n])},
+                                                  fz_query_once(ctx, "n")),
+                 "n is an allowed number, by name");
+    if (a->has_xh) {
+        fz_check(canal_parse_int32(canal_req_header(req, "x-h"), &i32) == 0 && i32 == a->xh, "x-h from the header");
+        fz_check(a->xh >= 0, "x-h within its bounds");
     }
-    /* 9 x-h: header int32 >= 0 */
-    if (canal_ctx_has(ctx, 9)) {
-        fz_check(canal_parse_int32(canal_req_header(req, "x-h"), &i32) == 0 && i32 == canal_ctx_int32(ctx, 9),
-                 "x-h from the header");
-        fz_check(i32 >= 0, "x-h within its bounds");
-    }
-    /* 10 x-name: header string, at most 8 characters, letters and spaces */
-    if (canal_ctx_has(ctx, 10)) {
-        canal_str_t s = canal_ctx_str(ctx, 10);
-        fz_check(canal_str_chars(s) <= 8 && fz_matches(&fz_re_name, s), "x-name within its declaration");
-    }
-    /* 11 need: required */
-    fz_check(canal_ctx_has(ctx, 11), "required need bound");
-    /* 12 r: double among 0.5 1.5 */
-    if (canal_ctx_has(ctx, 12)) {
-        d = canal_ctx_double(ctx, 12);
-        fz_check(d == 0.5 || d == 1.5, "r is an allowed real");
-    }
-    /* 13 e: string, default "dflt" */
-    fz_check(canal_ctx_has(ctx, 13), "e has its default");
-    return fz_show(ctx, req);
+    if (a->xname.base != NULL)
+        fz_check(canal_str_chars(a->xname) <= 8 && fz_matches(&fz_re_name, a->xname), "x-name within its declaration");
+    fz_check(a->need.base != NULL, "required need bound");
+    if (a->has_r)
+        fz_check(a->r == 0 || a->r == 1, "r is an allowed real");
+    fz_check(a->e.base != NULL, "e has its default");
+    return fz_show(ctx, req, args);
 }
 
 static int fz_action_b(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
+    const fz_b_t *a = args;
     json_t *body = canal_req_json(req, NULL);
-    fz_check(canal_ctx_has(ctx, 1), "required n bound");
     fz_check(body != NULL && json_is_object(body), "body members come from an object");
-    int32_t n = canal_ctx_int32(ctx, 1);
-    fz_check(n >= 0 && n <= 100, "n within its bounds");
-    fz_check(json_integer_value(json_object_get(body, "n")) == n, "n from the body");
-    fz_check(canal_ctx_has(ctx, 2), "t has its default");
-    canal_str_t t = canal_ctx_str(ctx, 2);
-    fz_check(canal_str_chars(t) <= 16 && fz_matches(&fz_re_t, t), "t within its declaration");
-    if (canal_ctx_has(ctx, 3)) {
-        double f = canal_ctx_double(ctx, 3);
-        fz_check(f >= -1e6 && f <= 1e6 && f == json_number_value(json_object_get(body, "f")), "f");
-    }
-    if (canal_ctx_has(ctx, 4))
-        fz_check(canal_ctx_json(ctx, 4) == json_object_get(body, "o"), "o is the body's member");
-    if (canal_ctx_has(ctx, 5))
-        fz_check(json_is_boolean(json_object_get(body, "ok")) &&
-                     canal_ctx_bool(ctx, 5) == json_is_true(json_object_get(body, "ok")),
+    fz_check(a->n >= 0 && a->n <= 100, "n within its bounds");
+    fz_check(json_integer_value(json_object_get(body, "n")) == a->n, "n from the body");
+    fz_check(a->t.base != NULL, "t has its default");
+    fz_check(canal_str_chars(a->t) <= 16 && fz_matches(&fz_re_t, a->t), "t within its declaration");
+    if (a->has_f)
+        fz_check(a->f >= -1e6 && a->f <= 1e6 && a->f == json_number_value(json_object_get(body, "f")), "f");
+    else
+        fz_check(json_is_null(json_object_get(body, "f")) || json_object_get(body, "f") == NULL, "f absent or null");
+    fz_check(a->o == json_object_get(body, "o") || (a->o == NULL && json_is_null(json_object_get(body, "o"))),
+             "o is the body's member");
+    if (a->has_ok)
+        fz_check(json_is_boolean(json_object_get(body, "ok")) && a->ok == json_is_true(json_object_get(body, "ok")),
                  "ok from the body");
-    if (canal_ctx_has(ctx, 6))
-        fz_check(json_integer_value(json_object_get(body, "big")) == canal_ctx_int64(ctx, 6), "big from the body");
-    if (canal_ctx_has(ctx, 7))
-        fz_check(fz_in_list(fz_colours, canal_ctx_str(ctx, 7)), "col is an allowed colour");
-    fz_check(!canal_ctx_has(ctx, 8) || canal_ctx_json(ctx, 8) == body, "all is the whole body");
-    return fz_show(ctx, req);
+    if (a->has_big)
+        fz_check(json_integer_value(json_object_get(body, "big")) == a->big, "big from the body");
+    if (a->col.base != NULL)
+        fz_check(fz_in_list(fz_colours, a->col), "col is an allowed colour");
+    if (a->list != NULL) {
+        json_t *l = json_object_get(body, "list");
+        fz_check(json_array_size(l) == a->nlist && a->nlist <= 8, "list has the body's length");
+        for (size_t i = 0; i < a->nlist; i++)
+            fz_check(a->list[i] >= -10 && a->list[i] <= 10 && json_integer_value(json_array_get(l, i)) == a->list[i],
+                     "list's items from the body, within bounds");
+    }
+    return fz_show(ctx, req, args);
 }
 
 static int fz_action_w(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
-    fz_check(canal_ctx_has(ctx, 0) && canal_ctx_json(ctx, 0) == canal_req_json(req, NULL),
-             "doc is the whole body");
-    return fz_show(ctx, req);
+    fz_check(((const fz_w_t *)args)->doc == canal_req_json(req, NULL), "doc is the whole body");
+    return fz_show(ctx, req, args);
 }
 
 static int fz_action_items(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
-    canal_str_t name = canal_ctx_str(ctx, 0);
+    canal_str_t name = ((const fz_items_t *)args)->name;
     size_t n = canal_str_chars(name);
-    fz_check(canal_ctx_has(ctx, 0) && n >= 1 && n <= 32, "name within its lengths");
+    fz_check(n >= 1 && n <= 32, "name within its lengths");
     json_t *body = json_object();
     json_object_set_new(body, "name", fz_jstr(name));
     int rc = canal_ctx_created(ctx, NULL, "Q", (canal_kv_t[]){{"id", "7"}, {"need", "x y"}}, 2, body);
@@ -299,7 +370,8 @@ static int fz_action_del(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 
 static int fz_action_fail(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
-    if (canal_ctx_has(ctx, 0) && canal_ctx_bool(ctx, 0)) {
+    const fz_fail_t *a = args;
+    if (a->has_boom && a->boom) {
         atomic_fetch_add(&fz_deliberate_failures, 1);
         return canal_req_fail(req, "deliberate failure");
     }
@@ -307,46 +379,12 @@ static int fz_action_fail(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 }
 
 static const canal_action_def_t fz_actions[] = {
-    {.name = "Q",
-     .routes = {"q/{id:int}"},
-     .handler = fz_action_q,
-     .params = {{.name = "id", .source = CANAL_FROM_ROUTE, .type = CANAL_TYPE_INT32, .required = 1, .min = "-100000"},
-                {.name = "i", .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_INT32, .min = "-5", .max = "5"},
-                {.name = "l", .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_INT64, .def = "-9000000000",
-                 .min = "-9000000000", .max = "9000000000"},
-                {.name = "d", .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_DOUBLE, .min = "-1.5", .max = "2.5"},
-                {.name = "b", .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_BOOL},
-                {.name = "s", .source = CANAL_FROM_QUERY, .min_length = 2, .max_length = 4},
-                {.name = "p", .source = CANAL_FROM_QUERY, .pattern = "[a-z]+[0-9]?"},
-                {.name = "c", .source = CANAL_FROM_QUERY, .allowed = fz_colours},
-                {.name = "n", .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_INT64, .allowed = fz_small},
-                {.name = "x-h", .source = CANAL_FROM_HEADER, .type = CANAL_TYPE_INT32, .min = "0"},
-                {.name = "x-name", .source = CANAL_FROM_HEADER, .max_length = 8, .pattern = "[A-Za-z ]*"},
-                {.name = "need", .source = CANAL_FROM_QUERY, .required = 1},
-                {.name = "r", .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_DOUBLE, .allowed = fz_reals},
-                {.name = "e", .source = CANAL_FROM_QUERY, .def = "dflt"}}},
-    {.name = "Del", .methods = "DELETE", .routes = {"q/{id:int}"}, .handler = fz_action_del,
-     .params = {{.name = "id", .source = CANAL_FROM_ROUTE, .type = CANAL_TYPE_INT32, .required = 1}}},
-    {.name = "B",
-     .methods = "POST,PUT",
-     .routes = {"b", "b/{id:long}"},
-     .handler = fz_action_b,
-     .params = {{.name = "id", .source = CANAL_FROM_ROUTE, .type = CANAL_TYPE_INT64},
-                {.name = "n", .source = CANAL_FROM_BODY, .type = CANAL_TYPE_INT32, .required = 1, .min = "0", .max = "100"},
-                {.name = "t", .source = CANAL_FROM_BODY, .type = CANAL_TYPE_STRING, .def = "dflt", .max_length = 16,
-                 .pattern = "[^<>]*"},
-                {.name = "f", .source = CANAL_FROM_BODY, .type = CANAL_TYPE_DOUBLE, .min = "-1e6", .max = "1e6"},
-                {.name = "o", .source = CANAL_FROM_BODY, .type = CANAL_TYPE_JSON},
-                {.name = "ok", .source = CANAL_FROM_BODY, .type = CANAL_TYPE_BOOL},
-                {.name = "big", .source = CANAL_FROM_BODY, .type = CANAL_TYPE_INT64},
-                {.name = "col", .source = CANAL_FROM_BODY, .allowed = fz_colours},
-                {.name = "all", .source = CANAL_FROM_BODY_WHOLE, .type = CANAL_TYPE_JSON}}},
-    {.name = "W", .methods = "POST", .routes = {"w"}, .handler = fz_action_w,
-     .params = {{.name = "doc", .source = CANAL_FROM_BODY_WHOLE, .type = CANAL_TYPE_JSON, .required = 1}}},
-    {.name = "Items", .methods = "POST", .routes = {"items"}, .handler = fz_action_items,
-     .params = {{.name = "name", .source = CANAL_FROM_BODY, .required = 1, .min_length = 1, .max_length = 32}}},
-    {.name = "Fail", .routes = {"fail"}, .handler = fz_action_fail,
-     .params = {{.name = "boom", .source = CANAL_FROM_QUERY, .type = CANAL_TYPE_BOOL}}},
+    {.name = "Q", .routes = {"q/{id:int}"}, .handler = fz_action_q, .args = &fz_q_args},
+    {.name = "Del", .methods = "DELETE", .routes = {"q/{id:int}"}, .handler = fz_action_del, .args = &fz_del_args},
+    {.name = "B", .methods = "POST,PUT", .routes = {"b", "b/{id:long}"}, .handler = fz_action_b, .args = &fz_b_args},
+    {.name = "W", .methods = "POST", .routes = {"w"}, .handler = fz_action_w, .args = &fz_w_args},
+    {.name = "Items", .methods = "POST", .routes = {"items"}, .handler = fz_action_items, .args = &fz_items_args},
+    {.name = "Fail", .routes = {"fail"}, .handler = fz_action_fail, .args = &fz_fail_args},
     {.name = NULL},
 };
 
