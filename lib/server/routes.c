@@ -42,6 +42,9 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
         canal_error_set(&e, CANAL_EINVAL, 0, "a route needs a handler");
     else if (spec->content_type != NULL && (ctype = strdup(spec->content_type)) == NULL)
         canal_error_set(&e, CANAL_ENOMEM, 0, NULL);
+    else if (spec->max_body > app->cfg.max_body_size)
+        canal_error_set(&e, CANAL_EINVAL, 0, "max_body %zu is above the app's max_body_size %zu", spec->max_body,
+                        app->cfg.max_body_size);
     else if (!canal__policy_valid(spec->policy))
         canal_error_set(&e, CANAL_EINVAL, 0, "a policy needs a scheme, or anonymous");
     else if (app->nendpoints == app->cap_endpoints) {
@@ -76,7 +79,8 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
                                                                 .dispose = spec->dispose, .route = r,
                                                                 .content_type = ctype, .group = spec->group,
                                                                 .rate_limit = spec->rate_limit, .sechdr = sh,
-                                                                .own_policy = spec->policy};
+                                                                .own_policy = spec->policy,
+                                                                .max_body = spec->max_body};
     if (route != NULL)
         *route = r;
     return 0;
