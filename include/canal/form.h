@@ -58,15 +58,14 @@ CANAL_API int canal_form_next(canal_str_t body, size_t *at, char *buf, canal_par
  * returns 0. The caller owns it (on the stack); nothing to dispose.
  */
 typedef struct canal_multipart {
-    /* private */
-    canal_str_t _body;
-    size_t _at;        /* where the next part begins, once the first delimiter is found */
-    size_t _nparts;
-    int _state;        /* 0: before the first delimiter, 1: in parts, 2: done, < 0: the error */
-    const char *_why;  /* the error's text (static) and where in the body it was found */
-    size_t _where;
-    size_t _dlen;
-    char _delim[4 + 70]; /* CRLF "--" boundary */
+    canal_str_t _body;   /**< private: the body */
+    size_t _at;          /**< private: where the next part begins */
+    size_t _nparts;      /**< private: parts read so far */
+    int _state;          /**< private: 0 before the first delimiter, 1 in parts, 2 done, < 0 the error */
+    const char *_why;    /**< private: the error's text (static) */
+    size_t _where;       /**< private: where in the body the error was found */
+    size_t _dlen;        /**< private: the length of _delim */
+    char _delim[4 + 70]; /**< private: CRLF "--" boundary */
 } canal_multipart_t;
 
 /**
