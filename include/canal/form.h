@@ -133,7 +133,8 @@ CANAL_API int canal_multipart_next(canal_multipart_t *mp, canal_part_t *part, ca
  * long as the request) is set on success.
  *
  * Returns the number of fields, or CANAL_ETYPE (a body of another media type), CANAL_EBADREQ
- * or CANAL_ELIMIT (the parsers' errors), the same on every call, with err (if given) filled.
+ * or CANAL_ELIMIT (the parsers' errors, or an urlencoded body of more than INT32_MAX - 1
+ * fields), the same on every call, with err (if given) filled.
  */
 CANAL_API int canal_req_form_all(canal_req_t *req, const canal_param_t **params, canal_error_info_t *err);
 

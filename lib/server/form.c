@@ -42,7 +42,7 @@ int canal_form_next(canal_str_t body, size_t *at, char *buf, canal_param_t *out,
         return canal_error_set(err, CANAL_EBADREQ, i, "a form field longer than 2 GiB");
     const char *eq = memchr(piece, '=', n);
     size_t klen = eq ? (size_t)(eq - piece) : n;
-    char *name = buf + i, *value = name + klen + 1;
+    char *name = buf + i, *value = eq ? name + klen + 1 : NULL;
     int kd = canal_percent_decode((canal_str_t){piece, klen}, name, 1);
     int vd = eq ? canal_percent_decode((canal_str_t){eq + 1, n - klen - 1}, value, 1) : 0;
     if (kd < 0 || vd < 0)
@@ -405,8 +405,12 @@ static void parse_form(canal_req_t *req)
         req->form = canal_req_alloc(req, n * sizeof(*req->form));
         char *buf = canal_req_alloc(req, body.len);
         size_t at = 0;
-        while ((rc = canal_form_next(body, &at, buf, &req->form[count], &e)) == 1)
-            count++;
+        while ((rc = canal_form_next(body, &at, buf, &req->form[count], &e)) == 1) {
+            if (count++ == INT32_MAX - 1) { /* the count is an int: a body of 4 GiB of "a&" */
+                rc = canal_error_set(&e, CANAL_ELIMIT, at, "more than %d form fields", INT32_MAX - 1);
+                break;
+            }
+        }
     } else {
         canal_multipart_t mp;
         canal_part_t part;
