@@ -228,13 +228,18 @@ typedef struct canal_endpoint_spec {
                                                the app's, if any */
     const struct canal_policy *policy; /**< who may call it (canal/auth.h), checked before the
                                             handler; NULL: the group's or the app's default */
+    size_t max_body;          /**< the largest request body this route takes, at most the app's
+                                   max_body_size; a larger one is a 413 problem before the
+                                   handler runs (after the rate limit, CORS and the policy).
+                                   0: max_body_size alone (libh2o's 413) */
 } canal_endpoint_spec_t;
 
 /**
  * Registers a route and its handler. Strings are copied. Only before canal_app_start().
  * *route (if route is not NULL) receives the new route, owned by the app's router.
  * Returns 0 or a canal error, with err (if given) filled on every failure: a router error
- * (the position in the template and the reason), CANAL_EINVAL without a handler,
+ * (the position in the template and the reason), CANAL_EINVAL without a handler or with a
+ * max_body above the app's max_body_size,
  * CANAL_ESTATE once started, CANAL_ENOMEM. The first failure of any registration call is
  * also kept by the app: canal_app_start() then fails with it, and canal_app_error() says
  * what it was, so a program may register everything and check once.

@@ -27,6 +27,7 @@
 #include "stream.h"
 #include "websocket.h"
 #include "cookie.h"
+#include "form.h"
 #include "ratelimit.h"
 #include "headers.h"
 #include "auth.h"

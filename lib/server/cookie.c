@@ -12,8 +12,7 @@
 #include "server_internal.h"
 #include "canal/cookie.h"
 
-/* RFC 9110 5.6.2 tchar */
-static int is_tchar(unsigned char c)
+int canal__is_tchar(unsigned char c)
 {
     if ((c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z'))
         return 1;
@@ -61,7 +60,7 @@ int canal_cookie_next(canal_str_t field, size_t *at, canal_cookie_t *out, size_t
         size_t k = eq ? (size_t)(eq - pair) : 0;
         int ok = eq != NULL && k > 0;
         for (size_t j = 0; ok && j < k; j++)
-            ok = is_tchar((unsigned char)pair[j]);
+            ok = canal__is_tchar((unsigned char)pair[j]);
         canal_str_t value;
         if (ok && cookie_value(eq + 1, n - k - 1, &value)) {
             out->name = (canal_str_t){pair, k};
@@ -160,7 +159,7 @@ static int format_cookie(char *buf, size_t size, const char *name, canal_str_t v
     if (n == 0)
         return canal_error_set(err, CANAL_EINVAL, 0, "a cookie needs a name");
     for (size_t i = 0; i < n; i++)
-        if (!is_tchar((unsigned char)name[i]))
+        if (!canal__is_tchar((unsigned char)name[i]))
             return canal_error_set(err, CANAL_EINVAL, i, "the cookie name is not a token (byte %zu)", i);
     for (size_t i = 0; i < value.len; i++)
         if (!is_cookie_octet((unsigned char)value.base[i]))

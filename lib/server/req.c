@@ -299,6 +299,18 @@ static __attribute__((noinline)) void answer_unrouted(canal_req_t *req, int stat
     }
 }
 
+/* A body over the route's own limit (spec.max_body, below the app's, which libh2o holds): a
+ * 413 before the handler runs. libh2o has buffered the body whole by now; the connection is
+ * kept, as the body was read to its end. 1 if refused. */
+static int body_refused(canal_req_t *req)
+{
+    size_t max = req->endpoint->max_body;
+    if (max == 0 || req->h2o->entity.len <= max)
+        return 0;
+    canal_res_problem(req, 413, "the body is larger than this route's limit of %zu bytes", max);
+    return 1;
+}
+
 /* Routes the request and runs its handler; the answer is committed after it unless it is
  * deferred. */
 static void dispatch(canal_req_t *req)
@@ -320,7 +332,7 @@ static void dispatch(canal_req_t *req)
         /* CORS first (a preflight carries no credentials; a 401 carries CORS headers), then the
          * policy (auth.c), before anything of the route runs */
         int rc = (req->endpoint->ops && canal__ops_on_match(req)) ||
-                         (req->endpoint->policy != NULL && canal__policy_refused(req))
+                         (req->endpoint->policy != NULL && canal__policy_refused(req)) || body_refused(req)
                      ? 0
                      : req->endpoint->fn(req, req->endpoint->data);
         if (rc == CANAL_PENDING && req->pending != NULL)

@@ -63,6 +63,9 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
         canal_error_set(&e, CANAL_ESTATE, 0, "routes are added before the app starts");
     else if (spec == NULL || spec->handler == NULL)
         canal_error_set(&e, CANAL_EINVAL, 0, "a route needs a handler");
+    else if (spec->max_body > app->cfg.max_body_size)
+        canal_error_set(&e, CANAL_EINVAL, 0, "max_body %zu is above the app's max_body_size %zu", spec->max_body,
+                        app->cfg.max_body_size);
     else if (!canal__policy_valid(spec->policy))
         canal_error_set(&e, CANAL_EINVAL, 0, "a policy needs a scheme, or anonymous");
     else if (spec->args != NULL && canal__model_register(app, spec->args, &args, &e) != 0)
@@ -102,7 +105,8 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
                                                                 .args = args, .responses = responses,
                                                                 .group = spec->group,
                                                                 .rate_limit = spec->rate_limit, .sechdr = sh,
-                                                                .own_policy = spec->policy};
+                                                                .own_policy = spec->policy,
+                                                                .max_body = spec->max_body};
     if (route != NULL)
         *route = r;
     /* the route exists now (a router cannot take one back): a mismatch is the app's

@@ -18,6 +18,7 @@
  *   timer.c      periodic callbacks on worker 0's loop (canal_app_every())
  *   ops.c        static.c, compress.c, cors.c: the parts behind canal/ops.h
  *   cookie.c     signed.c, session.c: cookies, signed values, sessions (canal/cookie.h)
+ *   form.c       urlencoded and multipart/form-data bodies, the request's form (canal/form.h)
  *   ratelimit.c  rate limits;  headers.c  the security headers preset
  *   openapi.c    the OpenAPI document and the docs page
  *   h2o_compat.c everything that depends on libh2o 2.2.5's or jansson 2.14's internals
@@ -33,6 +34,7 @@
 #include "canal/server.h"
 #include "canal/ops.h"
 #include "canal/cookie.h"
+#include "canal/form.h"
 #include "canal/ratelimit.h"
 #include "canal/headers.h"
 #include "canal/schema.h"
@@ -59,6 +61,7 @@ struct canal_endpoint {
      * or anonymous: nothing is checked) */
     const canal_policy_t *own_policy;
     const canal_policy_t *policy;
+    size_t max_body;                       /* req.c: a larger body is a 413; 0: the app's limit */
 };
 
 /* headers.c: a compiled security headers preset */
@@ -137,6 +140,10 @@ struct canal_req {
     canal_str_t client_addr;      /* canal_req_client_addr(), made on first use */
     canal_param_t *query_params;  /* parsed on first use (query_parsed) */
     size_t nquery;
+    canal_param_t *form;          /* form.c: the form's fields, parsed on first use (form_parsed) */
+    int form_rc;                  /* their count, or the error (form_err says which) */
+    unsigned char form_parsed;
+    canal_error_info_t *form_err; /* in request memory */
     /* the answer (res.c) */
     struct {
         int status;               /* 0: none set yet */
@@ -487,6 +494,9 @@ int canal__rate_check(canal_req_t *req);
 void canal__limits_free(canal_app_t *app);
 void canal__limits_metrics(canal_app_t *app, FILE *f);
 /* headers.c */
+/* cookie.c: RFC 9110 5.6.2 tchar (cookie names, form part header names and parameters) */
+int canal__is_tchar(unsigned char c);
+
 struct canal__sechdr *canal__sechdr_make(canal_app_t *app, const canal_security_headers_t *p, int *rc);
 void canal__sechdrs_free(canal_app_t *app);
 void canal__sechdr_put(canal_req_t *req, const struct canal__sechdr *c); /* at the commit */

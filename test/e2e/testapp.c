@@ -170,6 +170,57 @@ static int twice(canal_req_t *req, void *data)
     return canal_res_text(req, 201, "second");
 }
 
+/* A form error as problem details: 413 for a limit, 415 for another media type, else 400. */
+static int form_problem(canal_req_t *req, int rc, const canal_error_info_t *err)
+{
+    return canal_res_problem(req, rc == CANAL_ELIMIT ? 413 : rc == CANAL_ETYPE ? 415 : 400, "%s", err->message);
+}
+
+/* POST /form: the form's fields (canal_req_form_all()), [[name, value], ...] */
+static int form(canal_req_t *req, void *data)
+{
+    const canal_param_t *f;
+    canal_error_info_t err;
+    int n = canal_req_form_all(req, &f, &err);
+    if (n < 0)
+        return form_problem(req, n, &err);
+    json_t *out = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(out, json_pack("[s#s#]", f[i].name.base, f[i].name.len, f[i].value.base, f[i].value.len));
+    return canal_res_json_new(req, 200, out);
+}
+
+/* POST /upload: each part of a multipart/form-data body as {name, filename (null for a
+ * field), type, size}; POST /upload?part=N: part N's bytes as they came, with its type. */
+static int upload(canal_req_t *req, void *data)
+{
+    canal_multipart_t mp;
+    canal_part_t p;
+    canal_error_info_t err;
+    int64_t want = -1;
+    canal_req_query_int64(req, "part", &want);
+    int rc = canal_multipart_init(&mp, canal_req_header(req, "content-type"), canal_req_body(req), &err);
+    json_t *out = json_array();
+    for (int64_t i = 0; rc == 0 && (rc = canal_multipart_next(&mp, &p, &err)) == 1; i++, rc = 0) {
+        if (i == want) {
+            json_decref(out);
+            canal_res_body_static(req, 200, canal_req_printf(req, "%.*s", (int)p.content_type.len, p.content_type.base),
+                           p.data.base, p.data.len);
+            return 0;
+        }
+        json_array_append_new(out, json_pack("{s:s#,s:o,s:s#,s:I}", "name", p.name.base, p.name.len, "filename",
+                                             CANAL_PART_IS_FILE(&p) ? json_stringn(p.filename.base, p.filename.len)
+                                                                    : json_null(),
+                                             "type", p.content_type.base, p.content_type.len, "size",
+                                             (json_int_t)p.data.len));
+    }
+    if (rc < 0) {
+        json_decref(out);
+        return form_problem(req, rc, &err);
+    }
+    return canal_res_json_new(req, 200, out);
+}
+
 int main(int argc, char **argv)
 {
     canal_config_t cfg;
@@ -196,12 +247,19 @@ int main(int argc, char **argv)
         {"GET", "redirect", redirect},   {"GET", "stats", stats},
         {"GET", "twice", twice},         {"GET", "hang", hang},
         {"GET", "failcode", fail_code},  {"GET", "resfail", res_fail},
+        {"POST", "form", form},          {"POST", "upload", upload},
     };
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
         if (canal_app_route(app, &(canal_endpoint_spec_t){.method = routes[i].method, .tmpl = routes[i].tmpl, .handler = routes[i].fn}, NULL, &err) != 0) {
             fprintf(stderr, "canal-testapp: %s: %s\n", routes[i].tmpl, err.message);
             return 1;
         }
+    /* a route with a body limit of its own, below the app's */
+    if (canal_app_route(app, &(canal_endpoint_spec_t){.method = "POST", .tmpl = "small", .handler = form, .max_body = 64},
+                        NULL, &err) != 0) {
+        fprintf(stderr, "canal-testapp: small: %s\n", err.message);
+        return 1;
+    }
     if (canal_app_start(app) != 0)
         return 1;
     fprintf(stderr, "listening on http://%s:%u\n", canal_app_config(app)->host, canal_app_port(app, 0));
