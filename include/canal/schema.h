@@ -30,7 +30,8 @@
  * the app (nested ones are registered with the schema that names them).
  *
  * Binding (canal_req_bind()) fills a struct from a request: route values, the query, headers,
- * cookies and the members of a JSON body, each field from its source. Every field is tried
+ * cookies, form fields and files, and the members of a JSON body, each field from its
+ * source. Every field is tried
  * and every failure collected, then the answer is one 400 validation problem (problem details
  * with an "errors" object: a field name, or a JSON pointer such as "/items/3/qty" for body
  * members, mapped to its messages), in the shape of ASP.NET Core's ValidationProblemDetails.
@@ -62,7 +63,10 @@ typedef enum canal_source {
     CANAL_FROM_QUERY,     /**< the query string (more than once: 400, unless an array) */
     CANAL_FROM_HEADER,    /**< a request header */
     CANAL_FROM_COOKIE,    /**< a cookie (canal_req_cookie(), RFC 6265) */
-    CANAL_FROM_BODY_WHOLE /**< the whole JSON body (an object, an array or json) */
+    CANAL_FROM_BODY_WHOLE, /**< the whole JSON body (an object, an array or json) */
+    CANAL_FROM_FORM       /**< a field of an urlencoded or multipart form body (canal_req_form(),
+                               canal/form.h; more than once: 400, unless an array), or a file
+                               part of a multipart one (CANAL_TYPE_FILE) */
 } canal_source_t;
 
 /** A field's type, and the C type of its struct member. Text values (route, query, header,
@@ -81,7 +85,10 @@ typedef enum canal_type {
     CANAL_TYPE_OBJECT,     /**< a nested struct, described by the field's schema */
     CANAL_TYPE_ARRAY,      /**< a pointer to the first of count elements of type items (count:
                                 a size_t member named by CANAL_COUNT()); NULL is "absent" */
-    CANAL_TYPE_JSON        /**< json_t *: any JSON value, borrowed (body sources only) */
+    CANAL_TYPE_JSON,       /**< json_t *: any JSON value, borrowed (body sources only) */
+    CANAL_TYPE_FILE        /**< canal_part_t (canal/form.h): a multipart file part, its name,
+                                filename, content type and bytes in the body (form source
+                                only; data.base NULL is "absent") */
 } canal_type_t;
 
 /** Field flags. */
@@ -145,8 +152,9 @@ struct canal_schema {
     size_t size;            /**< sizeof the struct */
     const canal_field_t *fields; /**< ended by .name == NULL */
     const char *description; /**< for OpenAPI, or NULL */
-    /** Cross-field rules, run after binding when every field was valid: adds errors with
-     * canal_req_invalid() and returns 0, or fails (negative: a 500). NULL: none. */
+    /** Cross-field rules, run when obj is bound (a nested object: after its own fields) and
+     * nothing failed so far: adds errors with canal_req_invalid() (field: the key to report,
+     * a JSON pointer for body members) and returns 0, or fails (negative: a 500). NULL: none. */
     int (*validate)(canal_req_t *req, void *obj);
 };
 

@@ -437,6 +437,9 @@ struct binder {
     int body_state;        /* 0 not read, 1 parsed, -1 absent (empty), -2 reported bad */
     char ptr[512];         /* the JSON pointer of the body member being bound */
     size_t plen;
+    int status;            /* a form body that cannot be read: 413 or 415 (why: the detail) */
+    int failed;            /* a validate callback failed: a 500 */
+    const char *why;
 };
 
 /* Appends "/" and a member name (~ and / escaped, RFC 6901) or an index to the pointer;
@@ -473,11 +476,11 @@ static void pop(struct binder *b, size_t old)
 static const char *json_type_name(canal_type_t t)
 {
     static const char *const names[] = {"a string", "a string", "a 32-bit integer", "an integer", "a number",
-                                        "true or false", "one of its names", "an object", "an array", "JSON"};
+                                        "true or false", "one of its names", "an object", "an array", "JSON", "a file"};
     return names[t];
 }
 
-static void bind_object(struct binder *b, const struct canal__model *m, char *obj, json_t *j);
+static void bind_object(struct binder *b, const struct canal__model *m, char *obj, json_t *j, int nested);
 
 /* Binds a JSON value (not NULL, not null) of type t into dst; reports under the pointer. */
 static void bind_json(struct binder *b, const struct canal__mfield *mf, canal_type_t t, json_t *j, char *dst,
@@ -519,9 +522,9 @@ static void bind_json(struct binder *b, const struct canal__mfield *mf, canal_ty
         }
         break;
     case CANAL_TYPE_OBJECT:
-        if (!json_is_object(j))
+        if ((ok = json_is_object(j)) == 0)
             break;
-        bind_object(b, mf->nested, dst, j);
+        bind_object(b, mf->nested, dst, j, 1);
         return;
     case CANAL_TYPE_ARRAY: {
         if (!json_is_array(j)) {
@@ -555,6 +558,9 @@ static void bind_json(struct binder *b, const struct canal__mfield *mf, canal_ty
     case CANAL_TYPE_JSON:
         memcpy(dst, &j, sizeof(j));
         return;
+    case CANAL_TYPE_FILE:
+        ok = 0; /* never: registration keeps files to forms */
+        break;
     }
     if (!ok) {
         report(&k, "The value for %s must be %s.", f->name, json_type_name(t));
@@ -577,8 +583,10 @@ static void bind_absent(struct binder *b, const struct canal__mfield *mf, const 
     }
 }
 
-/* Binds body member values (j: an object) into the fields of m that come from the body. */
-static void bind_object(struct binder *b, const struct canal__model *m, char *obj, json_t *j)
+/* Binds body member values (j: an object) into the fields of m that come from the body; a
+ * nested object's schema's validate runs when nothing failed so far (the bound schema's own
+ * runs last, in canal_req_bind()). */
+static void bind_object(struct binder *b, const struct canal__model *m, char *obj, json_t *j, int nested)
 {
     for (size_t i = 0; i < m->nfields; i++) {
         const struct canal__mfield *mf = &m->fields[i];
@@ -599,6 +607,9 @@ static void bind_object(struct binder *b, const struct canal__model *m, char *ob
         }
         pop(b, old);
     }
+    if (nested && m->schema->validate != NULL && b->req->invalid == NULL && b->failed == 0 &&
+        m->schema->validate(b->req, obj) < 0)
+        b->failed = 1;
 }
 
 /* Reads and parses the body once. Returns 1 when it is a JSON value, 0 when there is none
@@ -631,6 +642,56 @@ static int body(struct binder *b, int *unsupported)
     return b->body_state == 1 ? 1 : b->body_state == -1 ? 0 : -1;
 }
 
+/* The form's fields (canal_req_form_all()), or NULL after recording why there are none: a
+ * body of another media type (a 415), over a limit (a 413), malformed (a 400 error). */
+static const canal_param_t *form_fields(struct binder *b, size_t *n)
+{
+    const canal_param_t *all = NULL;
+    canal_error_info_t e;
+    int rc = canal_req_form_all(b->req, &all, &e);
+    if (rc >= 0) {
+        *n = (size_t)rc;
+        return all;
+    }
+    if (b->status == 0 && b->req->invalid == NULL) {
+        b->status = rc == CANAL_ETYPE ? 415 : rc == CANAL_ELIMIT ? 413 : 400;
+        if (b->status == 400)
+            canal_req_invalid(b->req, "$body", "The form body is malformed: %s.", e.message);
+        else if (b->status == 413)
+            b->why = canal_req_printf(b->req, "the form body is over a limit: %s", e.message);
+    }
+    return NULL;
+}
+
+/* A file field: the first file part of that name of a multipart body. */
+static void bind_file(struct binder *b, const struct canal__mfield *mf, char *obj)
+{
+    const canal_field_t *f = mf->f;
+    canal_req_t *req = b->req;
+    size_t n;
+    if (form_fields(b, &n) == NULL)
+        return; /* reported */
+    canal_multipart_t mp;
+    canal_part_t part, found = {{NULL, 0}, {NULL, 0}, {NULL, 0}, {NULL, 0}};
+    size_t count = 0, len = strlen(f->name);
+    if (canal_req_body(req).len > 0 && canal_multipart_init(&mp, canal_req_header(req, "content-type"), canal_req_body(req), NULL) == 0)
+        while (canal_multipart_next(&mp, &part, NULL) == 1)
+            if (CANAL_PART_IS_FILE(&part) && part.name.len == len && memcmp(part.name.base, f->name, len) == 0 &&
+                count++ == 0)
+                found = part;
+    if (count > 1) {
+        canal_req_invalid(req, f->name, "The %s field must be given once.", f->name);
+    } else if (count == 0) {
+        bind_absent(b, mf, f->name, obj);
+    } else {
+        if (found.data.base == NULL)
+            found.data.base = found.filename.base; /* an empty file is there: not "absent" */
+        memcpy(obj + f->offset, &found, sizeof(found));
+        if (f->present)
+            obj[f->present - 1] = 1;
+    }
+}
+
 /* A top-level field from a text source. */
 static void bind_text(struct binder *b, const struct canal__mfield *mf, char *obj)
 {
@@ -651,42 +712,53 @@ static void bind_text(struct binder *b, const struct canal__mfield *mf, char *ob
             text.base = NULL;
         break;
     case CANAL_FROM_QUERY:
-        if (f->type == CANAL_TYPE_ARRAY) {
-            const canal_param_t *all;
-            size_t n = canal_req_query_all(req, &all), count = 0, len = strlen(f->name);
-            size_t each = canal__type_size(f->items, NULL);
-            for (size_t i = 0; i < n; i++)
-                count += all[i].name.len == len && memcmp(all[i].name.base, f->name, len) == 0;
-            if (count == 0) {
-                bind_absent(b, mf, f->name, obj);
-                return;
-            }
-            if (count < f->min_items || (f->max_items && count > f->max_items)) {
-                if (f->max_items)
-                    report(&k, "The field %s must have from %zu to %zu items.", f->name, f->min_items, f->max_items);
-                else
-                    report(&k, "The field %s must have at least %zu items.", f->name, f->min_items);
-                return;
-            }
-            char *items = canal_req_alloc(req, count * each);
-            memset(items, 0, count * each);
-            for (size_t i = 0, at = 0; i < n; i++)
-                if (all[i].name.len == len && memcmp(all[i].name.base, f->name, len) == 0) {
-                    if (parse_text(&k, req, f, f->items, all[i].value, &v) == 0) {
-                        store(f->items, items + at * each, each, &v);
-                        check_value(&k, mf, f->items, &v);
-                    }
-                    at++;
-                }
-            memcpy(obj + f->offset, &items, sizeof(items));
-            memcpy(obj + f->count - 1, &count, sizeof(count));
+    case CANAL_FROM_FORM: {
+        if (f->type == CANAL_TYPE_FILE) {
+            bind_file(b, mf, obj);
             return;
         }
-        if (canal_req_query(req, f->name, &text) > 1) {
+        /* the query and a form are lists of name=value: a field takes the values of its name */
+        const canal_param_t *all;
+        size_t n = 0, count = 0, len = strlen(f->name);
+        if (f->source == CANAL_FROM_QUERY)
+            n = canal_req_query_all(req, &all);
+        else if ((all = form_fields(b, &n)) == NULL)
+            return; /* reported */
+        for (size_t i = 0; i < n; i++)
+            if (all[i].name.len == len && memcmp(all[i].name.base, f->name, len) == 0 && count++ == 0)
+                text = all[i].value;
+        if (count == 0) {
+            bind_absent(b, mf, f->name, obj);
+            return;
+        }
+        if (f->type != CANAL_TYPE_ARRAY && count > 1) {
             report(&k, "The %s field must be given once.", f->name);
             return;
         }
-        break;
+        if (f->type != CANAL_TYPE_ARRAY)
+            break;
+        if (count < f->min_items || (f->max_items && count > f->max_items)) {
+            if (f->max_items)
+                report(&k, "The field %s must have from %zu to %zu items.", f->name, f->min_items, f->max_items);
+            else
+                report(&k, "The field %s must have at least %zu items.", f->name, f->min_items);
+            return;
+        }
+        size_t each = canal__type_size(f->items, NULL);
+        char *items = canal_req_alloc(req, count * each);
+        memset(items, 0, count * each);
+        for (size_t i = 0, at = 0; i < n; i++)
+            if (all[i].name.len == len && memcmp(all[i].name.base, f->name, len) == 0) {
+                if (parse_text(&k, req, f, f->items, all[i].value, &v) == 0) {
+                    store(f->items, items + at * each, each, &v);
+                    check_value(&k, mf, f->items, &v);
+                }
+                at++;
+            }
+        memcpy(obj + f->offset, &items, sizeof(items));
+        memcpy(obj + f->count - 1, &count, sizeof(count));
+        return;
+    }
     default:
         return;
     }
@@ -738,15 +810,20 @@ int canal_req_bind(canal_req_t *req, const canal_schema_t *schema, void *out)
     } else if (has > 0 && !json_is_object(b.body)) {
         canal_req_invalid(req, "$body", "The JSON body must be an object.");
     } else if (has > 0) {
-        bind_object(&b, m, obj, b.body);
+        bind_object(&b, m, obj, b.body, 0);
     }
-    if (unsupported) {
+    if (unsupported || b.status == 413 || b.status == 415) {
         json_decref(req->invalid);
         req->invalid = NULL;
-        canal_res_problem(req, 415, "the request body must be application/json");
+        if (b.status == 413)
+            canal_res_problem(req, 413, "%s", b.why);
+        else
+            canal_res_problem(req, 415, "the request body must be %s",
+                              unsupported ? "application/json"
+                                          : "application/x-www-form-urlencoded or multipart/form-data");
         return CANAL_EINVAL;
     }
-    if (req->invalid == NULL && schema->validate != NULL && schema->validate(req, obj) < 0) {
+    if (b.failed || (req->invalid == NULL && schema->validate != NULL && schema->validate(req, obj) < 0)) {
         if (canal_req_failure(req) == NULL)
             canal_req_fail(req, "the validate callback of schema %s failed", schema->name);
         return CANAL_ESTATE;

@@ -419,6 +419,8 @@ static json_t *value_schema(const struct canal__mfield *mf, canal_type_t t)
         return ref(f->schema);
     if (t == CANAL_TYPE_JSON)
         return json_object(); /* any value */
+    if (t == CANAL_TYPE_FILE)
+        return json_pack("{s:s, s:s}", "type", "string", "format", "binary");
     if (t == CANAL_TYPE_ARRAY) {
         json_t *a = json_pack("{s:s, s:o}", "type", "array", "items", value_schema(mf, f->items));
         if (f->min_items)
@@ -526,11 +528,12 @@ static json_t *find_path_param(json_t *params, const char *name)
  * binding can answer. */
 static void args_operation(json_t *op, json_t *responses, const struct canal__model *m)
 {
-    static const char *const in[] = {NULL, "path", "query", "header", "cookie", NULL};
+    static const char *const in[] = {NULL, "path", "query", "header", "cookie", NULL, NULL};
     json_t *params = json_object_get(op, "parameters");
     if (params == NULL)
         json_object_set_new(op, "parameters", params = json_array());
-    json_t *body = NULL;
+    json_t *body = NULL, *form = NULL, *form_required = NULL;
+    const char *form_type = "application/x-www-form-urlencoded";
     int body_required = 0, members = 0;
     for (size_t i = 0; i < m->nfields; i++) {
         const struct canal__mfield *mf = &m->fields[i];
@@ -538,6 +541,17 @@ static void args_operation(json_t *op, json_t *responses, const struct canal__mo
         if (f->source == CANAL_FROM_BODY) {
             members = 1;
             body_required |= (f->flags & CANAL_REQUIRED) != 0;
+            continue;
+        }
+        if (f->source == CANAL_FROM_FORM) {
+            /* a form body: its fields are the properties of one object */
+            if (form == NULL)
+                form = json_object(), form_required = json_array();
+            json_object_set_new(form, f->name, field_schema(mf));
+            if (f->flags & CANAL_REQUIRED)
+                json_array_append_new(form_required, json_string(f->name)), body_required = 1;
+            if (f->type == CANAL_TYPE_FILE)
+                form_type = "multipart/form-data";
             continue;
         }
         if (f->source == CANAL_FROM_BODY_WHOLE) {
@@ -575,6 +589,19 @@ static void args_operation(json_t *op, json_t *responses, const struct canal__mo
         json_object_set_new(op, "requestBody", json_pack("{s:b, s:{s:{s:o}}}", "required", body_required, "content",
                                                          "application/json", "schema", body));
         json_object_set_new(responses, "415", problem_response("The body is not application/json."));
+    }
+    if (form != NULL) {
+        /* canal reads either form encoding; a file needs multipart */
+        json_t *schema = json_pack("{s:s, s:o}", "type", "object", "properties", form), *content = json_object();
+        if (json_array_size(form_required) > 0)
+            json_object_set(schema, "required", form_required);
+        json_decref(form_required);
+        if (strcmp(form_type, "multipart/form-data") != 0)
+            json_object_set_new(content, form_type, json_pack("{s:O}", "schema", schema));
+        json_object_set_new(content, "multipart/form-data", json_pack("{s:o}", "schema", schema));
+        json_object_set_new(op, "requestBody", json_pack("{s:b, s:o}", "required", body_required, "content", content));
+        json_object_set_new(responses, "413", problem_response("The form is over a limit (its size, parts or headers)."));
+        json_object_set_new(responses, "415", problem_response("The body is not a form."));
     }
     json_object_set_new(responses, "400", json_pack("{s:s}", "$ref", "#/components/responses/ValidationProblem"));
 }

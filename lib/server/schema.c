@@ -38,6 +38,8 @@ size_t canal__type_size(canal_type_t t, const canal_schema_t *nested)
         return sizeof(void *);
     case CANAL_TYPE_JSON:
         return sizeof(json_t *);
+    case CANAL_TYPE_FILE:
+        return sizeof(canal_part_t);
     }
     return 0;
 }
@@ -134,11 +136,11 @@ static int check_field(canal_app_t *app, const canal_schema_t *s, const canal_fi
                        int nested, int depth, canal_error_info_t *err)
 {
     canal_type_t t = f->type, et = t == CANAL_TYPE_ARRAY ? f->items : t;
-    if ((unsigned)t > CANAL_TYPE_JSON)
+    if ((unsigned)t > CANAL_TYPE_FILE)
         return field_error(err, s, f, "unknown type %d", (int)t);
-    if ((unsigned)f->source > CANAL_FROM_BODY_WHOLE)
+    if ((unsigned)f->source > CANAL_FROM_FORM)
         return field_error(err, s, f, "unknown source %d", (int)f->source);
-    if (t == CANAL_TYPE_ARRAY && ((unsigned)et > CANAL_TYPE_JSON || et == CANAL_TYPE_ARRAY || et == CANAL_TYPE_JSON))
+    if (t == CANAL_TYPE_ARRAY && ((unsigned)et > CANAL_TYPE_ENUM && et != CANAL_TYPE_OBJECT))
         return field_error(err, s, f, "an array's items must be a string, number, bool, enum or object");
     if ((et == CANAL_TYPE_OBJECT) != (f->schema != NULL))
         return field_error(err, s, f, et == CANAL_TYPE_OBJECT ? "an object needs a schema" : "only objects have a schema");
@@ -199,21 +201,26 @@ static int check_field(canal_app_t *app, const canal_schema_t *s, const canal_fi
     case CANAL_FROM_HEADER:
     case CANAL_FROM_COOKIE:
     case CANAL_FROM_QUERY:
-        if (t == CANAL_TYPE_OBJECT || t == CANAL_TYPE_JSON || (t == CANAL_TYPE_ARRAY && f->source != CANAL_FROM_QUERY) ||
-            et == CANAL_TYPE_OBJECT)
-            return field_error(err, s, f, "a text source gives strings, numbers, bools and enums (arrays: the query)");
+    case CANAL_FROM_FORM:
+        if (t == CANAL_TYPE_OBJECT || t == CANAL_TYPE_JSON || et == CANAL_TYPE_OBJECT ||
+            (t == CANAL_TYPE_ARRAY && f->source != CANAL_FROM_QUERY && f->source != CANAL_FROM_FORM) ||
+            (t == CANAL_TYPE_FILE && f->source != CANAL_FROM_FORM))
+            return field_error(err, s, f, "a text source gives strings, numbers, bools and enums (arrays: the "
+                                          "query and forms; files: forms)");
         break;
     case CANAL_FROM_BODY_WHOLE:
         if (t != CANAL_TYPE_OBJECT && t != CANAL_TYPE_ARRAY && t != CANAL_TYPE_JSON)
             return field_error(err, s, f, "the whole body is an object, an array or json");
         break;
     case CANAL_FROM_BODY:
+        if (t == CANAL_TYPE_FILE)
+            return field_error(err, s, f, "files come from a form");
         break;
     }
     /* how "absent" shows */
-    int pointer = is_string(t) || t == CANAL_TYPE_ARRAY || t == CANAL_TYPE_JSON;
-    if (f->def != NULL && (t == CANAL_TYPE_OBJECT || t == CANAL_TYPE_ARRAY || t == CANAL_TYPE_JSON))
-        return field_error(err, s, f, "objects, arrays and json take no default");
+    int pointer = is_string(t) || t == CANAL_TYPE_ARRAY || t == CANAL_TYPE_JSON || t == CANAL_TYPE_FILE;
+    if (f->def != NULL && (t == CANAL_TYPE_OBJECT || t == CANAL_TYPE_ARRAY || t == CANAL_TYPE_JSON || t == CANAL_TYPE_FILE))
+        return field_error(err, s, f, "objects, arrays, json and files take no default");
     if (f->def != NULL && (f->flags & CANAL_REQUIRED))
         return field_error(err, s, f, "a required field takes no default");
     if (!pointer && !(f->flags & CANAL_REQUIRED) && f->def == NULL && f->present == 0)
@@ -259,7 +266,7 @@ static int register_model(canal_app_t *app, const canal_schema_t *s, int depth, 
     m->nfields = n;
     /* registered before its fields are checked, so that a cycle is found by name, not recursion */
     app->models[app->nmodels++] = m;
-    int rc = 0, whole = 0, members = 0;
+    int rc = 0, whole = 0, members = 0, form = 0;
     size_t nsp = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const canal_field_t *f = &s->fields[i];
@@ -276,12 +283,15 @@ static int register_model(canal_app_t *app, const canal_schema_t *s, int depth, 
             sp[nsp++] = (struct span){f->count - 1, sizeof(size_t), f->name};
         whole += f->source == CANAL_FROM_BODY_WHOLE;
         members += f->source == CANAL_FROM_BODY;
+        form += f->source == CANAL_FROM_FORM;
         m->body |= f->source == CANAL_FROM_BODY || f->source == CANAL_FROM_BODY_WHOLE;
     }
     if (rc == 0)
         rc = check_spans(s, sp, nsp, err);
     if (rc == 0 && (whole > 1 || (whole && members)))
         rc = canal_error_set(err, CANAL_EINVAL, 0, "schema %s: the whole body is bound once, and alone", s->name);
+    if (rc == 0 && form && (whole || members))
+        rc = canal_error_set(err, CANAL_EINVAL, 0, "schema %s: a body is a form or JSON, not both", s->name);
     free(sp);
     if (rc != 0) {
         /* nested models registered on the way stay: they were checked and are fine */
@@ -322,6 +332,8 @@ static int absent(const canal_field_t *f, const void *obj)
     switch (f->type) {
     case CANAL_TYPE_STRING:
         return ((const canal_str_t *)p)->base == NULL;
+    case CANAL_TYPE_FILE:
+        return ((const canal_part_t *)p)->data.base == NULL;
     case CANAL_TYPE_CSTRING:
     case CANAL_TYPE_ARRAY:
     case CANAL_TYPE_JSON:
@@ -368,8 +380,10 @@ static int write_value(canal_jw_t *w, canal_type_t t, const canal_field_t *f, co
     }
     case CANAL_TYPE_JSON:
         return canal_jw_json(w, *(const json_t *const *)p);
+    case CANAL_TYPE_FILE:
+        break; /* bytes have no JSON form */
     }
-    return canal__jw_fail(w, CANAL_EINVAL, "a field of unknown type");
+    return canal__jw_fail(w, CANAL_EINVAL, "a field that cannot be written as JSON");
 }
 
 int canal_jw_model(canal_jw_t *w, const canal_schema_t *schema, const void *obj)
