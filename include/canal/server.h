@@ -12,6 +12,7 @@
  *   canal/cookie.h    cookies, signed values, sessions
  *   canal/ratelimit.h rate limits
  *   canal/headers.h   the security headers preset
+ *   canal/trace.h     W3C trace context, begin and end hooks per request
  *
  * None of them includes h2o.h: canal_req_t is opaque and apps need no h2o flags.
  */
@@ -29,5 +30,6 @@
 #include "ratelimit.h"
 #include "headers.h"
 #include "auth.h"
+#include "trace.h"
 
 #endif
