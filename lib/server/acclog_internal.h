@@ -22,7 +22,7 @@ struct canal__acclog_entry {
     int64_t duration_us;    /* first byte of the request to the last of the answer; < 0: unknown */
     canal_str_t route;      /* the matched route's template */
     canal_str_t request_id;
-    canal_str_t trace_id, span_id; /* JSON only: the request's trace (canal/trace.h) */
+    canal_str_t trace_id, span_id; /* JSON only: the request's trace (canal/trace.h): hex digits only */
     canal_str_t referer, user_agent;
     unsigned char id_column; /* CLF: the quoted request ID column is there (request IDs on) */
 };

@@ -192,6 +192,17 @@ static char *json_str(char *o, canal_str_t s)
     return o;
 }
 
+/* A trace or span ID: hex digits (trace.c makes them), so copied without escaping */
+static char *json_hex(char *o, canal_str_t s)
+{
+    if (s.base == NULL)
+        return PUT_LIT(o, "null");
+    *o++ = '"';
+    o = put(o, s.base, s.len);
+    *o++ = '"';
+    return o;
+}
+
 /* "2026-12-02T07:46:58.123Z" from microseconds since the epoch (proleptic Gregorian, UTC:
  * the days-to-civil conversion of H. Hinnant's date algorithms) */
 static char *put_time(char *o, int64_t us)
@@ -251,9 +262,9 @@ size_t canal__acclog_json(char *out, const struct canal__acclog_entry *e)
     o = PUT_LIT(o, ",\"request_id\":");
     o = json_str(o, e->request_id);
     o = PUT_LIT(o, ",\"trace_id\":");
-    o = json_str(o, e->trace_id);
+    o = json_hex(o, e->trace_id);
     o = PUT_LIT(o, ",\"span_id\":");
-    o = json_str(o, e->span_id);
+    o = json_hex(o, e->span_id);
     o = PUT_LIT(o, ",\"referer\":");
     o = json_str(o, e->referer);
     o = PUT_LIT(o, ",\"user_agent\":");

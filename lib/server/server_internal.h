@@ -603,6 +603,7 @@ void canal__streams_dispose(struct canal_worker *w);
  * the joined value s is well-formed and within the bounds, else 0. */
 int canal__traceparent_parse(const char *s, size_t len, canal_trace_t *t);
 int canal__tracestate_ok(const char *s, size_t len);
+void canal__hex64(char *out, uint64_t v); /* 16 lower-case hex digits, no NUL */
 /* trace.c: the hooks: the start's clocks (either hook set), the begin hook once the route is
  * known or the request was refused before routing (app->on_begin set), the end hook
  * (app->on_end set); the callers test */

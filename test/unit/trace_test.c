@@ -62,6 +62,20 @@ static void traceparent_rules(void **state)
             fail_msg("accepted '%s'", bad[i]);
 }
 
+static void hex_ids(void **state)
+{
+    uint64_t v = 0x0123456789abcdefULL, seed = 88172645463325252ULL;
+    for (int i = 0; i < 100000; i++) {
+        char got[17] = {0}, want[17];
+        canal__hex64(got, v);
+        snprintf(want, sizeof(want), "%016llx", (unsigned long long)v);
+        if (strcmp(got, want) != 0)
+            fail_msg("%s for %s", got, want);
+        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17; /* xorshift64 */
+        v = i < 16 ? (uint64_t)0xf << (4 * i) : i < 32 ? ~((uint64_t)0xf << (4 * (i - 16))) : seed;
+    }
+}
+
 static int ts_ok(const char *s)
 {
     return canal__tracestate_ok(s, strlen(s));
@@ -355,7 +369,7 @@ static void hooks(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(traceparent_rules), cmocka_unit_test(tracestate_rules), cmocka_unit_test(continues_a_trace),
+        cmocka_unit_test(traceparent_rules), cmocka_unit_test(hex_ids), cmocka_unit_test(tracestate_rules), cmocka_unit_test(continues_a_trace),
         cmocka_unit_test(starts_a_new_trace), cmocka_unit_test(tracing_off), cmocka_unit_test(hooks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
