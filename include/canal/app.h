@@ -73,9 +73,9 @@ typedef enum canal_log_format {
  * target, control characters, invalid UTF-8). The built-in sinks escape it.
  */
 typedef struct canal_log_record {
-    canal_log_level_t level;
+    canal_log_level_t level; /**< how much it matters */
     const char *source;     /**< "canal" (canal's own) or "app" (canal_log(), canal_app_log()) */
-    const char *msg;
+    const char *msg;        /**< the message, NUL-terminated, not escaped */
     size_t len;             /**< strlen(msg) */
     canal_str_t request_id; /**< canal_req_id() (request_id on), or absent */
     canal_str_t route;      /**< the matched route's template, or absent */
