@@ -300,18 +300,17 @@ static void on_end(canal_req_t *req, const canal_request_info_t *info, void *dat
     pthread_mutex_unlock(&seen.lock);
 }
 
-/* the end hook runs after the answer went: wait for it */
+/* the end hook runs after the answer went: wait for it; returns with seen.lock held */
 static void await_ends(int n)
 {
     for (int i = 0; i < 500; i++) {
         pthread_mutex_lock(&seen.lock);
-        int ends = seen.ends;
-        pthread_mutex_unlock(&seen.lock);
-        if (ends >= n)
+        if (seen.ends >= n)
             return;
+        pthread_mutex_unlock(&seen.lock);
         usleep(2000);
     }
-    fail_msg("the end hook ran %d times, not %d", seen.ends, n);
+    fail_msg("the end hook did not run %d times", n);
 }
 
 static void hooks(void **state)
@@ -347,6 +346,7 @@ static void hooks(void **state)
     json_t *j = canal_test_response_json(r, NULL);
     assert_non_null(strstr(json_string_value(json_object_get(j, "traceId")), seen.span));
     json_decref(j);
+    pthread_mutex_unlock(&seen.lock);
     canal_test_response_free(r);
     /* no route; refused before routing */
     r = tget(t, "/nothing", NULL, NULL);
@@ -355,12 +355,14 @@ static void hooks(void **state)
     await_ends(2);
     assert_string_equal(seen.begin_route, "(none)");
     assert_int_equal(seen.status, 404);
+    pthread_mutex_unlock(&seen.lock);
     r = tget(t, "/t/../etc", NULL, NULL);
     assert_int_equal(r->status, 400);
     canal_test_response_free(r);
     await_ends(3);
     assert_int_equal(seen.begins, 3);
     assert_int_equal(seen.status, 400);
+    pthread_mutex_unlock(&seen.lock);
     assert_int_equal(canal_test_stop(t), 0);
     assert_int_equal(canal_app_on_request(a, on_begin, on_end, NULL), CANAL_ESTATE);
     canal_app_destroy(a);
@@ -369,8 +371,9 @@ static void hooks(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(traceparent_rules), cmocka_unit_test(hex_ids), cmocka_unit_test(tracestate_rules), cmocka_unit_test(continues_a_trace),
-        cmocka_unit_test(starts_a_new_trace), cmocka_unit_test(tracing_off), cmocka_unit_test(hooks),
+        cmocka_unit_test(traceparent_rules), cmocka_unit_test(hex_ids),     cmocka_unit_test(tracestate_rules),
+        cmocka_unit_test(continues_a_trace), cmocka_unit_test(starts_a_new_trace), cmocka_unit_test(tracing_off),
+        cmocka_unit_test(hooks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
