@@ -87,7 +87,9 @@ typedef void (*canal_request_hook_fn)(canal_req_t *req, const canal_request_info
  * routing (a framing fault, a limit: route NULL); and end(req, info, data) when libh2o is
  * done with it: answered, timed out, or its client went away. Either may be NULL. What
  * libh2o answers itself (a body over max_body_size, a request it cannot parse) and static
- * files reach neither. One pair per app; data is borrowed. Only before canal_app_start().
+ * files reach neither. A streamed answer ends after its last byte; a WebSocket route's request
+ * ends at the upgrade (the handshake), not when the socket closes. One pair per app; data is
+ * borrowed. Only before canal_app_start().
  * Returns 0, CANAL_EEXIST (hooks are set), CANAL_EINVAL (both NULL) or CANAL_ESTATE; a
  * failure is also kept as the app's registration error (canal_app_error()).
  */
