@@ -47,20 +47,49 @@ typedef enum canal_access_log_format {
     CANAL_ACCESS_LOG_JSON = 1 /**< one JSON object a line */
 } canal_access_log_format_t;
 
-/** How much a message of canal's matters (canal_config_t.log). */
+/** How much a message matters (canal's own, canal_log(), canal_app_log()). */
 typedef enum canal_log_level {
     CANAL_LOG_ERROR = 0, /**< something failed: a handler, a bind, a worker thread */
     CANAL_LOG_WARN = 1,  /**< canal went on, but not as asked (a shutdown deadline passed) */
     CANAL_LOG_INFO = 2   /**< the app's life (stopping, still serving while draining) */
 } canal_log_level_t;
 
+/** The built-in log sink's line format (canal_config_t.log_format; docs/operations.md). */
+typedef enum canal_log_format {
+    CANAL_LOG_TEXT = 0, /**< "2026-12-02T13:05:09.123Z error canal: the message request_id=..." */
+    CANAL_LOG_JSON = 1  /**< one JSON object a line: time, level, source, msg, and the context */
+} canal_log_format_t;
+
+/** The longest message a log record carries, in bytes; a longer one is cut (on a UTF-8
+ * boundary) and ends with CANAL_LOG_CUT_MARK and the number of bytes cut. */
+#define CANAL_LOG_MAX 8192
+/** What ends a message that was cut: "... [cut 1234 bytes]". */
+#define CANAL_LOG_CUT_MARK "... [cut "
+
 /**
- * Receives each message canal logs: one line of text without a newline, a time stamp or a
- * "canal:" prefix. Called on any thread (worker threads too), possibly at the same time on
- * several: it must be thread-safe. msg is borrowed for the call. data is
- * canal_config_t.log_data.
+ * One message: canal's own, or an application's (canal_log(), canal_app_log()), with the
+ * request it is about. Strings are borrowed for the call; a canal_str_t with base NULL is
+ * absent. msg is the message as formatted (at most CANAL_LOG_MAX bytes and the cut mark,
+ * NUL-terminated), not escaped: it may hold any bytes the format put there (a request's
+ * target, control characters, invalid UTF-8). The built-in sinks escape it.
  */
-typedef void (*canal_log_fn)(canal_log_level_t level, const char *msg, void *data);
+typedef struct canal_log_record {
+    canal_log_level_t level; /**< how much it matters */
+    const char *source;     /**< "canal" (canal's own) or "app" (canal_log(), canal_app_log()) */
+    const char *msg;        /**< the message, NUL-terminated, not escaped */
+    size_t len;             /**< strlen(msg) */
+    canal_str_t request_id; /**< canal_req_id() (request_id on), or absent */
+    canal_str_t route;      /**< the matched route's template, or absent */
+    canal_str_t trace_id;   /**< canal_req_trace()'s (trace on), or absent */
+    canal_str_t span_id;    /**< canal_req_trace()'s, or absent */
+} canal_log_record_t;
+
+/**
+ * Receives each message (canal_config_t.log). Called on any thread (worker threads too),
+ * possibly at the same time on several: it must be thread-safe. rec is borrowed for the
+ * call. data is canal_config_t.log_data.
+ */
+typedef void (*canal_log_fn)(const canal_log_record_t *rec, void *data);
 
 /**
  * Application configuration. Initialise with canal_config_init(), then change fields, read
@@ -115,8 +144,9 @@ typedef struct canal_config {
                                         client is too far behind and is dropped (16 MiB) */
     int allow_unknown_flags;       /**< 1: canal_config_from_args() leaves --flags it does not
                                         know in argv for the app (default 0: CANAL_EINVAL) */
-    canal_log_fn log;              /**< where canal's messages go; NULL (default): stderr, one
-                                        line each with a UTC time stamp and "canal: " */
+    canal_log_fn log;              /**< where messages go (canal's and canal_log()'s); NULL
+                                        (default): the built-in sink, stderr, one line each
+                                        in log_format */
     void *log_data;                /**< passed to log; borrowed */
     unsigned stream_timeout_ms;    /**< a streamed answer (canal/stream.h) with no progress for
                                         this long is cut: the client took nothing of what is
@@ -133,6 +163,14 @@ typedef struct canal_config {
                                         replace a unix socket another process accepts on (a
                                         same-port restart); 0 (default): either is an error
                                         at canal_app_start() */
+    /* observability (docs/operations.md; canal/trace.h) */
+    canal_log_format_t log_format; /**< the built-in sink's lines (default CANAL_LOG_TEXT);
+                                        unused with a log callback */
+    int trace;                     /**< 1: W3C Trace Context on every request (canal/trace.h):
+                                        in the JSON access log, in problem details as
+                                        "traceId", in log records (default 0) */
+    int trace_echo;                /**< 1: also echo traceparent in every answer, with the
+                                        request's span as parent (turns trace on; default 0) */
 } canal_config_t;
 
 /** Sets every field of cfg to its default (the defaults are in canal_config_usage()). */
@@ -260,6 +298,21 @@ CANAL_API canal_route_group_t *canal_app_group(canal_app_t *app, canal_route_gro
  * of the error info the failing call reported.
  */
 CANAL_API int canal_app_error(const canal_app_t *app, canal_error_info_t *err);
+
+/**
+ * Logs a message about req (printf format) to the app's sink (canal_config_t.log, or the
+ * built-in one), as canal logs its own, with the request's context: its request ID (request
+ * IDs on), its route's template, its trace and span IDs (trace on). On req's thread only
+ * (a handler, a hook, a deferred answer's completion). A message longer than CANAL_LOG_MAX is
+ * cut (CANAL_LOG_CUT_MARK).
+ */
+CANAL_API void canal_log(canal_req_t *req, canal_log_level_t level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/** canal_log() without a request: no context. Any thread; app may be NULL (the built-in
+ * text sink, on stderr). */
+CANAL_API void canal_app_log(const canal_app_t *app, canal_log_level_t level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /** canal_app_route() for GET with no name, no dispose, no group; the error is kept by the app
  * (canal_app_error()). */

@@ -81,7 +81,8 @@ CANAL_API int canal_res_jw(canal_req_t *req, int status, canal_jw_t *w);
 /**
  * An RFC 9457 problem details answer (application/problem+json) with "type" ("about:blank"),
  * "title" (the status's reason phrase), "status" and, if detail_fmt is not NULL, "detail"
- * (printf format); and "requestId" when request IDs are on. Marked as problem details
+ * (printf format); and "requestId" when request IDs are on, and "traceId" (the W3C form
+ * "00-TRACE-SPAN-FLAGS", canal_trace_t.traceparent) when tracing is on. Marked as problem details
  * (canal_res_is_problem()).
  */
 CANAL_API int canal_res_problem(canal_req_t *req, int status, const char *detail_fmt, ...)
@@ -90,7 +91,8 @@ CANAL_API int canal_res_problem(canal_req_t *req, int status, const char *detail
 /**
  * Problem details built from members, a JSON object whose "type" and "title" are filled in
  * when missing and whose "status" is always status; other members are kept (extensions such
- * as "errors"), and "requestId" is added when request IDs are on. Steals members.
+ * as "errors"), and "requestId" and "traceId" are added (replacing any given) when request
+ * IDs and tracing are on. Steals members.
  */
 CANAL_API int canal_res_problem_new(canal_req_t *req, int status, json_t *members);
 

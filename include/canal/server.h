@@ -13,6 +13,7 @@
  *   canal/ratelimit.h rate limits
  *   canal/headers.h   the security headers preset
  *   canal/schema.h    typed models: binding, validation, JSON and OpenAPI from one table
+ *   canal/trace.h     W3C trace context, begin and end hooks per request
  *
  * None of them includes h2o.h: canal_req_t is opaque and apps need no h2o flags.
  */
@@ -32,5 +33,6 @@
 #include "headers.h"
 #include "auth.h"
 #include "schema.h"
+#include "trace.h"
 
 #endif

@@ -235,6 +235,11 @@ void canal__acclog_add(struct canal_worker *w, h2o_req_t *h, canal_req_t *req)
             const char *t = canal_route_template(req->endpoint->route);
             e.route = (canal_str_t){t, strlen(t)};
         }
+        const canal_trace_t *tr = req != NULL ? canal_req_trace(req) : NULL;
+        if (tr != NULL) {
+            e.trace_id = (canal_str_t){tr->trace_id, 32};
+            e.span_id = (canal_str_t){tr->span_id, 16};
+        }
     }
 
     size_t need = canal__acclog_bound(&e);

@@ -24,6 +24,7 @@ struct canal__acclog_entry {
     canal_str_t route;      /* the matched route's template, as registered: JSON writes it with
                              * one leading '/' */
     canal_str_t request_id;
+    canal_str_t trace_id, span_id; /* JSON only: the request's trace (canal/trace.h): hex digits only */
     canal_str_t referer, user_agent;
     unsigned char id_column; /* CLF: the quoted request ID column is there (request IDs on) */
 };

@@ -176,10 +176,10 @@ static char *put_protocol(char *o, int version)
 
 size_t canal__acclog_bound(const struct canal__acclog_entry *e)
 {
-    /* a byte becomes at most 6 (\u00NN, \ufffd); the fixed parts fit in 256 */
+    /* a byte becomes at most 6 (\u00NN, \ufffd); the fixed parts fit in 320 */
     size_t n = e->client.len + e->clf_time.len + e->method.len + e->target.len + e->route.len +
-               e->request_id.len + e->referer.len + e->user_agent.len;
-    return 256 + 6 * n;
+               e->request_id.len + e->trace_id.len + e->span_id.len + e->referer.len + e->user_agent.len;
+    return 320 + 6 * n;
 }
 
 size_t canal__acclog_clf(char *out, const struct canal__acclog_entry *e)
@@ -274,6 +274,17 @@ static char *json_route(char *o, canal_str_t s)
     return o;
 }
 
+/* A trace or span ID: hex digits (trace.c makes them), so copied without escaping */
+static char *json_hex(char *o, canal_str_t s)
+{
+    if (s.base == NULL)
+        return PUT_LIT(o, "null");
+    *o++ = '"';
+    o = put(o, s.base, s.len);
+    *o++ = '"';
+    return o;
+}
+
 /* "2026-12-02T07:46:58.123Z" from microseconds since the epoch (proleptic Gregorian, UTC:
  * the days-to-civil conversion of H. Hinnant's date algorithms) */
 static char *put_time(char *o, int64_t us)
@@ -332,6 +343,10 @@ size_t canal__acclog_json(char *out, const struct canal__acclog_entry *e)
     o = json_route(o, e->route);
     o = PUT_LIT(o, ",\"request_id\":");
     o = json_str(o, e->request_id);
+    o = PUT_LIT(o, ",\"trace_id\":");
+    o = json_hex(o, e->trace_id);
+    o = PUT_LIT(o, ",\"span_id\":");
+    o = json_hex(o, e->span_id);
     o = PUT_LIT(o, ",\"referer\":");
     o = json_str(o, e->referer);
     o = PUT_LIT(o, ",\"user_agent\":");

@@ -68,6 +68,7 @@ canal_app_t *canal_app_create(const canal_config_t *cfg)
     app->cfg.trusted_proxies = app->trusted_proxies;
     app->cfg.listen = app->listen;
     app->cfg.unix_owner = app->unix_owner;
+    app->cfg.trace |= app->cfg.trace_echo; /* the echo needs the trace */
     app->stop_pipe[0] = app->stop_pipe[1] = -1;
     app->acclog.fd = -1;
     if (app->host == NULL || (app->cfg.access_log != NULL && app->access_log == NULL) ||

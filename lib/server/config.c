@@ -88,6 +88,12 @@ static const struct canal__option options[] = {
      .help = "owner and group of the unix socket"},
     {"reuse-port", CANAL__OPT_CHOICE, FIELD(reuse_port), "on|off", .choices = {"off", "on"},
      .help = "share the port with a running process (restart)"},
+    {"log-format", CANAL__OPT_CHOICE, FIELD(log_format), "text|json", .choices = {"text", "json"},
+     .help = "the log's lines on stderr: text or JSON"},
+    {"trace", CANAL__OPT_CHOICE, FIELD(trace), "on|off", .choices = {"off", "on"},
+     .help = "W3C trace context: in the logs and problems"},
+    {"trace-echo", CANAL__OPT_CHOICE, FIELD(trace_echo), "on|off", .choices = {"off", "on"},
+     .help = "traceparent on answers (turns --trace on)"},
 };
 
 static const size_t noptions = sizeof(options) / sizeof(options[0]);

@@ -72,6 +72,8 @@ void canal__on_req_done(h2o_logger_t *self, h2o_req_t *h)
         canal__acclog_add(w, h, req); /* every answer's line, before anything of it goes */
     if (req == NULL)
         return; /* a static file, libh2o's own answer, or answered untracked (canal__reqmap_put failed) */
+    if (w->app->on_end != NULL)
+        canal__hook_end(req, h);
     if (w->app->metrics != NULL)
         canal__metrics_record(req);
     if (req->pending != NULL)
@@ -319,12 +321,15 @@ static void dispatch(canal_req_t *req)
     req->match = (canal_match_t *)(req + 1);
     int status = canal_router_match(req->app->router, req->method, req->path, (char *)(req->match + 1),
                                     req->path.len + 1, req->match);
+    if (status == 200 && req->match->index < req->app->nendpoints) /* routes come with one */
+        req->endpoint = &req->app->endpoints[req->match->index];
+    if (req->app->on_begin != NULL)
+        canal__hook_begin(req);
     if (status != 200) {
         answer_unrouted(req, status);
-    } else if (req->match->index >= req->app->nendpoints) { /* cannot be: routes come with one */
+    } else if (req->endpoint == NULL) { /* cannot be */
         canal_req_fail(req, "route %zu has no endpoint", req->match->index);
     } else {
-        req->endpoint = &req->app->endpoints[req->match->index];
         if (req->endpoint->rate_limit != NULL && canal__rate_check(req)) {
             canal__commit(req); /* 429: the handler does not run, the body is not parsed */
             return;
@@ -383,6 +388,8 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
     }
     atomic_fetch_add(&w->inflight, 1);
     canal__worker_touch(w);
+    if (app->on_begin != NULL || app->on_end != NULL)
+        canal__hooks_start(req);
 
     size_t header_bytes = 0;
     int folded = 0;
@@ -405,6 +412,8 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
         dispatch(req);
         return 0;
     }
+    if (app->on_begin != NULL)
+        canal__hook_begin(req); /* refused before routing: no route */
     canal__commit(req);
     return 0;
 }

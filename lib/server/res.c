@@ -68,6 +68,7 @@ const char *canal_status_reason(int status)
 
 static h2o_generator_t generator = {NULL, NULL}; /* nothing to proceed or stop: one-shot answers */
 static h2o_iovec_t request_id_name = {"x-request-id", 12}; /* not one of h2o's tokens */
+static h2o_iovec_t traceparent_name = {"traceparent", 11};
 
 /* Problem details quote request values back ("The value '...' is not valid for size."). In
  * them '<', '>' and '&' are written as \u003c, \u003e and \u0026, as ASP.NET Core's default
@@ -126,6 +127,12 @@ static inline __attribute__((always_inline)) void put_head(canal_req_t *req)
         h2o_vector_reserve(&h->pool, &h->res.headers, h->res.headers.size + 1);
         h->res.headers.entries[h->res.headers.size++] =
             (h2o_header_t){&request_id_name, NULL, h2o_iovec_init(id.base, id.len)};
+    }
+    if (req->app->cfg.trace_echo) {
+        const canal_trace_t *t = canal_req_trace(req);
+        h2o_vector_reserve(&h->pool, &h->res.headers, h->res.headers.size + 1);
+        h->res.headers.entries[h->res.headers.size++] =
+            (h2o_header_t){&traceparent_name, NULL, h2o_iovec_init(t->traceparent, 55)};
     }
     if (req->res.type.base != NULL)
         h2o_add_header(&h->pool, &h->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, req->res.type.base,
@@ -293,23 +300,37 @@ char *canal_req_json_dump(canal_req_t *req, const json_t *json, size_t *len)
     return buf;
 }
 
-/* Problem details name the request when request IDs are on, so that a client's report can be
- * matched with the server's log. The member is written after the dump, in place of the
- * object's closing brace: an ID never needs escaping (canal_req_id() takes only printable
- * ASCII without quotes or backslashes), and this costs a copy instead of a jansson member. */
-static char *with_request_id(canal_req_t *req, char *json, size_t *len)
+/* Problem details name the request when request IDs are on ("requestId"), and its trace
+ * when tracing is on ("traceId": the W3C form "00-TRACE-SPAN-FLAGS", as ASP.NET Core's), so
+ * that a client's report can be matched with the server's log. The members are written after
+ * the dump, in place of the object's closing brace: neither needs escaping (canal_req_id()
+ * takes only printable ASCII without quotes or backslashes; the trace is hex), and this costs
+ * a copy instead of jansson members. */
+static char *with_ids(canal_req_t *req, char *json, size_t *len)
 {
-    if (!req->app->cfg.request_id || *len < 2 || json[*len - 1] != '}')
+    const canal_config_t *cfg = &req->app->cfg;
+    if ((!cfg->request_id && !cfg->trace) || *len < 2 || json[*len - 1] != '}')
         return json;
     canal_str_t id = canal_req_id(req);
-    static const char member[] = ",\"requestId\":\"";
-    size_t n = *len - 1, m = sizeof(member) - 1;
-    char *out = h2o_mem_alloc_pool(&req->h2o->pool, n + m + id.len + 2);
+    const canal_trace_t *t = canal_req_trace(req);
+    static const char rid[] = ",\"requestId\":\"", tid[] = ",\"traceId\":\"";
+    size_t n = *len - 1;
+    char *out = h2o_mem_alloc_pool(&req->h2o->pool, n + sizeof(rid) + id.len + sizeof(tid) + 55 + 2), *o = out + n;
     memcpy(out, json, n);
-    memcpy(out + n, member, m);
-    memcpy(out + n + m, id.base, id.len);
-    memcpy(out + n + m + id.len, "\"}", 2);
-    *len = n + m + id.len + 2;
+    if (id.base != NULL) {
+        memcpy(o, rid, sizeof(rid) - 1);
+        memcpy(o + sizeof(rid) - 1, id.base, id.len);
+        o += sizeof(rid) - 1 + id.len;
+        *o++ = '"';
+    }
+    if (t != NULL) {
+        memcpy(o, tid, sizeof(tid) - 1);
+        memcpy(o + sizeof(tid) - 1, t->traceparent, 55);
+        o += sizeof(tid) - 1 + 55;
+        *o++ = '"';
+    }
+    *o++ = '}';
+    *len = (size_t)(o - out);
     return out;
 }
 
@@ -321,7 +342,7 @@ static int set_problem(canal_req_t *req, int status, const json_t *problem)
     char *buf = problem != NULL ? canal_req_json_dump(req, problem, &n) : NULL;
     if (buf == NULL)
         return CANAL_EINVAL;
-    buf = with_request_id(req, buf, &n);
+    buf = with_ids(req, buf, &n);
     const char *body = escape_markup(req, buf, &n);
     set_answer(req, status, "application/problem+json", body, n);
     req->res.problem = 1;
@@ -384,6 +405,8 @@ int canal_res_problem_new(canal_req_t *req, int status, json_t *members)
     json_decref(members);
     if (req->app->cfg.request_id)
         json_object_del(p, "requestId"); /* canal's own is added */
+    if (req->app->cfg.trace)
+        json_object_del(p, "traceId");
     int rc = set_problem(req, status, p);
     json_decref(p);
     return rc;
@@ -511,10 +534,8 @@ static void answer_failure(canal_req_t *req)
 {
     if (req->error == NULL)
         req->error = "the handler set no answer";
-    canal_str_t id = canal_req_id(req);
-    canal__log(req->app, CANAL_LOG_ERROR, "%.*s %.*s%s%.*s%s: %s", (int)req->method.len, req->method.base,
-               (int)req->path.len, req->path.base, id.base ? " [" : "", (int)id.len, id.base ? id.base : "",
-               id.base ? "]" : "", req->error);
+    canal__log_req(req, CANAL_LOG_ERROR, "%.*s %.*s: %s", (int)req->method.len, req->method.base,
+                   (int)req->path.len, req->path.base, req->error);
     if (req->app->cfg.env == CANAL_ENV_DEVELOPMENT)
         developer_page(req);
     else

@@ -16,6 +16,7 @@
  *   acclog.c     the access log: per-worker buffers, flushes, reopen (acclog_line.c: formats)
  *   health.c     liveness and readiness;  metrics.c  Prometheus metrics
  *   timer.c      periodic callbacks on worker 0's loop (canal_app_every())
+ *   trace.c      W3C trace context, the begin and end hooks (canal/trace.h)
  *   ops.c        static.c, compress.c, cors.c: the parts behind canal/ops.h
  *   cookie.c     signed.c, session.c: cookies, signed values, sessions (canal/cookie.h)
  *   form.c       urlencoded and multipart/form-data bodies, the request's form (canal/form.h)
@@ -157,6 +158,8 @@ struct canal_req {
     canal_principal_t *principal; /* auth.c: who the request was authenticated as, or NULL */
     canal_commit_fn on_commit;    /* canal_res_on_commit() */
     void *on_commit_data;
+    canal_trace_t *trace;         /* trace.c: canal_req_trace(), made on first use */
+    int64_t start_unix_ns, start_mono_ns; /* trace.c: set only when the app has hooks */
 };
 
 /* Every accepted connection, tracked until h2o closes its socket and no request of it is left:
@@ -213,6 +216,8 @@ struct canal_worker {
     size_t json_hint;              /* size of the last JSON answer, to dump once */
     struct canal__streams *streams; /* stream.c: open streams and their timers; NULL until the first */
     uint64_t next_id;              /* the last generated request ID's counter (proxy.c) */
+    uint64_t trace_rng;            /* trace.c: this worker's ID generator (splitmix64) */
+    int trace_seeded;              /* trace_rng was seeded from getrandom() */
     char id_prefix[32];            /* "5f3a09c1-0-": the app's prefix and this worker's index */
     size_t id_prefix_len;          /* 0 until the first ID is made */
     /* canal__post() (async.c): every hand-off from other threads, and deferred answers */
@@ -330,6 +335,8 @@ struct canal_app {
     struct canal_timer *timers;   /* timer.c: canal_app_every(), run by worker 0 */
     size_t ntimers;
     atomic_int timers_stopped;    /* set by canal_app_stop(): no timer calls the app after it */
+    canal_request_hook_fn on_begin, on_end; /* trace.c: canal_app_on_request(), or NULL */
+    void *hook_data;
 };
 
 /* acclog.c: the access log. Opened by canal_app_start(), closed by canal_app_destroy(); each
@@ -653,9 +660,25 @@ void canal__streams_shutdown(struct canal_worker *w);
 void canal__streams_abort(struct canal_worker *w);
 void canal__streams_dispose(struct canal_worker *w);
 
+/* trace.c: the parsers (plain C, for the unit test and the fuzzer). traceparent: 0 and t's
+ * trace_id, parent_id and flags set, or -1 (malformed: t is left alone). tracestate: 1 if
+ * the joined value s is well-formed and within the bounds, else 0. */
+int canal__traceparent_parse(const char *s, size_t len, canal_trace_t *t);
+int canal__tracestate_ok(const char *s, size_t len);
+void canal__hex64(char *out, uint64_t v); /* 16 lower-case hex digits, no NUL */
+/* trace.c: the hooks: the start's clocks (either hook set), the begin hook once the route is
+ * known or the request was refused before routing (app->on_begin set), the end hook
+ * (app->on_end set); the callers test */
+void canal__hooks_start(canal_req_t *req);
+void canal__hook_begin(canal_req_t *req);
+void canal__hook_end(canal_req_t *req, h2o_req_t *h);
+
 /* log.c: every message canal prints goes here, to app's log callback (canal_config_t.log)
- * or, with none or no app (NULL), to stderr with a time stamp. */
+ * or, with none or no app (NULL), to the built-in sink (stderr). */
 void canal__log(const canal_app_t *app, canal_log_level_t level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* log.c: canal's own message about req, with its context (as canal_log() gives) */
+void canal__log_req(canal_req_t *req, canal_log_level_t level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* jwt.c: the JWT verifier (a canal_auth_jwt() scheme's) and strict base64 */

@@ -51,7 +51,7 @@ for raw in lines[:-1]:
     docs.append(json.loads(raw))
 print('parsed', len(docs))
 keys = ['time', 'client', 'method', 'target', 'protocol', 'status', 'bytes', 'duration_ms', 'route',
-        'request_id', 'referer', 'user_agent']
+        'request_id', 'trace_id', 'span_id', 'referer', 'user_agent']
 for d in docs:
     assert list(d) == keys, list(d)
 by = {}

@@ -131,7 +131,7 @@ check_match "a mistyped flag is named" "unknown flag --prot; see --help" "$(cat 
 "$TBIN/canal-testapp" --help >"$TMP/help.out" 2>&1
 check "--help exits 0" 0 "$?"
 check_match "--help lists the flags and their variables" "--shutdown-timeout MS.*CANAL_SHUTDOWN_TIMEOUT" "$(tr '\n' ' ' <"$TMP/help.out")"
-for app in demo offload todo woo-controller woo-router; do
+for app in demo offload otlp todo woo-controller woo-router; do
     "$BIN/canal-$app" --help >/dev/null 2>&1
     h=$?
     "$BIN/canal-$app" --prot 9000 >/dev/null 2>&1

@@ -26,6 +26,8 @@ static struct canal__acclog_entry sample(void)
         .duration_us = 1234,
         .route = S("/home/plaintext"),
         .request_id = S("5f3a09c1-0-1a"),
+        .trace_id = S("4bf92f3577b34da6a3ce929d0e0e4736"),
+        .span_id = S("00f067aa0ba902b7"),
         .referer = NONE,
         .user_agent = S("curl/8"),
         .id_column = 1,
@@ -146,14 +148,17 @@ static void json_line(void **state)
                         "{\"time\":\"2026-12-02T07:46:58.123Z\",\"client\":\"203.0.113.9\",\"method\":\"GET\","
                         "\"target\":\"/home/plaintext\",\"protocol\":\"HTTP/1.1\",\"status\":200,\"bytes\":13,"
                         "\"duration_ms\":1.234,\"route\":\"/home/plaintext\",\"request_id\":\"5f3a09c1-0-1a\","
+                        "\"trace_id\":\"4bf92f3577b34da6a3ce929d0e0e4736\",\"span_id\":\"00f067aa0ba902b7\","
                         "\"referer\":null,\"user_agent\":\"curl/8\"}\n");
     e.unix_us = -1;
     e.duration_us = -1;
     e.route = NONE;
     e.request_id = NONE;
+    e.trace_id = e.span_id = NONE;
     char *l = line(&e, 1);
     assert_non_null(strstr(l, "{\"time\":null,"));
-    assert_non_null(strstr(l, "\"duration_ms\":null,\"route\":null,\"request_id\":null,"));
+    assert_non_null(strstr(l, "\"duration_ms\":null,\"route\":null,\"request_id\":null,\"trace_id\":null,"
+                              "\"span_id\":null,"));
     /* the epoch, a leap day, the last millisecond of a year */
     e.unix_us = 0;
     assert_non_null(strstr(line(&e, 1), "\"1970-01-01T00:00:00.000Z\""));

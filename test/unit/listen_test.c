@@ -27,10 +27,10 @@ static int h_who(canal_req_t *req, void *data)
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static char last_log[512];
 
-static void keep_log(canal_log_level_t level, const char *msg, void *data)
+static void keep_log(const canal_log_record_t *rec, void *data)
 {
     pthread_mutex_lock(&log_lock);
-    snprintf(last_log, sizeof(last_log), "%s", msg);
+    snprintf(last_log, sizeof(last_log), "%s", rec->msg);
     pthread_mutex_unlock(&log_lock);
 }
 

@@ -2,7 +2,11 @@
 /*
  * Unit tests of canal's log (canal_config_t.log, lib/server/log.c): with a callback, the
  * messages of a bind failure and of failing handlers (on worker threads; a long one whole)
- * reach it and nothing reaches stderr; without one they go to stderr as they always did.
+ * reach it and nothing reaches stderr; without one they go to stderr. canal_log() from a
+ * handler carries the request's context (request ID, route, trace and span); the built-in
+ * text and JSON sinks escape control characters, quotes and invalid UTF-8 into one line (the
+ * JSON one parsed by jansson); a message over CANAL_LOG_MAX is cut on a UTF-8 boundary with
+ * the cut mark.
  */
 #include "test.h"
 #include <fcntl.h>
@@ -18,17 +22,30 @@ static struct {
     size_t count;
     canal_log_level_t level;
     char *last;
+    size_t len;
     void *data;
+    char source[8], request_id[64], route[64], trace_id[40], span_id[20];
 } got = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static void collect(canal_log_level_t level, const char *msg, void *data)
+static void copy(char *to, size_t size, canal_str_t s)
+{
+    snprintf(to, size, "%.*s", s.base ? (int)s.len : 1, s.base ? s.base : "-");
+}
+
+static void collect(const canal_log_record_t *rec, void *data)
 {
     pthread_mutex_lock(&got.lock);
     got.count++;
-    got.level = level;
+    got.level = rec->level;
     got.data = data;
     free(got.last);
-    got.last = strdup(msg);
+    got.last = strdup(rec->msg);
+    got.len = rec->len;
+    snprintf(got.source, sizeof(got.source), "%s", rec->source);
+    copy(got.request_id, sizeof(got.request_id), rec->request_id);
+    copy(got.route, sizeof(got.route), rec->route);
+    copy(got.trace_id, sizeof(got.trace_id), rec->trace_id);
+    copy(got.span_id, sizeof(got.span_id), rec->span_id);
     pthread_mutex_unlock(&got.lock);
 }
 
@@ -56,7 +73,7 @@ static void begin_capture(void)
 
 static const char *end_capture(void)
 {
-    static char text[4096];
+    static char text[65536];
     fflush(stderr);
     assert_int_equal(dup2(saved_stderr, 2), 2);
     close(saved_stderr);
@@ -103,9 +120,10 @@ static void bind_failure_to_stderr(void **state)
     begin_capture();
     bind_fails(&cfg);
     const char *text = end_capture();
-    /* "2026-11-29T20:53:15Z canal: cannot listen on 203.0.113.255:0: ..." */
-    int year, mon, day, h, m, s, used = 0;
-    assert_int_equal(sscanf(text, "%4d-%2d-%2dT%2d:%2d:%2dZ canal: %n", &year, &mon, &day, &h, &m, &s, &used), 6);
+    /* "2026-11-29T20:53:15.123Z canal error: cannot listen on 203.0.113.255:0: ..." */
+    int year, mon, day, h, m, s, ms, used = 0;
+    assert_int_equal(sscanf(text, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ canal error: %n", &year, &mon, &day, &h, &m, &s,
+                            &ms, &used), 7);
     assert_true(used > 0);
     assert_non_null(strstr(text + used, "cannot listen on 203.0.113.255:0: "));
     assert_int_equal(text[strlen(text) - 1], '\n');
@@ -136,9 +154,12 @@ static void handler_failure_to_callback(void **state)
     assert_int_equal(got.count, 1); /* logged before the answer was sent */
     assert_int_equal(got.level, CANAL_LOG_ERROR);
     assert_string_equal(got.last, "GET /fail/x: the database said <no>");
+    assert_string_equal(got.source, "canal");
+    assert_string_equal(got.route, "fail/{rest}"); /* canal's own message about a request: its context */
+    assert_string_equal(got.request_id, "-");
     pthread_mutex_unlock(&got.lock);
 
-    /* a message longer than log.c's buffer arrives whole */
+    /* a message of up to CANAL_LOG_MAX bytes arrives whole */
     static char target[2100];
     strcpy(target, "/fail/");
     memset(target + 6, 'y', 2000);
@@ -157,12 +178,166 @@ static void handler_failure_to_callback(void **state)
     forget();
 }
 
+/* ---- canal_log() and the built-in sinks ---- */
+
+static int h_log(canal_req_t *req, void *data)
+{
+    canal_log(req, CANAL_LOG_WARN, "user %s: \"%s\"", "ann", (const char *)data);
+    return canal_res_text(req, 200, "logged");
+}
+
+#define TRACE "4bf92f3577b34da6a3ce929d0e0e4736"
+
+static canal_app_t *log_app(canal_log_fn fn, canal_log_format_t format, const char *what)
+{
+    canal_config_t cfg;
+    app_config(&cfg, 1);
+    cfg.log = fn;
+    cfg.log_format = format;
+    cfg.request_id = 1;
+    cfg.trace = 1;
+    canal_app_t *a = canal_app_create(&cfg);
+    assert_non_null(a);
+    assert_int_equal(canal_app_get(a, "users/{name}", h_log, (void *)what), 0);
+    return a;
+}
+
+static void get_logged(canal_app_t *a)
+{
+    canal_test_t *t = canal_test_start(a, NULL);
+    assert_non_null(t);
+    const canal_kv_t h[] = {{"traceparent", "00-" TRACE "-00f067aa0ba902b7-01"}};
+    canal_test_response_t *r = canal_test_request(t, "GET", "/users/ann", h, 1, NULL, 0);
+    assert_non_null(r);
+    assert_int_equal(r->status, 200);
+    canal_test_response_free(r);
+    assert_int_equal(canal_test_stop(t), 0);
+}
+
+static void handler_log_with_context(void **state)
+{
+    forget();
+    canal_app_t *a = log_app(collect, CANAL_LOG_TEXT, "hi");
+    get_logged(a);
+    pthread_mutex_lock(&got.lock);
+    assert_int_equal(got.count, 1);
+    assert_int_equal(got.level, CANAL_LOG_WARN);
+    assert_string_equal(got.last, "user ann: \"hi\"");
+    assert_int_equal(got.len, strlen(got.last));
+    assert_string_equal(got.source, "app");
+    assert_string_equal(got.route, "users/{name}");
+    assert_string_equal(got.trace_id, TRACE);
+    assert_int_equal(strlen(got.span_id), 16);
+    assert_non_null(strstr(got.request_id, "-0-")); /* "prefix-worker-counter" */
+    pthread_mutex_unlock(&got.lock);
+    canal_app_destroy(a);
+    /* without a request: no context */
+    canal_config_t cfg;
+    app_config(&cfg, 1);
+    cfg.log = collect;
+    a = canal_app_create(&cfg);
+    canal_app_log(a, CANAL_LOG_INFO, "cache refreshed: %d entries", 12);
+    assert_string_equal(got.last, "cache refreshed: 12 entries");
+    assert_string_equal(got.source, "app");
+    assert_string_equal(got.route, "-");
+    assert_string_equal(got.trace_id, "-");
+    canal_app_destroy(a);
+    forget();
+}
+
+/* control characters, a newline, a backslash, a quote, invalid UTF-8 and valid UTF-8 */
+static const char hostile[] = "a\nb\r\x1b[31m\\ \x7f \xff\xc3\x28 caf\xc3\xa9 \xe2\x82";
+
+static void text_sink_escapes(void **state)
+{
+    canal_app_t *a = log_app(NULL, CANAL_LOG_TEXT, hostile);
+    begin_capture();
+    get_logged(a);
+    canal_app_destroy(a);
+    const char *text = end_capture();
+    const char *line = strstr(text, " app warn: ");
+    assert_non_null(line);
+    const char *eol = strchr(line, '\n');
+    assert_non_null(eol);
+    assert_int_equal(eol[1], '\0'); /* one line */
+    assert_non_null(strstr(line, "user ann: \"a\\x0ab\\x0d\\x1b[31m\\\\ \\x7f \\xff\\xc3( caf\xc3\xa9 \\xe2\\x82\""));
+    assert_non_null(strstr(line, " request_id="));
+    assert_non_null(strstr(line, " route=users/{name} trace_id=" TRACE " span_id="));
+}
+
+static void json_sink_escapes(void **state)
+{
+    canal_app_t *a = log_app(NULL, CANAL_LOG_JSON, hostile);
+    begin_capture();
+    get_logged(a);
+    canal_app_destroy(a);
+    const char *text = end_capture();
+    const char *line = strstr(text, "{\"time\":");
+    assert_non_null(line);
+    assert_int_equal(strchr(line, '\n')[1], '\0');
+    json_error_t err;
+    json_t *j = json_loads(line, 0, &err); /* valid JSON and valid UTF-8, or jansson refuses */
+    if (j == NULL)
+        fail_msg("not JSON: %s: %s", err.text, line);
+    assert_string_equal(json_string_value(json_object_get(j, "level")), "warn");
+    assert_string_equal(json_string_value(json_object_get(j, "source")), "app");
+    assert_string_equal(json_string_value(json_object_get(j, "msg")),
+                        "user ann: \"a\nb\r\x1b[31m\\ \x7f \xef\xbf\xbd\xef\xbf\xbd( caf\xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd\"");
+    assert_string_equal(json_string_value(json_object_get(j, "route")), "users/{name}");
+    assert_string_equal(json_string_value(json_object_get(j, "trace_id")), TRACE);
+    assert_int_equal(strlen(json_string_value(json_object_get(j, "span_id"))), 16);
+    assert_non_null(json_object_get(j, "request_id"));
+    int year, mon, day, h, m, s, ms;
+    assert_int_equal(sscanf(json_string_value(json_object_get(j, "time")), "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &year,
+                            &mon, &day, &h, &m, &s, &ms), 7);
+    json_decref(j);
+}
+
+static void long_message_cut(void **state)
+{
+    forget();
+    canal_config_t cfg;
+    app_config(&cfg, 1);
+    cfg.log = collect;
+    canal_app_t *a = canal_app_create(&cfg);
+    /* 'x' then two-byte characters, so that the bound falls inside one */
+    static char big[CANAL_LOG_MAX * 2];
+    big[0] = 'x';
+    for (size_t i = 1; i + 2 < sizeof(big); i += 2)
+        memcpy(big + i, "\xc3\xa9", 2);
+    big[sizeof(big) - 1] = '\0';
+    size_t len = strlen(big);
+    canal_app_log(a, CANAL_LOG_ERROR, "%s", big);
+    /* cut at CANAL_LOG_MAX - 1 (the character at 8191..8192 straddles the bound) */
+    char want[64];
+    snprintf(want, sizeof(want), CANAL_LOG_CUT_MARK "%zu bytes]", len - (CANAL_LOG_MAX - 1));
+    assert_int_equal(got.len, CANAL_LOG_MAX - 1 + strlen(want));
+    assert_int_equal(memcmp(got.last, big, CANAL_LOG_MAX - 1), 0);
+    assert_string_equal(got.last + CANAL_LOG_MAX - 1, want);
+    assert_true(canal_utf8_valid((canal_str_t){got.last, got.len}));
+    /* exactly CANAL_LOG_MAX bytes: whole */
+    memset(big, 'y', CANAL_LOG_MAX);
+    big[CANAL_LOG_MAX] = '\0';
+    canal_app_log(a, CANAL_LOG_ERROR, "%s", big);
+    assert_int_equal(got.len, CANAL_LOG_MAX);
+    canal_app_destroy(a);
+    forget();
+    /* the built-in sink with no app at all: text on stderr */
+    begin_capture();
+    canal_app_log(NULL, CANAL_LOG_INFO, "no app %d", 1);
+    assert_non_null(strstr(end_capture(), "Z app info: no app 1\n"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bind_failure_to_callback),
         cmocka_unit_test(bind_failure_to_stderr),
         cmocka_unit_test(handler_failure_to_callback),
+        cmocka_unit_test(handler_log_with_context),
+        cmocka_unit_test(text_sink_escapes),
+        cmocka_unit_test(json_sink_escapes),
+        cmocka_unit_test(long_message_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
