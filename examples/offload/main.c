@@ -298,6 +298,19 @@ static void create_work(void *data)
     sqlite3_finalize(stmt);
 }
 
+/* The 201's body: the item as stored */
+typedef struct {
+    int32_t id;
+    const char *name;
+    double price;
+} item_t;
+static const canal_field_t item_fields[] = {
+    {.name = "id", CANAL_FIELD(item_t, id), .type = CANAL_TYPE_INT32, .flags = CANAL_REQUIRED},
+    {.name = "name", CANAL_FIELD(item_t, name), .type = CANAL_TYPE_CSTRING, .flags = CANAL_REQUIRED},
+    {.name = "price", CANAL_FIELD(item_t, price), .type = CANAL_TYPE_DOUBLE, .flags = CANAL_REQUIRED},
+    {.name = NULL}};
+static const canal_schema_t item_schema = {.name = "Item", .size = sizeof(item_t), .fields = item_fields};
+
 static void create_done(canal_req_t *req, void *data)
 {
     struct action_job *job = data;
@@ -307,9 +320,8 @@ static void create_done(canal_req_t *req, void *data)
         if (job->item.error[0])
             canal_req_fail(req, "%s", job->item.error);
         else
-            canal_ctx_created(job->ctx, NULL, "Get", (canal_kv_t[]){{"id", id}}, 1,
-                              json_pack("{s:i, s:s, s:f}", "id", job->item.id, "name", job->item.name, "price",
-                                        job->item.price));
+            canal_ctx_created(job->ctx, NULL, "Get", (canal_kv_t[]){{"id", id}}, 1, &item_schema,
+                              &(item_t){job->item.id, job->item.name, job->item.price});
     }
     free(job);
 }
@@ -359,7 +371,8 @@ static int served_by(canal_ctx_t *ctx, void *data)
 static const canal_action_def_t item_actions[] = {
     {.name = "Slow", .routes = {"slow"}, .handler = action_slow, .args = &slow_args},
     {.name = "Get", .routes = {"{id:int}"}, .handler = action_get, .args = &get_args},
-    {.name = "Create", .methods = "POST", .routes = {""}, .handler = action_create, .args = &create_args},
+    {.name = "Create", .methods = "POST", .routes = {""}, .handler = action_create, .args = &create_args,
+     .responses = {{201, &item_schema}, {400}}},
     {.name = NULL},
 };
 static const canal_controller_def_t items = {

@@ -234,13 +234,14 @@ CANAL_API const canal_action_t *canal_ctx_action(const canal_ctx_t *ctx);
 CANAL_API const canal_controller_t *canal_ctx_controller(const canal_ctx_t *ctx);
 
 /**
- * 201 Created with body (stolen; NULL: no body) and a Location built by link generation to
- * action of controller (NULL: the current controller) with values, as the answer of the
- * request. CANAL_ENOTFOUND or CANAL_EINVAL when the link cannot be built (nothing is set
- * then).
+ * 201 Created with obj written by its schema as the body (canal_res_model(); schema NULL: no
+ * body) and a Location built by link generation to action of controller (NULL: the current
+ * controller) with values, as the answer of the request. CANAL_ENOTFOUND or CANAL_EINVAL when
+ * the link cannot be built (nothing is set then).
  */
 CANAL_API int canal_ctx_created(canal_ctx_t *ctx, const char *controller, const char *action,
-                                const canal_kv_t *values, size_t nvalues, json_t *body);
+                                const canal_kv_t *values, size_t nvalues, const canal_schema_t *schema,
+                                const void *obj);
 
 #ifdef __cplusplus
 }

@@ -89,7 +89,7 @@ const canal_controller_t *canal_ctx_controller(const canal_ctx_t *ctx)
 }
 
 int canal_ctx_created(canal_ctx_t *ctx, const char *controller, const char *action, const canal_kv_t *values,
-                      size_t nvalues, json_t *body)
+                      size_t nvalues, const canal_schema_t *schema, const void *obj)
 {
     const canal_mvc_t *mvc = ctx->action->ctrl->mvc;
     const char *c = controller ? controller : ctx->action->ctrl->name;
@@ -101,7 +101,7 @@ int canal_ctx_created(canal_ctx_t *ctx, const char *controller, const char *acti
     }
     int rc = n < 0 ? n : canal_res_header(ctx->req, "location", url);
     if (rc == 0)
-        rc = body != NULL ? canal_res_json(ctx->req, 201, body) : canal_res_body_static(ctx->req, 201, NULL, NULL, 0);
-    json_decref(body);
+        rc = schema != NULL ? canal_res_model(ctx->req, 201, schema, obj)
+                            : canal_res_body_static(ctx->req, 201, NULL, NULL, 0);
     return rc;
 }

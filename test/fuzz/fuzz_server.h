@@ -356,9 +356,7 @@ static int fz_action_items(canal_ctx_t *ctx, canal_req_t *req, const void *args)
     canal_str_t name = ((const fz_items_t *)args)->name;
     size_t n = canal_str_chars(name);
     fz_check(n >= 1 && n <= 32, "name within its lengths");
-    json_t *body = json_object();
-    json_object_set_new(body, "name", fz_jstr(name));
-    int rc = canal_ctx_created(ctx, NULL, "Q", (canal_kv_t[]){{"id", "7"}, {"need", "x y"}}, 2, body);
+    int rc = canal_ctx_created(ctx, NULL, "Q", (canal_kv_t[]){{"id", "7"}, {"need", "x y"}}, 2, &fz_items_args, args);
     fz_check(rc == 0, "created");
     return 0;
 }

@@ -447,12 +447,19 @@ static const canal_field_t res_fields[] = {
     {.name = NULL}};
 static const canal_schema_t res_args = {.name = "ResArgs", .size = sizeof(res_args_t), .fields = res_fields};
 
+typedef struct {
+    int32_t id;
+} created_t;
+static const canal_field_t created_fields[] = {
+    {.name = "id", CANAL_FIELD(created_t, id), .type = CANAL_TYPE_INT32, .flags = CANAL_REQUIRED}, {.name = NULL}};
+static const canal_schema_t created_schema = {.name = "Created", .size = sizeof(created_t), .fields = created_fields};
+
 static int results(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     canal_str_t kind = ((const res_args_t *)args)->kind;
     canal_res_header(req, "x-kind", canal_req_printf(req, "%.*s", (int)kind.len, kind.base));
     if (kind.len == 7 && memcmp(kind.base, "created", 7) == 0)
-        return canal_ctx_created(ctx, NULL, "Act", NULL, 0, json_pack("{s:i}", "id", 9));
+        return canal_ctx_created(ctx, NULL, "Act", NULL, 0, &created_schema, &(created_t){9});
     if (kind.len == 8 && memcmp(kind.base, "redirect", 8) == 0)
         return canal_res_redirect(req, 303, "/elsewhere");
     if (kind.len == 6 && memcmp(kind.base, "status", 6) == 0)
