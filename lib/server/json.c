@@ -169,6 +169,20 @@ static inline int plain_word(uint64_t x)
     return (hit & high) == 0;
 }
 
+/* 1 if none of the len bytes at s needs escaping or a UTF-8 check: whole words, then the
+ * rest padded with spaces (which need nothing). */
+static inline int plain_bytes(const unsigned char *s, size_t len)
+{
+    uint64_t word;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8)
+        if (memcpy(&word, s + i, 8), !plain_word(word))
+            return 0;
+    word = 0x2020202020202020ULL;
+    memcpy(&word, s + i, len - i);
+    return plain_word(word);
+}
+
 static int put_string(struct canal_jw *w, const char *str, size_t len)
 {
     static const char hex[] = "0123456789ABCDEF";
@@ -178,6 +192,14 @@ static int put_string(struct canal_jw *w, const char *str, size_t len)
         fail(w, CANAL_ENOMEM, "the document is too large");
     if (w->err != 0 || room(w, len + 2) != 0)
         return 0; /* not a UTF-8 error: the memory error sticks */
+    if (plain_bytes(s, len)) { /* most keys and strings: copied as they are, in one go */
+        char *out = w->buf + w->len;
+        out[0] = '"';
+        memcpy(out + 1, str, len);
+        out[len + 1] = '"';
+        w->len += len + 2;
+        return 0;
+    }
     w->buf[w->len++] = '"';
     while (i < len) {
         uint64_t word;
