@@ -169,6 +169,24 @@ CANAL_API canal_auth_t *canal_auth_basic(const canal_basic_config_t *cfg,
  */
 CANAL_API int canal_secret_equal(const void *a, size_t alen, const void *b, size_t blen);
 
+/** The largest secret file canal_secret_read() reads (bytes). */
+#define CANAL_SECRET_MAX_LENGTH 65536
+
+/**
+ * Reads a secret from a file (an HS256 secret, an API key, a password, a cookie key): its
+ * exact bytes less one trailing "\n" or "\r\n", as deployments mount them. *out receives
+ * the bytes in malloc'd memory, NUL-terminated past out->len (a secret may hold NUL bytes
+ * itself); free it with canal_secret_free(). Returns 0, or with *out untouched and err (if
+ * given) filled: CANAL_ESYS (the file cannot be opened or read), CANAL_ELIMIT (over
+ * CANAL_SECRET_MAX_LENGTH bytes), CANAL_EINVAL (empty, once the newline is gone),
+ * CANAL_ENOMEM.
+ */
+CANAL_API int canal_secret_read(const char *path, canal_str_t *out, canal_error_info_t *err);
+
+/** Wipes (OPENSSL_cleanse) and frees a secret of canal_secret_read(), and empties *s. NULL
+ * or an empty secret is a no-op. */
+CANAL_API void canal_secret_free(canal_str_t *s);
+
 /* ---- a scheme of the app's own ---- */
 
 /** What a scheme found on a request. */

@@ -15,6 +15,9 @@
  * JWT claims when the request ends. Its scopes and subject point into those claims or into
  * the scheme, which outlives the app.
  */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -195,6 +198,50 @@ void canal_auth_destroy(canal_auth_t *a)
 int canal_secret_equal(const void *a, size_t alen, const void *b, size_t blen)
 {
     return alen == blen && CRYPTO_memcmp(a, b, alen) == 0;
+}
+
+int canal_secret_read(const char *path, canal_str_t *out, canal_error_info_t *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return canal_error_set(err, CANAL_ESYS, 0, "%s: %s", path, strerror(errno));
+    /* Room for the limit, a "\r\n", and one byte more that tells a longer file. */
+    char *buf = malloc(CANAL_SECRET_MAX_LENGTH + 3);
+    if (buf == NULL) {
+        fclose(f);
+        return canal_error_set(err, CANAL_ENOMEM, 0, NULL);
+    }
+    size_t n = fread(buf, 1, CANAL_SECRET_MAX_LENGTH + 3, f);
+    int bad = ferror(f);
+    fclose(f);
+    int rc = 0;
+    if (bad)
+        rc = canal_error_set(err, CANAL_ESYS, 0, "%s: cannot be read", path);
+    else {
+        if (n > 0 && n <= CANAL_SECRET_MAX_LENGTH + 2 && buf[n - 1] == '\n')
+            n -= n > 1 && buf[n - 2] == '\r' ? 2 : 1;
+        if (n > CANAL_SECRET_MAX_LENGTH)
+            rc = canal_error_set(err, CANAL_ELIMIT, 0, "%s: longer than %d bytes", path, CANAL_SECRET_MAX_LENGTH);
+        else if (n == 0)
+            rc = canal_error_set(err, CANAL_EINVAL, 0, "%s: empty", path);
+    }
+    if (rc != 0) {
+        OPENSSL_cleanse(buf, CANAL_SECRET_MAX_LENGTH + 3);
+        free(buf);
+        return rc;
+    }
+    buf[n] = '\0';
+    *out = (canal_str_t){buf, n};
+    return 0;
+}
+
+void canal_secret_free(canal_str_t *s)
+{
+    if (s == NULL || s->base == NULL)
+        return;
+    OPENSSL_cleanse((char *)s->base, s->len);
+    free((char *)s->base);
+    *s = (canal_str_t){NULL, 0};
 }
 
 /* ---- the principal ---- */
