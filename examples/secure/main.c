@@ -106,6 +106,9 @@ int main(int argc, char **argv)
     cfg.allow_unknown_flags = 1;
     /* A header section of 16 KiB is served (canal counts names and values); 64 KiB is 431. */
     cfg.max_header_bytes = 32768;
+    /* The contract's paths exactly: "/PUBLIC" and "/public/" are not "/public" (404). */
+    cfg.router.case_sensitive = 1;
+    cfg.router.trailing_slash = CANAL_SLASH_STRICT;
     if (canal_config_from_env(&cfg, &err) != 0 || canal_config_from_args(&cfg, &argc, argv, &err) != 0) {
         fprintf(err.code == CANAL_EHELP ? stdout : stderr, "%s\n%s", err.message, canal_config_usage());
         return err.code == CANAL_EHELP ? 0 : 2;
