@@ -10,15 +10,18 @@
  * the signature over the first two segments as sent; then the payload's claims. The reason
  * given back is a short static text in the characters RFC 6750 3 allows in error_description.
  *
- * Keys are EVP_PKEYs loaded once at start-up and only read afterwards; each verification makes
- * its own EVP_MD_CTX, so worker threads verify at once without a lock.
+ * Keys are loaded once at start-up and only read afterwards: an HS256 key as an HMAC context
+ * keyed then, which each verification copies (EVP_MAC_CTX_dup), an RS256 or ES256 key as an
+ * EVP_PKEY with its SHA-256 fetched once, for which each verification makes its own
+ * EVP_MD_CTX; so worker threads verify at once without a lock.
  */
 #include <stdio.h>
 #include <string.h>
 #include <openssl/crypto.h>
 #include <openssl/ec.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include <openssl/core_names.h>
+#include <openssl/params.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include "server_internal.h"
@@ -89,10 +92,15 @@ static int load_key(struct canal__jwt_key *k, const canal_jwt_key_t *c, canal_er
             return canal_error_set(err, CANAL_EINVAL, 0, "HS256: the secret needs at least 32 bytes (RFC 7518 3.2)");
         if (memmem(c->secret, c->secret_len, "-----BEGIN", 10) != NULL || is_der_key(c->secret, c->secret_len))
             return canal_error_set(err, CANAL_EINVAL, 0, "HS256: the secret is a PEM or DER key, not a secret");
-        if ((k->secret = malloc(c->secret_len)) == NULL)
-            return canal_error_set(err, CANAL_ENOMEM, 0, NULL);
-        memcpy(k->secret, c->secret, c->secret_len);
-        k->secret_len = c->secret_len;
+        /* OpenSSL 3's one-shot HMAC() fetches the MAC and the digest and hashes the key's
+         * pads on every call (27k instructions a token); keyed once here, a verification
+         * copies the keyed state. */
+        EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+        OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", "SHA256", 0), OSSL_PARAM_construct_end()};
+        k->hmac = mac != NULL ? EVP_MAC_CTX_new(mac) : NULL;
+        EVP_MAC_free(mac); /* the context holds its own reference */
+        if (k->hmac == NULL || EVP_MAC_init(k->hmac, c->secret, c->secret_len, params) != 1)
+            return canal_error_set(err, CANAL_ENOMEM, 0, "HS256: OpenSSL cannot key HMAC-SHA-256");
         return 0;
     }
     if (c->alg != CANAL_JWT_RS256 && c->alg != CANAL_JWT_ES256)
@@ -105,6 +113,8 @@ static int load_key(struct canal__jwt_key *k, const canal_jwt_key_t *c, canal_er
     fclose(f);
     if (k->pkey == NULL)
         return canal_error_set(err, CANAL_EINVAL, 0, "%s: %s holds no \"BEGIN PUBLIC KEY\" block", alg, c->pem_file);
+    if ((k->sha256 = EVP_MD_fetch(NULL, "SHA256", NULL)) == NULL)
+        return canal_error_set(err, CANAL_ENOMEM, 0, "%s: OpenSSL has no SHA-256", alg);
     if (c->alg == CANAL_JWT_RS256 && (EVP_PKEY_get_base_id(k->pkey) != EVP_PKEY_RSA || EVP_PKEY_get_bits(k->pkey) < 2048))
         return canal_error_set(err, CANAL_EINVAL, 0, "RS256: %s is not an RSA key of 2048 bits or more", c->pem_file);
     if (c->alg == CANAL_JWT_ES256) {
@@ -120,8 +130,9 @@ static int load_key(struct canal__jwt_key *k, const canal_jwt_key_t *c, canal_er
 void canal__jwt_dispose(struct canal__jwt *j)
 {
     for (size_t i = 0; i < CANAL_JWT_MAX_KEYS; i++) {
-        free(j->keys[i].secret);
+        EVP_MAC_CTX_free(j->keys[i].hmac);
         EVP_PKEY_free(j->keys[i].pkey);
+        EVP_MD_free(j->keys[i].sha256);
     }
     free(j->issuer);
     free(j->audience);
@@ -164,16 +175,21 @@ int canal__jwt_init(struct canal__jwt *j, const canal_jwt_config_t *cfg, canal_e
 static int verify_hs256(const struct canal__jwt_key *k, const char *in, size_t n, const unsigned char *sig, size_t slen)
 {
     unsigned char mac[EVP_MAX_MD_SIZE];
-    unsigned int mlen = 0;
-    if (slen != 32 || HMAC(EVP_sha256(), k->secret, (int)k->secret_len, (const unsigned char *)in, n, mac, &mlen) == NULL)
+    size_t mlen = 0;
+    if (slen != 32)
         return 0;
-    return mlen == 32 && CRYPTO_memcmp(mac, sig, 32) == 0;
+    /* The keyed context is shared by every worker thread and only read: each token gets a copy. */
+    EVP_MAC_CTX *c = EVP_MAC_CTX_dup(k->hmac);
+    int ok = c != NULL && EVP_MAC_update(c, (const unsigned char *)in, n) == 1 &&
+             EVP_MAC_final(c, mac, &mlen, sizeof(mac)) == 1 && mlen == 32 && CRYPTO_memcmp(mac, sig, 32) == 0;
+    EVP_MAC_CTX_free(c);
+    return ok;
 }
 
-static int verify_evp(EVP_PKEY *key, const char *in, size_t n, const unsigned char *sig, size_t slen)
+static int verify_evp(const struct canal__jwt_key *k, const char *in, size_t n, const unsigned char *sig, size_t slen)
 {
     EVP_MD_CTX *md = EVP_MD_CTX_new();
-    int ok = md != NULL && EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, key) == 1 &&
+    int ok = md != NULL && EVP_DigestVerifyInit(md, NULL, k->sha256, NULL, k->pkey) == 1 &&
              EVP_DigestVerify(md, sig, slen, (const unsigned char *)in, n) == 1;
     EVP_MD_CTX_free(md);
     return ok;
@@ -182,7 +198,7 @@ static int verify_evp(EVP_PKEY *key, const char *in, size_t n, const unsigned ch
 /* ES256 signs R||S, 32 bytes each (RFC 7518 3.4); OpenSSL verifies DER: the pair is re-encoded.
  * A DER signature sent as such is 70-72 bytes and refused by its length. OpenSSL refuses r or
  * s of 0 or at least the group order. */
-static int verify_es256(EVP_PKEY *key, const char *in, size_t n, const unsigned char *sig, size_t slen)
+static int verify_es256(const struct canal__jwt_key *k, const char *in, size_t n, const unsigned char *sig, size_t slen)
 {
     if (slen != 64)
         return 0;
@@ -193,7 +209,7 @@ static int verify_es256(EVP_PKEY *key, const char *in, size_t n, const unsigned 
     if (es != NULL && r != NULL && s != NULL && ECDSA_SIG_set0(es, r, s) == 1) {
         r = s = NULL; /* es owns them */
         int dlen = i2d_ECDSA_SIG(es, &der);
-        ok = dlen > 0 && verify_evp(key, in, n, der, (size_t)dlen);
+        ok = dlen > 0 && verify_evp(k, in, n, der, (size_t)dlen);
     }
     OPENSSL_free(der);
     BN_free(r);
@@ -297,8 +313,8 @@ const char *canal__jwt_verify(const struct canal__jwt *j, const char *tok, size_
         return "crit and b64 are not understood";
     size_t signed_len = (size_t)(d2 - tok);
     int ok = a == CANAL_JWT_HS256   ? verify_hs256(k, tok, signed_len, s, slen)
-             : a == CANAL_JWT_RS256 ? verify_evp(k->pkey, tok, signed_len, s, slen)
-                                    : verify_es256(k->pkey, tok, signed_len, s, slen);
+             : a == CANAL_JWT_RS256 ? verify_evp(k, tok, signed_len, s, slen)
+                                    : verify_es256(k, tok, signed_len, s, slen);
     if (!ok)
         return "bad signature";
     json_t *c = load_object(p, plen);

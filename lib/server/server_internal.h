@@ -599,9 +599,9 @@ void canal__log(const canal_app_t *app, canal_log_level_t level, const char *fmt
 /* jwt.c: the JWT verifier (a canal_auth_jwt() scheme's) and strict base64 */
 struct canal__jwt_key {
     canal_jwt_alg_t alg;
-    unsigned char *secret; /* HS256 */
-    size_t secret_len;
+    EVP_MAC_CTX *hmac;     /* HS256: HMAC-SHA-256 keyed once; a verification works on a dup */
     EVP_PKEY *pkey;        /* RS256, ES256 */
+    EVP_MD *sha256;        /* RS256, ES256: the digest, fetched once */
 };
 struct canal__jwt {
     struct canal__jwt_key keys[CANAL_JWT_MAX_KEYS];
