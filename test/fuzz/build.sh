@@ -19,6 +19,9 @@
 #   proxy     trusted proxy lists and the X-Forwarded-For / Forwarded walk (lib/server/proxy.c)
 #   ws        canal's WebSocket frame scan and UTF-8 check (lib/server/ws_frame.c), whole vs chunked
 #   cookie    the Cookie field parser and the signed-value verifier (lib/server/cookie.c, signed.c)
+#   jwt       the JWT verifier and the base64 decoders (lib/server/jwt.c)
+#   authz     the Authorization field parsers: scheme split, Bearer b64token, Basic's base64 and
+#             colon split, the API key's trim (lib/server/auth.c)
 # binding and query start the app on 127.0.0.1 and an ephemeral port. They run with
 # LSAN_OPTIONS=suppressions=test/lsan.supp: libh2o's per-thread free lists look leaked once
 # the worker thread has ended.
@@ -32,7 +35,7 @@ set -eu
 cd "$(dirname "$0")/../.."
 CLANG=${CLANG:-clang}
 OUT=build/fuzz
-ALL="template match link json binding query proxy ws cookie jwt"
+ALL="template match link json binding query proxy ws cookie jwt authz"
 TARGETS=${FUZZ_TARGETS:-$ALL}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -Ilib"
@@ -56,7 +59,7 @@ ROUTER_OBJ=
 LIB_OBJ=
 need_lib=0
 for t in $TARGETS; do
-    case $t in binding | query | proxy | cookie) need_lib=1 ;; esac
+    case $t in binding | query | proxy | cookie | authz) need_lib=1 ;; esac
 done
 for src in lib/common/*.c lib/router/*.c; do
     ROUTER_OBJ="$ROUTER_OBJ $(compile "$src")"
@@ -87,7 +90,7 @@ for t in $TARGETS; do
         # ws_frame.c and the router's values.c (canal_utf8_valid): libc only
         # shellcheck disable=SC2086
         "$CLANG" $CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_ws.c lib/server/ws_frame.c lib/router/values.c -o "$OUT/fuzz_ws" ;;
-    binding | query | proxy | cookie)
+    binding | query | proxy | cookie | authz)
         # shellcheck disable=SC2086
         "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer "test/fuzz/fuzz_$t.c" $LIB_OBJ $DEP_LIBS \
             -o "$OUT/fuzz_$t" ;;
@@ -114,6 +117,7 @@ flags_of() {
     ws) echo "-dict=test/fuzz/ws.dict -max_len=8192" ;;
     cookie) echo "-dict=test/fuzz/cookie.dict -max_len=4096" ;;
     jwt) echo "-dict=test/fuzz/jwt.dict -max_len=8192" ;;
+    authz) echo "-dict=test/fuzz/authz.dict -max_len=4096" ;;
     esac
 }
 
