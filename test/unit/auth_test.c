@@ -180,11 +180,62 @@ static void test_config(void **state)
     assert_int_equal(canal__jwt_init(&j, &c, &err), CANAL_EINVAL);
 }
 
+/* canal_secret_read(): the bytes less one trailing \n or \r\n; empty, missing, too long refused */
+static void test_secret_file(void **state)
+{
+    static const struct {
+        const char *bytes;
+        size_t len;
+        const char *want;
+        size_t want_len;
+        int rc;
+    } cases[] = {
+        {"secret\n", 7, "secret", 6, 0},       {"secret\r\n", 8, "secret", 6, 0},
+        {"secret", 6, "secret", 6, 0},          {"secret\n\n", 8, "secret\n", 7, 0},
+        {"sec\0ret\n", 8, "sec\0ret", 7, 0},   {"secret\r", 7, "secret\r", 7, 0},
+        {"\n", 1, NULL, 0, CANAL_EINVAL},      {"", 0, NULL, 0, CANAL_EINVAL},
+    };
+    char path[256];
+    snprintf(path, sizeof(path), "%s/secret", dir);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        FILE *f = fopen(path, "wb");
+        fwrite(cases[i].bytes, 1, cases[i].len, f);
+        fclose(f);
+        canal_str_t s = {NULL, 0};
+        canal_error_info_t err;
+        assert_int_equal(canal_secret_read(path, &s, &err), cases[i].rc);
+        if (cases[i].rc == 0) {
+            assert_int_equal(s.len, cases[i].want_len);
+            assert_memory_equal(s.base, cases[i].want, s.len);
+            assert_int_equal(s.base[s.len], '\0');
+        } else {
+            assert_null(s.base);
+        }
+        canal_secret_free(&s);
+        assert_null(s.base);
+    }
+    /* exactly the limit (with its newline) is read; one byte more is CANAL_ELIMIT */
+    for (int extra = 0; extra < 2; extra++) {
+        FILE *f = fopen(path, "wb");
+        for (int i = 0; i < CANAL_SECRET_MAX_LENGTH + extra; i++)
+            fputc('k', f);
+        fputs("\r\n", f);
+        fclose(f);
+        canal_str_t s = {NULL, 0};
+        assert_int_equal(canal_secret_read(path, &s, NULL), extra ? CANAL_ELIMIT : 0);
+        assert_int_equal(s.len, extra ? 0 : CANAL_SECRET_MAX_LENGTH);
+        canal_secret_free(&s);
+    }
+    canal_str_t s = {NULL, 0};
+    assert_int_equal(canal_secret_read("/nonexistent/secret", &s, NULL), CANAL_ESYS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_algorithms), cmocka_unit_test(test_claims),
         cmocka_unit_test(test_malformed),  cmocka_unit_test(test_base64),    cmocka_unit_test(test_config),
+        cmocka_unit_test(test_secret_file),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
