@@ -604,9 +604,10 @@ struct canal__jwt_key {
     EVP_MAC_CTX *hmac;     /* HS256: HMAC-SHA-256 keyed once; a verification works on a dup */
     EVP_PKEY *pkey;        /* RS256, ES256 */
     EVP_MD *sha256;        /* RS256, ES256: the digest, fetched once */
+    char *kid;             /* a JWKS key's "kid", or NULL */
 };
 struct canal__jwt {
-    struct canal__jwt_key keys[CANAL_JWT_MAX_KEYS];
+    struct canal__jwt_key keys[CANAL_JWT_MAX_KEYS + CANAL_JWKS_MAX_KEYS];
     size_t nkeys;
     char *issuer, *audience, *roles_claim;
     unsigned leeway;
