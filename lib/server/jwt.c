@@ -197,7 +197,8 @@ static int jwk_load(struct canal__jwt_key *k, const json_t *jwk, size_t i, canal
     k->alg = kinds[t].id;
     if (kid != NULL && (k->kid = strdup(json_string_value(kid))) == NULL)
         return canal_error_set(err, CANAL_ENOMEM, 0, NULL);
-    unsigned char a[1026], b[1026];
+    /* pt outlives the builder's use: OSSL_PARAM_BLD keeps pointers until _to_param() */
+    unsigned char a[1026], b[1026], pt[65] = {0x04};
     long alen, blen;
     if (k->alg == CANAL_JWT_HS256) {
         alen = jwk_bytes(jwk, "k", a, sizeof(a));
@@ -217,7 +218,6 @@ static int jwk_load(struct canal__jwt_key *k, const json_t *jwk, size_t i, canal
              OSSL_PARAM_BLD_push_BN(bld, "e", e) == 1;
     } else {
         const char *crv = json_string_value(json_object_get(jwk, "crv"));
-        unsigned char pt[65] = {0x04};
         ok = ok && crv != NULL && strcmp(crv, "P-256") == 0 && jwk_bytes(jwk, "x", a, 34) == 32 &&
              jwk_bytes(jwk, "y", b, 34) == 32;
         if (ok) {
