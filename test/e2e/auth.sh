@@ -5,18 +5,7 @@
 # (Debian's python3-jwt), never by canal; keys made by openssl; requests by curl. Status
 # codes and WWW-Authenticate per issue 18's contract, on test/e2e/authapp.c.
 . test/e2e-lib.sh
-PY=/usr/bin/python3 # Debian's, with python3-jwt
-
-if ! $PY -c "import jwt, cryptography" 2>/dev/null; then
-    not_ok "PyJWT available (apt-get install python3-jwt python3-cryptography: .ci/install-deps)"
-    exit 0
-fi
-K=$TMP/keys
-mkdir -p "$K"
-openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$K/rsa.pem" 2>/dev/null
-openssl pkey -in "$K/rsa.pem" -pubout -out "$K/rsa.pub" 2>/dev/null
-openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$K/ec.pem" 2>/dev/null
-openssl pkey -in "$K/ec.pem" -pubout -out "$K/ec.pub" 2>/dev/null
+jwt_keys || exit 0
 printf 'an HS256 secret of more than 32 bytes, for tests\n' >"$K/hs"
 printf 'key-0123456789abcdef\n' >"$K/apikey"
 printf 'p\303\244ss:w\303\266rd\n' >"$K/pw"   # UTF-8 with a colon

@@ -6,18 +6,7 @@
 # a second client address (127.0.0.2), TLS for HSTS. Requests by curl and python3's
 # http.client, raw sockets for bytes curl will not send.
 . test/e2e-lib.sh
-PY=/usr/bin/python3 # Debian's, with python3-jwt
-
-if ! $PY -c "import jwt, cryptography" 2>/dev/null; then
-    not_ok "PyJWT available (apt-get install python3-jwt python3-cryptography: .ci/install-deps)"
-    exit 0
-fi
-K=$TMP/keys
-mkdir -p "$K"
-openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$K/rsa.pem" 2>/dev/null
-openssl pkey -in "$K/rsa.pem" -pubout -out "$K/rsa.pub" 2>/dev/null
-openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$K/ec.pem" 2>/dev/null
-openssl pkey -in "$K/ec.pem" -pubout -out "$K/ec.pub" 2>/dev/null
+jwt_keys || exit 0
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$K/tls.key" -out "$K/tls.crt" -days 2 \
     -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1
 # The secret files end in "\n", "\r\n" or nothing: each is its bytes less that newline.
