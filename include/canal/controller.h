@@ -169,8 +169,9 @@ typedef struct canal_controller_def {
     const canal_rate_limit_t *rate_limit; /**< the rate limit of its actions without one of
                                        their own; NULL: the group's or the app's */
     const canal_security_headers_t *security_headers; /**< the preset of its actions without
-                                       one of their own (copied at registration); NULL: the
-                                       group's or the app's */
+                                       one of their own, copied into each action's routes as
+                                       they are registered (borrowed until the controller's
+                                       last action is added); NULL: the group's or the app's */
 } canal_controller_def_t;
 
 /**
