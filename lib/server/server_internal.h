@@ -603,7 +603,8 @@ struct canal__jwt_key {
     canal_jwt_alg_t alg;
     EVP_MAC_CTX *hmac;     /* HS256: HMAC-SHA-256 keyed once; a verification works on a dup */
     EVP_PKEY *pkey;        /* RS256, ES256 */
-    EVP_MD *sha256;        /* RS256, ES256: the digest, fetched once */
+    EVP_MD_CTX *verify;    /* RS256, ES256: EVP_DigestVerifyInit() done once; a verification
+                              works on a copy */
     char *kid;             /* a JWKS key's "kid", or NULL */
 };
 struct canal__jwt {
