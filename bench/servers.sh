@@ -34,6 +34,14 @@ server_cmd() { # name port threads
         printf '%s\n' "$TOP/build/bin/canal-demo" --mode router --host 127.0.0.1 --port "$port" \
             --threads "$threads" --access-log "$OUT/access-$port.log" --env production --request-id on \
             --metrics on --compress off --cors off --static-dir off --max-connections 30000 ;;
+    canal-secure)
+        # bench/ir's guards table: issue 18's example, keys made by bench/ir in $OUT/secure-keys;
+        # a limit no run reaches (the cost of taking a token, never a 429)
+        local k=$OUT/secure-keys
+        printf '%s\n' "$TOP/build/bin/canal-secure" --host 127.0.0.1 --port "$port" --threads "$threads" \
+            --jwt-hs256-secret "$k/hs" --jwt-issuer https://issuer.test --jwt-audience canal-test \
+            --api-key "$k/key" --basic-user alice --basic-password "$k/key" --cookie-secret "$k/key" \
+            --cookie-secret-other "$k/key" --rate 1000000 --window 1 ;;
     baseline | baseline-b)
         printf '%s\n' "$OUT/h2o-baseline" --host 127.0.0.1 --port "$port" --threads "$threads" \
             --data "$TOP/examples/demo/data/northwind.json" ;;

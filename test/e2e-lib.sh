@@ -142,3 +142,20 @@ need_browser() {
         return 1
     fi
 }
+
+# jwt_keys: for the JWT tests, PY (Debian's python3, with python3-jwt) and K, a folder with an
+# RSA 2048 and a P-256 key made by openssl (rsa.pem, rsa.pub, ec.pem, ec.pub); returns 1 (after
+# a not ok line) when PyJWT is missing
+jwt_keys() {
+    PY=/usr/bin/python3
+    if ! $PY -c "import jwt, cryptography" 2>/dev/null; then
+        not_ok "PyJWT available (apt-get install python3-jwt python3-cryptography: .ci/install-deps)"
+        return 1
+    fi
+    K=$TMP/keys
+    mkdir -p "$K"
+    openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$K/rsa.pem" 2>/dev/null
+    openssl pkey -in "$K/rsa.pem" -pubout -out "$K/rsa.pub" 2>/dev/null
+    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$K/ec.pem" 2>/dev/null
+    openssl pkey -in "$K/ec.pem" -pubout -out "$K/ec.pub" 2>/dev/null
+}

@@ -51,8 +51,12 @@ typedef struct canal_principal canal_principal_t;
 #define CANAL_JWT_MAX_LENGTH 8192
 /** Most scopes and most roles a principal holds; a token with more is refused (401). */
 #define CANAL_PRINCIPAL_MAX_SCOPES 64
-/** Most keys of one JWT scheme (one per algorithm). */
+/** Most keys in canal_jwt_config_t.keys (one per algorithm). */
 #define CANAL_JWT_MAX_KEYS 3
+/** Most usable keys a JWKS file gives one JWT scheme. */
+#define CANAL_JWKS_MAX_KEYS 16
+/** Largest JWKS file canal reads (bytes). */
+#define CANAL_JWKS_MAX_LENGTH 262144
 /** Largest clock leeway of a JWT scheme, in seconds. */
 #define CANAL_JWT_MAX_LEEWAY 60
 /** Most schemes one policy tries. */
@@ -85,6 +89,8 @@ typedef struct canal_jwt_config {
     const char *realm;        /**< the challenge's realm (default "canal") */
     const char *roles_claim;  /**< claim holding the roles, an array of strings ("roles") */
     const char *name;         /**< its name in OpenAPI's securitySchemes (default "bearer") */
+    const char *jwks_file;    /**< a JWKS file (RFC 7517) of more keys, read once by
+                                   canal_auth_jwt(), or NULL (see canal_auth_jwt()) */
 } canal_jwt_config_t;
 
 /**
@@ -100,9 +106,23 @@ typedef struct canal_jwt_config {
  * The principal's scopes are the space-separated tokens of a string "scope" claim (any other
  * type grants none; "scp" is ignored), its roles the strings of roles_claim.
  *
+ * A JWKS file (jwks_file: a JSON object whose "keys" is an array of JWKs, read from disk at
+ * start-up, never fetched) adds keys beside keys[]: kty "RSA" (n, e; 2048 bits or more) for
+ * RS256, "EC" with crv "P-256" (x, y, a point on the curve) for ES256, "oct" (k, 32 bytes or
+ * more) for HS256. Each key is bound to one algorithm: its "alg" if given, which must be the
+ * one of its kty (an "alg" of another kty is an error; one canal does not implement, such as
+ * "RS512", leaves the key out), else its kty's. A key whose "use" is not "sig" is left out.
+ * Among the keys of the token's algorithm only: when there is one, it verifies whatever the
+ * token's "kid" says; when there are several, each must have a distinct "kid" and the
+ * token's "kid" (a string) must name one of them, else the token is refused. A kid that names
+ * a key of another algorithm never selects it.
+ *
  * Returns the scheme, or NULL with err filled (CANAL_EINVAL: no key, two keys of one
  * algorithm, an HS256 secret shorter than 32 bytes or that is a PEM or DER key, a PEM file
- * that cannot be read or holds a key of the wrong type or size, no issuer or audience, a
+ * that cannot be read or holds a key of the wrong type or size, a JWKS file that cannot be
+ * read, is not JSON, holds a key that does not parse or is too weak, more than
+ * CANAL_JWKS_MAX_KEYS usable keys, or several keys of one algorithm without distinct kids
+ * (a configured key has none), no issuer or audience, a
  * leeway over 60, a realm with '"', '\\' or a control character; CANAL_ENOMEM).
  */
 CANAL_API canal_auth_t *canal_auth_jwt(const canal_jwt_config_t *cfg, canal_error_info_t *err);
@@ -168,6 +188,24 @@ CANAL_API canal_auth_t *canal_auth_basic(const canal_basic_config_t *cfg,
  * on the contents (CRYPTO_memcmp).
  */
 CANAL_API int canal_secret_equal(const void *a, size_t alen, const void *b, size_t blen);
+
+/** The largest secret file canal_secret_read() reads (bytes). */
+#define CANAL_SECRET_MAX_LENGTH 65536
+
+/**
+ * Reads a secret from a file (an HS256 secret, an API key, a password, a cookie key): its
+ * exact bytes less one trailing "\n" or "\r\n", as deployments mount them. *out receives
+ * the bytes in malloc'd memory, NUL-terminated past out->len (a secret may hold NUL bytes
+ * itself); free it with canal_secret_free(). Returns 0, or with *out untouched and err (if
+ * given) filled: CANAL_ESYS (the file cannot be opened or read), CANAL_ELIMIT (over
+ * CANAL_SECRET_MAX_LENGTH bytes), CANAL_EINVAL (empty, once the newline is gone),
+ * CANAL_ENOMEM.
+ */
+CANAL_API int canal_secret_read(const char *path, canal_str_t *out, canal_error_info_t *err);
+
+/** Wipes (OPENSSL_cleanse) and frees a secret of canal_secret_read(), and empties *s. NULL
+ * or an empty secret is a no-op. */
+CANAL_API void canal_secret_free(canal_str_t *s);
 
 /* ---- a scheme of the app's own ---- */
 

@@ -119,6 +119,12 @@ typedef struct canal_action_def {
     const char *description;     /**< OpenAPI: a longer description (CommonMark), or NULL */
     const canal_policy_t *policy; /**< who may call it (canal/auth.h), checked before the
                                        filters and the binding; NULL: the controller's */
+    const canal_rate_limit_t *rate_limit; /**< its routes' rate limit (canal/ratelimit.h),
+                                       checked before the filters and the binding; NULL:
+                                       the controller's, else the group's or the app's */
+    const canal_security_headers_t *security_headers; /**< the preset on every answer of
+                                       its routes (canal/headers.h), copied; NULL: the
+                                       controller's, else the group's or the app's */
 } canal_action_def_t;
 
 /** A controller. */
@@ -131,6 +137,12 @@ typedef struct canal_controller_def {
     const canal_action_def_t *actions; /**< a table ended by .name == NULL, or NULL */
     const canal_policy_t *policy; /**< the policy of its actions without one of their own;
                                        NULL: the route group's or the app's default */
+    const canal_rate_limit_t *rate_limit; /**< the rate limit of its actions without one of
+                                       their own; NULL: the group's or the app's */
+    const canal_security_headers_t *security_headers; /**< the preset of its actions without
+                                       one of their own, copied into each action's routes as
+                                       they are registered (borrowed until the controller's
+                                       last action is added); NULL: the group's or the app's */
 } canal_controller_def_t;
 
 /**

@@ -29,6 +29,9 @@ struct canal_controller {
     canal_filter_t filters[CANAL_MAX_FILTERS];
     size_t nfilters;
     const canal_policy_t *policy;  /* for its actions without one of their own, or NULL */
+    const canal_rate_limit_t *rate_limit;             /* likewise */
+    const canal_security_headers_t *security_headers; /* likewise; the def's, borrowed until
+                                                         its actions' routes copy it */
     canal_action_t **actions;
     size_t nactions;
 };

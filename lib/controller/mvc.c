@@ -192,7 +192,10 @@ static int add_route(canal_action_t *a, const char *method, const char *tmpl, co
     a->routes = grown;
     canal_error_info_t e;
     canal_endpoint_spec_t spec = {.method = method, .tmpl = tmpl, .name = name, .handler = canal__mvc_dispatch, .data = a,
-                                  .args = a->def.args, .policy = a->def.policy ? a->def.policy : a->ctrl->policy};
+                                  .args = a->def.args, .policy = a->def.policy ? a->def.policy : a->ctrl->policy,
+                                  .rate_limit = a->def.rate_limit ? a->def.rate_limit : a->ctrl->rate_limit,
+                                  .security_headers = a->def.security_headers ? a->def.security_headers
+                                                                               : a->ctrl->security_headers};
     memcpy(spec.responses, a->def.responses, sizeof(spec.responses));
     int rc = canal_app_route(app, &spec, &a->routes[a->nroutes], &e);
     if (rc != 0)
@@ -425,6 +428,8 @@ int canal_mvc_add_controller(canal_mvc_t *mvc, const canal_controller_def_t *def
     if (c == NULL)
         return err->code;
     c->policy = def->policy;
+    c->rate_limit = def->rate_limit;
+    c->security_headers = def->security_headers;
     for (size_t i = 0; i < CANAL_MAX_FILTERS; i++)
         if (filter_used(&def->filters[i]))
             c->filters[c->nfilters++] = def->filters[i];

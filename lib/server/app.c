@@ -257,7 +257,7 @@ int canal_app_start(canal_app_t *app)
         goto fail;
     }
     /* registered last, so it runs first: gzip (compress.c) sees the rewritten answer */
-    canal__h2o_errors_as_problems(app->pathconf);
+    canal__h2o_errors_as_problems(app);
     if (canal__offload_start(app) != 0) {
         canal__log(app, CANAL_LOG_ERROR, "cannot start the offload threads");
         goto fail;

@@ -15,6 +15,9 @@
  * JWT claims when the request ends. Its scopes and subject point into those claims or into
  * the scheme, which outlives the app.
  */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -197,6 +200,50 @@ int canal_secret_equal(const void *a, size_t alen, const void *b, size_t blen)
     return alen == blen && CRYPTO_memcmp(a, b, alen) == 0;
 }
 
+int canal_secret_read(const char *path, canal_str_t *out, canal_error_info_t *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return canal_error_set(err, CANAL_ESYS, 0, "%s: %s", path, strerror(errno));
+    /* Room for the limit, a "\r\n", and one byte more that tells a longer file. */
+    char *buf = malloc(CANAL_SECRET_MAX_LENGTH + 3);
+    if (buf == NULL) {
+        fclose(f);
+        return canal_error_set(err, CANAL_ENOMEM, 0, NULL);
+    }
+    size_t n = fread(buf, 1, CANAL_SECRET_MAX_LENGTH + 3, f);
+    int bad = ferror(f);
+    fclose(f);
+    int rc = 0;
+    if (bad)
+        rc = canal_error_set(err, CANAL_ESYS, 0, "%s: cannot be read", path);
+    else {
+        if (n > 0 && n <= CANAL_SECRET_MAX_LENGTH + 2 && buf[n - 1] == '\n')
+            n -= n > 1 && buf[n - 2] == '\r' ? 2 : 1;
+        if (n > CANAL_SECRET_MAX_LENGTH)
+            rc = canal_error_set(err, CANAL_ELIMIT, 0, "%s: longer than %d bytes", path, CANAL_SECRET_MAX_LENGTH);
+        else if (n == 0)
+            rc = canal_error_set(err, CANAL_EINVAL, 0, "%s: empty", path);
+    }
+    if (rc != 0) {
+        OPENSSL_cleanse(buf, CANAL_SECRET_MAX_LENGTH + 3);
+        free(buf);
+        return rc;
+    }
+    buf[n] = '\0';
+    *out = (canal_str_t){buf, n};
+    return 0;
+}
+
+void canal_secret_free(canal_str_t *s)
+{
+    if (s == NULL || s->base == NULL)
+        return;
+    OPENSSL_cleanse((char *)s->base, s->len);
+    free((char *)s->base);
+    *s = (canal_str_t){NULL, 0};
+}
+
 /* ---- the principal ---- */
 
 static void principal_dispose(void *p)
@@ -354,7 +401,7 @@ void canal__auth_split(canal_str_t v, canal_str_t *scheme, canal_str_t *cred)
 }
 
 /* RFC 6750 2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=" */
-static int is_b64token(canal_str_t s)
+int canal__b64token(canal_str_t s)
 {
     size_t i = 0;
     while (i < s.len && (((s.base[i] | 32) >= 'a' && (s.base[i] | 32) <= 'z') || (s.base[i] >= '0' && s.base[i] <= '9') ||
@@ -365,6 +412,28 @@ static int is_b64token(canal_str_t s)
     while (i < s.len && s.base[i] == '=')
         i++;
     return i == s.len;
+}
+
+canal_str_t canal__trim_ows(canal_str_t v)
+{
+    while (v.len > 0 && (v.base[0] == ' ' || v.base[0] == '\t'))
+        v.base++, v.len--;
+    while (v.len > 0 && (v.base[v.len - 1] == ' ' || v.base[v.len - 1] == '\t'))
+        v.len--;
+    return v;
+}
+
+int canal__basic_decode(canal_str_t cred, unsigned char *raw, canal_str_t *user, canal_str_t *pass)
+{
+    size_t len;
+    if (cred.base == NULL || canal__b64_decode(cred.base, cred.len, 0, raw, &len) != 0)
+        return -1;
+    const unsigned char *colon = memchr(raw, ':', len);
+    if (colon == NULL)
+        return -1;
+    *user = (canal_str_t){(const char *)raw, (size_t)(colon - raw)};
+    *pass = (canal_str_t){(const char *)colon + 1, len - user->len - 1};
+    return canal_utf8_valid(*user) && canal_utf8_valid(*pass) ? 0 : -1;
 }
 
 /* The request's one Authorization field split into scheme and credentials: 1; 0 if there is
@@ -397,7 +466,7 @@ static canal_auth_result_t bearer(const canal_auth_t *a, canal_req_t *req, canal
     }
     if (n == 0 || !scheme_is(scheme, "Bearer"))
         return CANAL_AUTH_NONE;
-    if (!is_b64token(tok)) {
+    if (!canal__b64token(tok)) {
         *why = "the field is not Bearer and one b64token";
         return CANAL_AUTH_MALFORMED;
     }
@@ -441,10 +510,7 @@ static canal_auth_result_t api_key(const canal_auth_t *a, canal_req_t *req, cana
     *why = "the API key is refused";
     if (found > 1)
         return CANAL_AUTH_REFUSED;
-    while (v.len > 0 && (v.base[0] == ' ' || v.base[0] == '\t'))
-        v.base++, v.len--;
-    while (v.len > 0 && (v.base[v.len - 1] == ' ' || v.base[v.len - 1] == '\t'))
-        v.len--;
+    v = canal__trim_ows(v);
     if (!canal_secret_equal(v.base, v.len, a->u.key.key, a->u.key.key_len))
         return CANAL_AUTH_REFUSED;
     p->subject = (canal_str_t){a->u.key.subject, strlen(a->u.key.subject)};
@@ -463,16 +529,8 @@ static canal_auth_result_t basic(const canal_auth_t *a, canal_req_t *req, canal_
     if (n == 0 || !scheme_is(scheme, "Basic"))
         return CANAL_AUTH_NONE;
     *why = "the credentials are refused";
-    unsigned char *raw = canal_req_alloc(req, cred.len + 1);
-    size_t len;
-    if (cred.base == NULL || canal__b64_decode(cred.base, cred.len, 0, raw, &len) != 0)
-        return CANAL_AUTH_REFUSED;
-    const unsigned char *colon = memchr(raw, ':', len);
-    if (colon == NULL)
-        return CANAL_AUTH_REFUSED;
-    canal_str_t user = {(const char *)raw, (size_t)(colon - raw)};
-    canal_str_t pass = {(const char *)colon + 1, len - user.len - 1};
-    if (!canal_utf8_valid(user) || !canal_utf8_valid(pass))
+    canal_str_t user, pass;
+    if (canal__basic_decode(cred, canal_req_alloc(req, cred.len + 1), &user, &pass) != 0)
         return CANAL_AUTH_REFUSED;
     p->subject = user;
     int ok;

@@ -178,6 +178,11 @@ static void problem_send(h2o_ostream_t *self, h2o_req_t *h, h2o_iovec_t *in, siz
     h2o_ostream_send_next(&o->super, h, body.base != NULL ? &body : NULL, body.base != NULL, state);
 }
 
+struct problem_filter {
+    h2o_filter_t super;
+    canal_app_t *app;
+};
+
 static void problem_setup(h2o_filter_t *self, h2o_req_t *h, h2o_ostream_t **slot)
 {
     int status = h->res.status;
@@ -186,6 +191,10 @@ static void problem_setup(h2o_filter_t *self, h2o_req_t *h, h2o_ostream_t **slot
         if (at >= 0)
             h->res.headers.entries[at].value = h2o_iovec_init(H2O_STRLIT("application/problem+json"));
         h->res.reason = canal_status_reason(status);
+        /* libh2o answered before any route was matched: the app's preset, as for a 404 */
+        const struct canal__sechdr *sh = ((struct problem_filter *)self)->app->sechdr;
+        if (sh != NULL)
+            canal__sechdr_put(h, canal__conn_of(h), sh);
         struct problem_ostream *o = (struct problem_ostream *)h2o_add_ostream(h, sizeof(*o), slot);
         o->super.do_send = problem_send;
         o->sent = 0;
@@ -194,10 +203,11 @@ static void problem_setup(h2o_filter_t *self, h2o_req_t *h, h2o_ostream_t **slot
     h2o_setup_next_ostream(h, slot);
 }
 
-void canal__h2o_errors_as_problems(h2o_pathconf_t *pathconf)
+void canal__h2o_errors_as_problems(canal_app_t *app)
 {
-    h2o_filter_t *f = h2o_create_filter(pathconf, sizeof(*f));
-    f->on_setup_ostream = problem_setup;
+    struct problem_filter *f = (struct problem_filter *)h2o_create_filter(app->pathconf, sizeof(*f));
+    f->super.on_setup_ostream = problem_setup;
+    f->app = app;
 }
 
 /* ---- a connection's unread bytes (libh2o 2.2.5: no call says what waits in the buffer) ---- */

@@ -3,7 +3,9 @@
  * The security headers preset (canal/headers.h). A preset is compiled once, when it is
  * given, into the h2o header entries it adds (names and values in the app's memory), and the
  * commit (res.c, put_head()) appends them to every answer: the matched endpoint's preset, or
- * the app's for an answer without a route. Strict-Transport-Security is kept apart and added
+ * the app's for an answer without a route. libh2o's own error answers that pass through
+ * canal's path (a 413 for a body over the limit, a 400 for broken chunked framing) get the
+ * app's preset from the filter that rewrites them into problem details (h2o_compat.c). Strict-Transport-Security is kept apart and added
  * only on connections accepted by a TLS listener (struct canal_conn.tls), never by what the
  * client claims (an HTTP/2 ":scheme https" over cleartext is not TLS).
  */
@@ -84,10 +86,9 @@ void canal__sechdrs_free(canal_app_t *app)
     app->sechdrs = NULL;
 }
 
-void canal__sechdr_put(canal_req_t *req, const struct canal__sechdr *c)
+void canal__sechdr_put(h2o_req_t *h, const struct canal_conn *conn, const struct canal__sechdr *c)
 {
-    h2o_req_t *h = req->h2o;
-    int tls = c->hsts != NULL && req->conn != NULL && req->conn->tls;
+    int tls = c->hsts != NULL && conn != NULL && conn->tls;
     h2o_vector_reserve(&h->pool, &h->res.headers, h->res.headers.size + c->n + tls);
     memcpy(h->res.headers.entries + h->res.headers.size, c->plain, c->n * sizeof(h2o_header_t));
     h->res.headers.size += c->n;

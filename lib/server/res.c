@@ -140,7 +140,7 @@ static inline __attribute__((always_inline)) void put_head(canal_req_t *req)
     /* the security headers preset (headers.c): the route's, or the app's without a route */
     const struct canal__sechdr *sh = req->endpoint != NULL ? req->endpoint->sechdr : req->app->sechdr;
     if (sh != NULL)
-        canal__sechdr_put(req, sh);
+        canal__sechdr_put(req->h2o, req->conn, sh);
 }
 
 /* A status whose answers have no body. */

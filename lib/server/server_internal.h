@@ -506,7 +506,8 @@ int canal__is_tchar(unsigned char c);
 
 struct canal__sechdr *canal__sechdr_make(canal_app_t *app, const canal_security_headers_t *p, int *rc);
 void canal__sechdrs_free(canal_app_t *app);
-void canal__sechdr_put(canal_req_t *req, const struct canal__sechdr *c); /* at the commit */
+/* at the commit, and on libh2o's own error answers (h2o_compat.c); HSTS only if conn is TLS */
+void canal__sechdr_put(h2o_req_t *h, const struct canal_conn *conn, const struct canal__sechdr *c);
 /* session.c */
 void canal__sessions_free(canal_app_t *app);
 
@@ -640,8 +641,9 @@ struct canal_conn *canal__conn_of(h2o_req_t *h); /* the request's connection rec
 /* RFC 9112 framing faults of an HTTP/1 request (sock: its socket, or NULL; folded: a header
  * has an empty name): NULL, or why it is refused */
 const char *canal__http1_framing_fault(h2o_req_t *h, h2o_socket_t *sock, int folded);
-/* rewrites libh2o's own error answers on pathconf into problem details */
-void canal__h2o_errors_as_problems(h2o_pathconf_t *pathconf);
+/* rewrites libh2o's own error answers on the app's path into problem details, with the app's
+ * security headers preset */
+void canal__h2o_errors_as_problems(canal_app_t *app);
 size_t canal__sock_unread(h2o_socket_t *sock); /* bytes waiting in sock's input buffer */
 int canal__sock_has_head(h2o_socket_t *sock);   /* 1 if they hold a whole request head */
 void canal__h2_graceful_timer_unlink(h2o_context_t *ctx);
@@ -684,12 +686,14 @@ void canal__log_req(canal_req_t *req, canal_log_level_t level, const char *fmt, 
 /* jwt.c: the JWT verifier (a canal_auth_jwt() scheme's) and strict base64 */
 struct canal__jwt_key {
     canal_jwt_alg_t alg;
-    unsigned char *secret; /* HS256 */
-    size_t secret_len;
+    EVP_MAC_CTX *hmac;     /* HS256: HMAC-SHA-256 keyed once; a verification works on a dup */
     EVP_PKEY *pkey;        /* RS256, ES256 */
+    EVP_MD_CTX *verify;    /* RS256, ES256: EVP_DigestVerifyInit() done once; a verification
+                              works on a copy */
+    char *kid;             /* a JWKS key's "kid", or NULL */
 };
 struct canal__jwt {
-    struct canal__jwt_key keys[CANAL_JWT_MAX_KEYS];
+    struct canal__jwt_key keys[CANAL_JWT_MAX_KEYS + CANAL_JWKS_MAX_KEYS];
     size_t nkeys;
     char *issuer, *audience, *roles_claim;
     unsigned leeway;
@@ -705,6 +709,13 @@ int canal__b64_decode(const char *s, size_t n, int url, unsigned char *out, size
 /* auth.c: the scheme and credentials of an Authorization field value ("Bearer abc"): the
  * scheme's name and what follows 1*SP (cred.base NULL: no space after the name) */
 void canal__auth_split(canal_str_t value, canal_str_t *scheme, canal_str_t *cred);
+/* auth.c, the other parsers of credentials (pure, for fuzz_authz): 1 if s is one RFC 6750
+ * b64token; an API key field's value less surrounding SP and HTAB; Basic credentials
+ * (padded base64 of UTF-8 "user:password", split at the first ':') decoded into raw (room
+ * for cred.len + 1 bytes), 0 with *user and *pass pointing into raw, or -1 */
+int canal__b64token(canal_str_t s);
+canal_str_t canal__trim_ows(canal_str_t v);
+int canal__basic_decode(canal_str_t cred, unsigned char *raw, canal_str_t *user, canal_str_t *pass);
 /* auth.c: 1 if the request is not allowed by its endpoint's policy (the 401/403/400 is set) */
 int canal__policy_refused(canal_req_t *req);
 /* auth.c: settles every endpoint's policy (canal_app_start()) */

@@ -5,64 +5,13 @@
 # (Debian's python3-jwt), never by canal; keys made by openssl; requests by curl. Status
 # codes and WWW-Authenticate per issue 18's contract, on test/e2e/authapp.c.
 . test/e2e-lib.sh
-PY=/usr/bin/python3 # Debian's, with python3-jwt
-
-if ! $PY -c "import jwt, cryptography" 2>/dev/null; then
-    not_ok "PyJWT available (apt-get install python3-jwt python3-cryptography: .ci/install-deps)"
-    exit 0
-fi
-K=$TMP/keys
-mkdir -p "$K"
-openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$K/rsa.pem" 2>/dev/null
-openssl pkey -in "$K/rsa.pem" -pubout -out "$K/rsa.pub" 2>/dev/null
-openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$K/ec.pem" 2>/dev/null
-openssl pkey -in "$K/ec.pem" -pubout -out "$K/ec.pub" 2>/dev/null
+jwt_keys || exit 0
 printf 'an HS256 secret of more than 32 bytes, for tests\n' >"$K/hs"
 printf 'key-0123456789abcdef\n' >"$K/apikey"
 printf 'p\303\244ss:w\303\266rd\n' >"$K/pw"   # UTF-8 with a colon
 
-# tok KIND [JSON overrides of the claims] [JSON header]: a token made by PyJWT
-tok() {
-    $PY - "$K" "$@" <<'PY'
-import sys, json, time, base64, jwt
-from cryptography.hazmat.primitives import serialization, hashes
-from cryptography.hazmat.primitives.asymmetric import ec, utils
-k, kind = sys.argv[1], sys.argv[2]
-extra = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
-hdr = json.loads(sys.argv[4]) if len(sys.argv) > 4 else None
-now = int(time.time())
-claims = {"iss": "https://issuer.test", "aud": "canal-test", "sub": "user-1", "exp": now + 300, "iat": now, "scope": "read admin"}
-claims.update(extra)
-claims = {a: b for a, b in claims.items() if b is not None}
-hs = open(k + "/hs", "rb").read().rstrip(b"\n")
-rsa = open(k + "/rsa.pem", "rb").read(); ecp = open(k + "/ec.pem", "rb").read()
-b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
-if kind == "hs": t = jwt.encode(claims, hs, "HS256", headers=hdr)
-elif kind == "rs": t = jwt.encode(claims, rsa, "RS256", headers=hdr)
-elif kind == "es": t = jwt.encode(claims, ecp, "ES256", headers=hdr)
-elif kind == "none":   # alg none, in the case given in the header
-    t = b64(json.dumps(hdr or {"alg": "none"}).encode()) + "." + b64(json.dumps(claims).encode()) + "."
-elif kind == "confused":  # HS256 keyed with the RS256 public key (PyJWT refuses: done by hand)
-    import hmac, hashlib
-    pub = open(k + "/rsa.pub", "rb").read()
-    si = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode()) + "." + b64(json.dumps(claims).encode())
-    t = si + "." + b64(hmac.new(pub, si.encode(), hashlib.sha256).digest())
-elif kind == "esder":  # ES256 with a DER signature
-    key = serialization.load_pem_private_key(ecp, None)
-    si = b64(json.dumps({"alg": "ES256"}).encode()) + "." + b64(json.dumps(claims).encode())
-    t = si + "." + b64(key.sign(si.encode(), ec.ECDSA(hashes.SHA256())))
-elif kind == "dup":  # a duplicate member name: the first says admin, the last does not
-    body = ('{"iss":"https://issuer.test","aud":"canal-test","sub":"u","exp":%d,"scope":"admin","scope":"read"}' % (now + 300)).encode()
-    si = b64(json.dumps({"alg": "HS256"}).encode()) + "." + b64(body)
-    import hmac, hashlib
-    t = si + "." + b64(hmac.new(hs, si.encode(), hashlib.sha256).digest())
-elif kind == "deep":
-    import hmac, hashlib
-    si = b64(json.dumps({"alg": "HS256"}).encode()) + "." + b64(b"[" * 5000 + b"]" * 5000)
-    t = si + "." + b64(hmac.new(hs, si.encode(), hashlib.sha256).digest())
-print(t)
-PY
-}
+# tok KIND [JSON overrides of the claims] [JSON header]: a token made by PyJWT (jwt_tok.py)
+tok() { $PY test/e2e/jwt_tok.py "$K" "$@"; }
 
 start auth "$TBIN/canal-authapp" --threads 2 --jwt-hs256-secret "$K/hs" --jwt-rs256-public-key "$K/rsa.pub" \
     --jwt-es256-public-key "$K/ec.pub" --jwt-issuer https://issuer.test --jwt-audience canal-test \

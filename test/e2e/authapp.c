@@ -14,27 +14,11 @@
  *
  * Flags (beside canal's): --jwt-hs256-secret FILE --jwt-rs256-public-key FILE
  * --jwt-es256-public-key FILE --jwt-issuer S --jwt-audience S --api-key FILE
- * --basic-user U --basic-password FILE. A secret file is its bytes less one trailing \n or \r\n.
+ * --basic-user U --basic-password FILE (required: the secret files, canal_secret_read()).
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <canal.h>
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = malloc(65536);
-    size_t n = f && buf ? fread(buf, 1, 65536, f) : 0;
-    if (f)
-        fclose(f);
-    if (n > 0 && buf[n - 1] == '\n')
-        n--;
-    if (n > 0 && buf[n - 1] == '\r')
-        n--;
-    *len = n;
-    return buf;
-}
 
 static int public(canal_req_t *req, void *data)
 {
@@ -100,13 +84,20 @@ int main(int argc, char **argv)
         else if (!strcmp(f, "--basic-password")) pw = v;
         else { fprintf(stderr, "canal-authapp: unknown flag %s\n", f); return 2; }
     }
-    size_t hslen = 0, keylen = 0, pwlen = 0;
-    char *hsb = slurp(hs ? hs : "/dev/null", &hslen), *keyb = slurp(key ? key : "/dev/null", &keylen),
-         *pwb = slurp(pw ? pw : "/dev/null", &pwlen);
+    canal_str_t hsb = {NULL, 0}, keyb = {NULL, 0}, pwb = {NULL, 0};
+    if (key == NULL || pw == NULL) {
+        fprintf(stderr, "canal-authapp: --api-key and --basic-password are required\n");
+        return 2;
+    }
+    if ((hs && canal_secret_read(hs, &hsb, &err)) || canal_secret_read(key, &keyb, &err) ||
+        canal_secret_read(pw, &pwb, &err)) {
+        fprintf(stderr, "canal-authapp: %s\n", err.message);
+        return 2;
+    }
     canal_jwt_config_t all = {.issuer = iss, .audience = aud, .leeway = 30}, hsonly = all;
     size_t k = 0;
     if (hs)
-        all.keys[k++] = hsonly.keys[0] = (canal_jwt_key_t){.alg = CANAL_JWT_HS256, .secret = hsb, .secret_len = hslen};
+        all.keys[k++] = hsonly.keys[0] = (canal_jwt_key_t){.alg = CANAL_JWT_HS256, .secret = hsb.base, .secret_len = hsb.len};
     if (rs)
         all.keys[k++] = (canal_jwt_key_t){.alg = CANAL_JWT_RS256, .pem_file = rs};
     if (es)
@@ -115,9 +106,9 @@ int main(int argc, char **argv)
     if (jwt == NULL) { fprintf(stderr, "canal-authapp: %s\n", err.message); return 2; }
     canal_auth_t *jwt_hs = canal_auth_jwt(&hsonly, &err);
     if (jwt_hs == NULL) { fprintf(stderr, "canal-authapp: %s\n", err.message); return 2; }
-    canal_auth_t *apikey = canal_auth_api_key(&(canal_api_key_config_t){.key = keyb, .key_len = keylen}, &err);
+    canal_auth_t *apikey = canal_auth_api_key(&(canal_api_key_config_t){.key = keyb.base, .key_len = keyb.len}, &err);
     if (apikey == NULL) { fprintf(stderr, "canal-authapp: %s\n", err.message); return 2; }
-    canal_auth_t *basic = canal_auth_basic(&(canal_basic_config_t){.user = user, .password = pwb, .password_len = pwlen}, &err);
+    canal_auth_t *basic = canal_auth_basic(&(canal_basic_config_t){.user = user, .password = pwb.base, .password_len = pwb.len}, &err);
     if (basic == NULL) { fprintf(stderr, "canal-authapp: %s\n", err.message); return 2; }
 
     const canal_policy_t p_jwt = {.schemes = {jwt}}, p_hs = {.schemes = {jwt_hs}},
@@ -156,8 +147,8 @@ int main(int argc, char **argv)
     canal_auth_destroy(jwt_hs);
     canal_auth_destroy(apikey);
     canal_auth_destroy(basic);
-    free(hsb);
-    free(keyb);
-    free(pwb);
+    canal_secret_free(&hsb);
+    canal_secret_free(&keyb);
+    canal_secret_free(&pwb);
     return rc;
 }

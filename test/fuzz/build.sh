@@ -23,6 +23,9 @@
 #   form      the urlencoded form iterator against a reference decoder (lib/server/form.c)
 #   multipart the multipart/form-data reader: any body, and a round trip of parts (lib/server/form.c)
 #   trace     the traceparent and tracestate parsers (lib/server/trace.c)
+#   jwt       the JWT verifier and the base64 decoders (lib/server/jwt.c)
+#   authz     the Authorization field parsers: scheme split, Bearer b64token, Basic's base64 and
+#             colon split, the API key's trim (lib/server/auth.c)
 # binding and query start the app on 127.0.0.1 and an ephemeral port. They run with
 # LSAN_OPTIONS=suppressions=test/lsan.supp: libh2o's per-thread free lists look leaked once
 # the worker thread has ended.
@@ -36,7 +39,7 @@ set -eu
 cd "$(dirname "$0")/../.."
 CLANG=${CLANG:-clang}
 OUT=build/fuzz
-ALL="template match link json binding query proxy ws cookie jwt acclog form multipart trace"
+ALL="template match link json binding query proxy ws cookie jwt acclog form multipart trace authz"
 TARGETS=${FUZZ_TARGETS:-$ALL}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -Ilib"
@@ -60,7 +63,7 @@ ROUTER_OBJ=
 LIB_OBJ=
 need_lib=0
 for t in $TARGETS; do
-    case $t in binding | query | proxy | cookie | form | multipart | trace) need_lib=1 ;; esac
+    case $t in binding | query | proxy | cookie | form | multipart | trace | authz) need_lib=1 ;; esac
 done
 for src in lib/common/*.c lib/router/*.c; do
     ROUTER_OBJ="$ROUTER_OBJ $(compile "$src")"
@@ -96,7 +99,7 @@ for t in $TARGETS; do
         # shellcheck disable=SC2086
         "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_acclog.c lib/server/acclog_line.c \
             lib/router/values.c $DEP_LIBS -o "$OUT/fuzz_acclog" ;;
-    binding | query | proxy | cookie | form | multipart | trace)
+    binding | query | proxy | cookie | form | multipart | trace | authz)
         # shellcheck disable=SC2086
         "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer "test/fuzz/fuzz_$t.c" $LIB_OBJ $DEP_LIBS \
             -o "$OUT/fuzz_$t" ;;
@@ -127,6 +130,7 @@ flags_of() {
     form) echo "-dict=test/fuzz/form.dict -max_len=4096" ;;
     multipart) echo "-dict=test/fuzz/multipart.dict -max_len=16384" ;;
     trace) echo "-dict=test/fuzz/trace.dict -max_len=1024" ;;
+    authz) echo "-dict=test/fuzz/authz.dict -max_len=4096" ;;
     esac
 }
 

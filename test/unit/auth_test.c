@@ -180,11 +180,120 @@ static void test_config(void **state)
     assert_int_equal(canal__jwt_init(&j, &c, &err), CANAL_EINVAL);
 }
 
+/* JWKS files made by PyJWT's to_jwk (test/unit/jwks_make.py): each key bound to one
+ * algorithm, kid choosing among keys of the token's algorithm only, the attack cases, and
+ * the sets a scheme must refuse to be made of. */
+static void test_jwks(void **state)
+{
+    char cmd[512], path[256], line[8192];
+    snprintf(cmd, sizeof(cmd), "/usr/bin/python3 %s/test/unit/jwks_make.py %s", CANAL_SRCDIR, dir);
+    assert_int_equal(system(cmd), 0);
+    canal_jwt_config_t c = {.issuer = "https://issuer.test", .audience = "canal-test", .jwks_file = path};
+    struct canal__jwt j;
+    canal_error_info_t err;
+    snprintf(path, sizeof(path), "%s/jwks.json", dir);
+    assert_int_equal(canal__jwt_init(&j, &c, &err), 0);
+    assert_int_equal(j.nkeys, 4); /* the "use": "enc" and the RS512 keys are left out */
+    snprintf(path, sizeof(path), "%s/tokens", dir);
+    FILE *f = fopen(path, "r");
+    size_t n = 0;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        char *tok = strchr(line, ' ');
+        *tok++ = '\0';
+        tok[strcspn(tok, "\n")] = '\0';
+        if (strncmp(line, "ok-one-rs", 9) == 0)
+            continue; /* for the one-key set below */
+        const char *why = verify(&j, tok);
+        if ((strncmp(line, "ok-", 3) == 0) != (why == NULL))
+            fail_msg("%s: %s", line, why ? why : "accepted");
+        n++;
+    }
+    fclose(f);
+    assert_int_equal(n, 15);
+    canal__jwt_dispose(&j);
+    /* one RS256 key with a kid: it verifies whatever kid a token names */
+    snprintf(path, sizeof(path), "%s/one-kid.json", dir);
+    assert_int_equal(canal__jwt_init(&j, &c, &err), 0);
+    snprintf(cmd, sizeof(cmd), "grep '^ok-one-rs-any-kid ' %s/tokens | cut -d' ' -f2", dir);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(fgets(line, sizeof(line), p));
+    pclose(p);
+    line[strcspn(line, "\n")] = '\0';
+    assert_null(verify(&j, line));
+    canal__jwt_dispose(&j);
+    /* a configured PEM RS256 key (no kid) beside a JWKS RS256 key: ambiguous, refused */
+    char rsp[256];
+    snprintf(rsp, sizeof(rsp), "%s/rsa.pub", dir);
+    c.keys[0] = (canal_jwt_key_t){.alg = CANAL_JWT_RS256, .pem_file = rsp};
+    assert_int_equal(canal__jwt_init(&j, &c, &err), CANAL_EINVAL);
+    c.keys[0] = (canal_jwt_key_t){0};
+    static const char *const bad[] = {"alg-of-another-kty", "two-without-kid", "same-kid", "short-oct", "ec-off-curve",
+                                      "ec-p384", "rsa-1024", "padded-n", "no-keys", "not-json"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(path, sizeof(path), "%s/bad-%s.json", dir, bad[i]);
+        if (canal__jwt_init(&j, &c, &err) != CANAL_EINVAL)
+            fail_msg("bad-%s.json was accepted", bad[i]);
+    }
+    snprintf(path, sizeof(path), "%s/none.json", dir);
+    assert_int_equal(canal__jwt_init(&j, &c, &err), CANAL_EINVAL);
+}
+
+/* canal_secret_read(): the bytes less one trailing \n or \r\n; empty, missing, too long refused */
+static void test_secret_file(void **state)
+{
+    static const struct {
+        const char *bytes;
+        size_t len;
+        const char *want;
+        size_t want_len;
+        int rc;
+    } cases[] = {
+        {"secret\n", 7, "secret", 6, 0},       {"secret\r\n", 8, "secret", 6, 0},
+        {"secret", 6, "secret", 6, 0},          {"secret\n\n", 8, "secret\n", 7, 0},
+        {"sec\0ret\n", 8, "sec\0ret", 7, 0},   {"secret\r", 7, "secret\r", 7, 0},
+        {"\n", 1, NULL, 0, CANAL_EINVAL},      {"", 0, NULL, 0, CANAL_EINVAL},
+    };
+    char path[256];
+    snprintf(path, sizeof(path), "%s/secret", dir);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        FILE *f = fopen(path, "wb");
+        fwrite(cases[i].bytes, 1, cases[i].len, f);
+        fclose(f);
+        canal_str_t s = {NULL, 0};
+        canal_error_info_t err;
+        assert_int_equal(canal_secret_read(path, &s, &err), cases[i].rc);
+        if (cases[i].rc == 0) {
+            assert_int_equal(s.len, cases[i].want_len);
+            assert_memory_equal(s.base, cases[i].want, s.len);
+            assert_int_equal(s.base[s.len], '\0');
+        } else {
+            assert_null(s.base);
+        }
+        canal_secret_free(&s);
+        assert_null(s.base);
+    }
+    /* exactly the limit (with its newline) is read; one byte more is CANAL_ELIMIT */
+    for (int extra = 0; extra < 2; extra++) {
+        FILE *f = fopen(path, "wb");
+        for (int i = 0; i < CANAL_SECRET_MAX_LENGTH + extra; i++)
+            fputc('k', f);
+        fputs("\r\n", f);
+        fclose(f);
+        canal_str_t s = {NULL, 0};
+        assert_int_equal(canal_secret_read(path, &s, NULL), extra ? CANAL_ELIMIT : 0);
+        assert_int_equal(s.len, extra ? 0 : CANAL_SECRET_MAX_LENGTH);
+        canal_secret_free(&s);
+    }
+    canal_str_t s = {NULL, 0};
+    assert_int_equal(canal_secret_read("/nonexistent/secret", &s, NULL), CANAL_ESYS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_algorithms), cmocka_unit_test(test_claims),
         cmocka_unit_test(test_malformed),  cmocka_unit_test(test_base64),    cmocka_unit_test(test_config),
+        cmocka_unit_test(test_secret_file), cmocka_unit_test(test_jwks),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

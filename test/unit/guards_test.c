@@ -3,11 +3,15 @@
  * The guards without a server: the Cookie parser and the Set-Cookie writer, signed values
  * (every byte tampered, cut, extended, another key, rotation), the in-memory session store
  * (expiry, bound, revoke, threads) and the token bucket on a fake clock (refill, a burst of
- * exactly R, a truthful Retry-After, the table's bound under 100,000 distinct keys).
+ * exactly R, a truthful Retry-After, the table's bound under 100,000 distinct keys); and,
+ * through the test client, a rate limit and a security headers preset declared in controller
+ * tables (the action's over the controller's).
  */
 #include "test.h"
 #include <pthread.h>
 #include "canal/server.h"
+#include "canal/controller.h"
+#include "canal/testing.h"
 
 static canal_str_t S(const char *s)
 {
@@ -287,13 +291,69 @@ static void bucket_eviction(void **state)
     canal_app_destroy(app);
 }
 
+static int ctl_ok(canal_ctx_t *ctx, canal_req_t *req, const void *args)
+{
+    return canal_res_text(req, 200, "ok");
+}
+
+/* GET target n times: how many 200s, and the last answer's field name (or "-") */
+static int get_n(canal_test_t *t, const char *target, int n, const char *name, char *value, size_t size)
+{
+    int ok = 0;
+    for (int i = 0; i < n; i++) {
+        canal_test_response_t *r = canal_test_get(t, target);
+        assert_non_null(r);
+        ok += r->status == 200;
+        const char *v = canal_test_header(r, name);
+        snprintf(value, size, "%s", v ? v : "-");
+        canal_test_response_free(r);
+    }
+    return ok;
+}
+
+static void controller_tables(void **state)
+{
+    canal_config_t cfg;
+    canal_config_init(&cfg);
+    cfg.threads = 1;
+    canal_app_t *app = canal_app_create(&cfg);
+    canal_error_info_t err;
+    canal_rate_limit_t *two = canal_rate_limit_create(app, &(canal_rate_limit_options_t){.requests = 2, .window_ms = 60000}, &err),
+                       *one = canal_rate_limit_create(app, &(canal_rate_limit_options_t){.requests = 1, .window_ms = 60000}, &err);
+    assert_non_null(two);
+    assert_non_null(one);
+    const canal_security_headers_t same_origin = {.frame_options = "SAMEORIGIN"}, no_referrer = {.referrer_policy = "no-referrer"};
+    const canal_action_def_t actions[] = {
+        {.name = "Inherits", .routes = {"inherits"}, .handler = ctl_ok},
+        {.name = "Own", .routes = {"own"}, .handler = ctl_ok, .rate_limit = one, .security_headers = &no_referrer},
+        {.name = NULL}};
+    const canal_controller_def_t def = {.name = "Guarded", .actions = actions, .rate_limit = two,
+                                        .security_headers = &same_origin};
+    canal_mvc_t *mvc = canal_mvc_create(app);
+    assert_int_equal(canal_mvc_add_controller(mvc, &def, NULL, &err), 0);
+    canal_test_t *t = canal_test_start(app, &err);
+    assert_non_null(t);
+    char v[64];
+    assert_int_equal(get_n(t, "/inherits", 3, "x-frame-options", v, sizeof(v)), 2); /* the controller's 2 */
+    assert_string_equal(v, "SAMEORIGIN");                                      /* on the 429 too */
+    get_n(t, "/inherits", 1, "referrer-policy", v, sizeof(v));
+    assert_string_equal(v, "strict-origin-when-cross-origin");
+    assert_int_equal(get_n(t, "/own", 3, "referrer-policy", v, sizeof(v)), 1); /* the action's 1 */
+    assert_string_equal(v, "no-referrer");
+    get_n(t, "/own", 1, "x-frame-options", v, sizeof(v));
+    assert_string_equal(v, "DENY"); /* the action's preset whole, not merged with the controller's */
+    assert_int_equal(canal_test_stop(t), 0);
+    canal_app_destroy(app);
+    canal_mvc_destroy(mvc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cookie_parse),   cmocka_unit_test(cookie_format),
         cmocka_unit_test(signed_values),  cmocka_unit_test(session_store),
         cmocka_unit_test(session_store_threads), cmocka_unit_test(bucket),
-        cmocka_unit_test(bucket_eviction),
+        cmocka_unit_test(bucket_eviction), cmocka_unit_test(controller_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
