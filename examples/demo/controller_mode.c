@@ -40,6 +40,11 @@ static int woo(canal_ctx_t *ctx, canal_req_t *req, const void *args)
     return canal_res_model(req, 200, &demo_woo_schema, &demo_woo);
 }
 
+static int secret(canal_ctx_t *ctx, canal_req_t *req, const void *args)
+{
+    return canal_res_model(req, 200, &demo_message_schema, &demo_secret);
+}
+
 static int orders_ndjson(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     return demo_orders_ndjson(req);
@@ -66,6 +71,8 @@ static const canal_action_def_t home_actions[] = {
      .handler = orders_ndjson,
      .summary = "Every order, one JSON object per line, streamed",
      .responses = {{200, .content_type = "application/x-ndjson", .description = "One Order object per line."}}},
+    {.name = "Secret", .handler = secret, .policy = &demo_key_policy, .summary = "Only with the API key",
+     .responses = {{200, &demo_message_schema}}},
     {.name = NULL},
 };
 

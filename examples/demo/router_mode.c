@@ -45,6 +45,11 @@ static int orders(canal_req_t *req, void *data)
     return canal_res_model_array(req, 200, &order_schema, page, n);
 }
 
+static int secret(canal_req_t *req, void *data)
+{
+    return canal_res_model(req, 200, &demo_message_schema, &demo_secret);
+}
+
 static int orders_ndjson(canal_req_t *req, void *data)
 {
     return demo_orders_ndjson(req);
@@ -62,6 +67,8 @@ int demo_router_mode(canal_app_t *app, canal_error_info_t *err)
         {.tmpl = "home/orders.ndjson", .handler = orders_ndjson,
          .responses = {{200, .content_type = "application/x-ndjson", .description = "One Order object per line."}}},
         {.tmpl = "api/woo", .handler = woo, .responses = {{200, &demo_woo_schema}}},
+        {.tmpl = "home/secret", .handler = secret, .policy = &demo_key_policy,
+         .responses = {{200, &demo_message_schema}}},
     };
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
         int rc = canal_app_route(app, &routes[i], NULL, err);
