@@ -192,7 +192,8 @@ static int add_route(canal_action_t *a, const char *method, const char *tmpl, co
     a->routes = grown;
     canal_error_info_t e;
     canal_endpoint_spec_t spec = {.method = method, .tmpl = tmpl, .name = name, .handler = canal__mvc_dispatch, .data = a,
-                                  .args = a->def.args, .policy = a->def.policy ? a->def.policy : a->ctrl->policy,
+                                  .args = a->def.args, .summary = a->def.summary,
+                                  .description = a->def.description, .policy = a->def.policy ? a->def.policy : a->ctrl->policy,
                                   .rate_limit = a->def.rate_limit ? a->def.rate_limit : a->ctrl->rate_limit,
                                   .security_headers = a->def.security_headers ? a->def.security_headers
                                                                                : a->ctrl->security_headers};
