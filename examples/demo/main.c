@@ -65,7 +65,7 @@ static int serve_openapi(canal_app_t *app, canal_mvc_t *mvc, const char *mode, c
     char description[160];
     snprintf(description, sizeof(description),
              "The benchmark app of the articles canal started from, in %s mode.", mode);
-    canal_openapi_info_t info = {.title = "canal demo", .version = CANAL_VERSION,
+    canal_openapi_info_t info = {.title = "canal demo", .version = CANAL_VERSION, .license = "MIT",
                                  .description = description};
     json_t *doc = mvc ? canal_mvc_openapi(mvc, &info) : canal_openapi_build(app, &info, NULL, NULL);
     if ((rc = canal_app_openapi(app, "/openapi.json", doc, &err)) != 0)
