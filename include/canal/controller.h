@@ -27,7 +27,7 @@
  *     static const canal_action_def_t home_actions[] = {
  *         {.name = "Plaintext", .handler = plaintext},
  *         {.name = "Employee", .routes = {"home/employee/{id:int}"}, .handler = employee,
- *          .args = &employee_args, .responses = {{200, &employee_schema}, {404}}},
+ *          .args = &employee_args, .responses = {{.status = 200, .schema = &employee_schema}, {.status = 404}}},
  *         {.name = NULL}
  *     };
  *     static const canal_controller_def_t home = {.name = "Home", .actions = home_actions};

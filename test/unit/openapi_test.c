@@ -146,7 +146,7 @@ static void from_routes(void **state)
     /* a route that says what its 200 is: an event stream */
     char ctype[] = "text/event-stream";
     canal_endpoint_spec_t events = {.tmpl = "events", .handler = ok_handler, .summary = "Events", .description = "A stream.",
-                                    .responses = {{200, .content_type = ctype}}};
+                                    .responses = {{.status = 200, .content_type = ctype}}};
     assert_int_equal(canal_app_route(app, &events, NULL, &err), 0);
     events.responses[0].status = 500; /* the list is copied (its strings are borrowed) */
     assert_int_equal(canal_app_docs(app, "/docs", "/openapi.json", "/nonexistent", &err),
@@ -323,7 +323,7 @@ static void from_controllers(void **state)
          .summary = "S",
          .description = "Long",
          .args = &get_args,
-         .responses = {{200, .content_type = "text/plain"}, {304}, {404}, {409}}},
+         .responses = {{.status = 200, .content_type = "text/plain"}, {.status = 304}, {.status = 404}, {.status = 409}}},
         {.name = "Post", .methods = "POST,PURGE", .handler = action, .args = &post_args},
         {.name = NULL},
     };
