@@ -21,8 +21,6 @@
 #include <unistd.h>
 #include "server_internal.h"
 
-static const char hex[] = "0123456789abcdef";
-
 /* ---- parsing (plain C) ---- */
 
 /* 1 if s[0..n) are lower-case hex digits */
@@ -133,7 +131,7 @@ int canal__tracestate_ok(const char *s, size_t len)
 
 /* ---- a request's trace ---- */
 
-/* The first draw of a worker seeds its generator: out of line, so that the draws are inlined */
+/* A worker's generator is seeded on its first trace: out of line, as it is done once */
 static __attribute__((noinline, cold)) void seed_random(struct canal_worker *w)
 {
     uint64_t seed;
@@ -146,12 +144,10 @@ static __attribute__((noinline, cold)) void seed_random(struct canal_worker *w)
     w->trace_seeded = 1;
 }
 
-static inline uint64_t next_random(struct canal_worker *w)
+/* splitmix64 (S. Vigna): a Weyl sequence through a 64-bit mixer */
+static inline uint64_t next_random(uint64_t *state)
 {
-    if (__builtin_expect(!w->trace_seeded, 0))
-        seed_random(w);
-    /* splitmix64 (S. Vigna): a Weyl sequence through a 64-bit mixer */
-    uint64_t z = (w->trace_rng += 0x9e3779b97f4a7c15ULL);
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
@@ -232,24 +228,29 @@ const canal_trace_t *canal_req_trace(canal_req_t *req)
     size_t n;
     canal_str_t tp = only_field(h, H2O_STRLIT("traceparent"), &n);
     t->tracestate = (canal_str_t){NULL, 0};
+    struct canal_worker *w = req->worker;
+    if (__builtin_expect(!w->trace_seeded, 0))
+        seed_random(w);
+    uint64_t rng = w->trace_rng; /* drawn from a copy, stored back once */
     if (n == 1 && canal__traceparent_parse(tp.base, tp.len, t) == 0) {
         t->tracestate = tracestate(h);
     } else {
         uint64_t hi, lo;
         do {
-            hi = next_random(req->worker);
-            lo = next_random(req->worker);
+            hi = next_random(&rng);
+            lo = next_random(&rng);
         } while ((hi | lo) == 0);
-        canal__hex64(t->trace_id, hi);
-        canal__hex64(t->trace_id + 16, lo);
+        put_hex64(t->trace_id, hi);
+        put_hex64(t->trace_id + 16, lo);
         t->trace_id[32] = '\0';
         t->parent_id[0] = '\0';
         t->flags = CANAL_TRACE_SAMPLED;
     }
     uint64_t span;
-    while ((span = next_random(req->worker)) == 0)
+    while ((span = next_random(&rng)) == 0)
         ;
-    canal__hex64(t->span_id, span);
+    w->trace_rng = rng;
+    put_hex64(t->span_id, span);
     t->span_id[16] = '\0';
     /* "00-" trace "-" span "-" flags */
     char *o = t->traceparent;
@@ -258,8 +259,8 @@ const canal_trace_t *canal_req_trace(canal_req_t *req)
     o[35] = '-';
     memcpy(o + 36, t->span_id, 16);
     o[52] = '-';
-    o[53] = hex[t->flags >> 4];
-    o[54] = hex[t->flags & 15];
+    o[53] = '0';
+    o[54] = (char)('0' + t->flags); /* 0 or CANAL_TRACE_SAMPLED: the other bits are 0 */
     o[55] = '\0';
     req->trace = t;
     return t;
