@@ -153,12 +153,12 @@ static inline uint64_t next_random(uint64_t *state)
     return z ^ (z >> 31);
 }
 
-/* The 16 hex digits of v, most significant first, in one 16-byte vector (GCC's and clang's
- * vector extensions: SSE2 on x86-64, NEON on arm64, plain C elsewhere): v's high and low
- * nibbles are split into two 8-byte words (the shift on 64 bits, as SSE2 has no byte shift),
- * interleaved into 16 nibbles, most significant first, and each gets '0', and 'a' - '0' - 10
- * more where it is 10 or more. Per 64-bit ID: 137 instructions with a loop over the nibbles,
- * 58 with a 64-bit SWAR per half, 20 with this. */
+/* The 16 hex digits of v, most significant first, in one 16-byte vector (the vector
+ * extensions of GCC 12 and clang: SSE2 on x86-64; the compiler lowers them where there is no
+ * such unit): v's high and low nibbles are split into two 8-byte words (the shift on 64 bits,
+ * as SSE2 has no byte shift), interleaved into 16 nibbles, most significant first, and each
+ * gets '0', and 'a' - '0' - 10 more where it is 10 or more. Per 64-bit ID: 137 instructions
+ * with a loop over the nibbles, 58 with a 64-bit SWAR per half, 18 with this. */
 typedef int8_t canal__i8x16 __attribute__((vector_size(16))); /* signed: SSE2 compares those */
 typedef int8_t canal__i8x8 __attribute__((vector_size(8)));
 
