@@ -40,7 +40,8 @@ server_cmd() { # name port threads
         # a limit no run reaches (the cost of taking a token, never a 429)
         local k=$OUT/secure-keys
         printf '%s\n' "$TOP/build/bin/canal-secure" --host 127.0.0.1 --port "$port" --threads "$threads" \
-            --jwt-hs256-secret "$k/hs" --jwt-issuer https://issuer.test --jwt-audience canal-test \
+            --jwt-hs256-secret "$k/hs" --jwt-rs256-public-key "$k/rs.pub" --jwt-issuer https://issuer.test \
+            --jwt-audience canal-test \
             --api-key "$k/key" --basic-user alice --basic-password "$k/key" --cookie-secret "$k/key" \
             --cookie-secret-other "$k/key" --rate 1000000 --window 1 ;;
     baseline | baseline-b)
