@@ -554,7 +554,10 @@ int notes_routes(canal_app_t *app, canal_mvc_t *mvc, notes_store_t *store, canal
         .name = "Attach", .args = &attach_args, .max_body = NOTES_MAX_UPLOAD,
         .responses = {{201, &attachment_schema}, {400}, {404}, {413}, {415}}};
     int rc;
-    if ((rc = canal_mvc_add_controller(mvc, &notes, NULL, err)) != 0 ||
+    /* NoteSummary is named by no route (it is the view=compact answer): registered for
+     * components.schemas */
+    if ((rc = canal_app_schema(app, &summary_schema, err)) != 0 ||
+        (rc = canal_mvc_add_controller(mvc, &notes, NULL, err)) != 0 ||
         (rc = canal_app_route(app, &upload, NULL, err)) != 0)
         return rc;
     canal_openapi_info_t info = {.title = "canal notes", .version = "1.0.0"};
