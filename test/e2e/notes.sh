@@ -114,6 +114,9 @@ out=$(body "$URL/api/notes/1/attachments" -F description=only-text)
 check "upload without a file: 400 on file" "file" "$(keys "$out")"
 out=$(body "$URL/api/notes/1/attachments" -F "file=@$TMP/scan.bin" -F "file=@$TMP/scan.bin")
 check "two files: 400 on file" "file" "$(keys "$out")"
+printf -- '--B\r\nContent-Disposition: form-data; name="file"; filename="a\377.txt"\r\n\r\nhi\r\n--B--\r\n' >"$TMP/bad.mp"
+out=$(body "$URL/api/notes/1/attachments" -H 'content-type: multipart/form-data; boundary=B' --data-binary "@$TMP/bad.mp")
+check "a filename that is not UTF-8: 400 on file" "file" "$(keys "$out")"
 check "upload as JSON: 415" 415 "$(status "$URL/api/notes/1/attachments" -H "$JSON" --data '{}')"
 check "upload to a missing note: 404" 404 "$(status "$URL/api/notes/99/attachments" -F "file=@$TMP/scan.bin")"
 

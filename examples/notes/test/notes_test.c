@@ -384,6 +384,19 @@ static void attachments(void **state)
     assert_string_equal(error_keys(r, keys, sizeof(keys)), "file");
     canal_test_response_free(r);
     canal_test_response_free(send_json(f->client, "POST", "/api/notes/1/attachments", "{}", 415));
+    /* a filename or a content type that is not UTF-8 is the client's fault, as for any bound
+     * string: a 400, not a 500 from the JSON writer when the app echoes it */
+    static const char *const bad_parts[] = {
+        "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a\xff.txt\"\r\n\r\nhi\r\n--XyZ--\r\n",
+        "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\nContent-Type: text/\xc3\r\n\r\n"
+        "hi\r\n--XyZ--\r\n"};
+    for (size_t i = 0; i < sizeof(bad_parts) / sizeof(bad_parts[0]); i++) {
+        r = canal_test_request(f->client, "POST", "/api/notes/1/attachments", multipart_type, 1, bad_parts[i],
+                               strlen(bad_parts[i]));
+        assert_int_equal(r->status, 400);
+        assert_string_equal(error_keys(r, keys, sizeof(keys)), "file");
+        canal_test_response_free(r);
+    }
     body = multipart(NULL, "x", 1, &len);
     r = canal_test_request(f->client, "POST", "/api/notes/2/attachments", multipart_type, 1, body, len);
     free(body);
