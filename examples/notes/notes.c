@@ -72,7 +72,9 @@ static const canal_schema_t input_schema = {.name = "NoteInput", .size = sizeof(
                                             .fields = input_fields, .validate = input_rules,
                                             .description = "A note as a client writes it."};
 
-/* What the server answers, and what the store keeps. */
+/* What the server answers, and what the store keeps. The full view always writes every
+ * field; only id, title and state are required in the document, so that the compact view's
+ * answers (NoteSummary) validate against the one schema a status can document. */
 typedef struct {
     int32_t id;
     canal_str_t title, body;
@@ -89,13 +91,12 @@ static const canal_field_t note_fields[] = {
     {.name = "title", CANAL_FIELD(note_t, title), .type = CANAL_TYPE_STRING, .flags = CANAL_REQUIRED},
     {.name = "body", CANAL_FIELD(note_t, body), .type = CANAL_TYPE_STRING, .flags = CANAL_NULLABLE},
     {.name = "tags", CANAL_FIELD(note_t, tags), .type = CANAL_TYPE_ARRAY, .items = CANAL_TYPE_STRING,
-     CANAL_COUNT(note_t, ntags), .flags = CANAL_REQUIRED},
+     CANAL_COUNT(note_t, ntags)},
     {.name = "items", CANAL_FIELD(note_t, items), .type = CANAL_TYPE_ARRAY, .items = CANAL_TYPE_OBJECT,
-     .schema = &item_schema, CANAL_COUNT(note_t, nitems), .flags = CANAL_REQUIRED},
+     .schema = &item_schema, CANAL_COUNT(note_t, nitems)},
     {.name = "state", CANAL_FIELD(note_t, state), .type = CANAL_TYPE_ENUM, .allowed = note_states,
      .flags = CANAL_REQUIRED},
-    {.name = "created", CANAL_FIELD(note_t, created), .type = CANAL_TYPE_STRING, .format = "date-time",
-     .flags = CANAL_REQUIRED},
+    {.name = "created", CANAL_FIELD(note_t, created), .type = CANAL_TYPE_STRING, .format = "date-time"},
     {.name = NULL}};
 static const canal_schema_t note_schema = {.name = "Note", .size = sizeof(note_t), .fields = note_fields};
 

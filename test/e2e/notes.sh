@@ -137,4 +137,6 @@ check "openapi: the view cookie" "cookie" \
     "$(field "$doc" '[p["in"] for p in d["paths"]["/api/notes/{id}"]["get"]["parameters"] if p["name"] == "view"][0]')"
 check "openapi: the upload is multipart with a binary file" "binary" \
     "$(field "$doc" 'd["paths"]["/api/notes/{id}/attachments"]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"]["properties"]["file"]["format"]')"
+check "openapi: Note requires what the compact view writes" "['id', 'title', 'state']" \
+    "$(field "$doc" 'd["components"]["schemas"]["Note"]["required"]')"
 stop notes
