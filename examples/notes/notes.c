@@ -532,18 +532,24 @@ static int attach(canal_req_t *req, void *data)
 
 static const canal_action_def_t actions[] = {
     {.name = "List", .handler = list, .args = &list_args, .summary = "A page of notes, oldest first",
-     .responses = {{200, &note_schema, .array = 1, .description = "Notes (NoteSummary objects with view=compact)"},
-                   {400}}},
+     .responses = {{.status = 200, .schema = &note_schema, .array = 1,
+                    .description = "Notes (NoteSummary objects with view=compact)"},
+                   {.status = 400}}},
     {.name = "Create", .methods = "POST", .handler = create, .args = &input_schema, .summary = "A new note",
-     .responses = {{201, &note_schema}, {400}, {415}}},
+     .responses = {{.status = 201, .schema = &note_schema}, {.status = 400}, {.status = 415}}},
     {.name = "Quick", .methods = "POST", .routes = {"quick"}, .handler = quick, .args = &quick_args,
-     .summary = "A new draft note from an HTML form", .responses = {{201, &note_schema}, {400}, {415}}},
+     .summary = "A new draft note from an HTML form",
+     .responses = {{.status = 201, .schema = &note_schema}, {.status = 400}, {.status = 415}}},
     {.name = "Get", .routes = {"{id:int}"}, .handler = get, .args = &get_args, .summary = "One note",
-     .responses = {{200, &note_schema, .description = "The note (a NoteSummary with view=compact)"}, {400}, {404}}},
+     .responses = {{.status = 200, .schema = &note_schema,
+                    .description = "The note (a NoteSummary with view=compact)"},
+                   {.status = 400},
+                   {.status = 404}}},
     {.name = "Update", .methods = "PUT", .routes = {"{id:int}"}, .handler = update, .args = &put_args,
-     .summary = "Replaces a note's content", .responses = {{200, &note_schema}, {400}, {404}, {415}}},
+     .summary = "Replaces a note's content",
+     .responses = {{.status = 200, .schema = &note_schema}, {.status = 400}, {.status = 404}, {.status = 415}}},
     {.name = "Delete", .methods = "DELETE", .routes = {"{id:int}"}, .handler = delete, .args = &id_args,
-     .summary = "Deletes a note and its attachments", .responses = {{204}, {404}}},
+     .summary = "Deletes a note and its attachments", .responses = {{.status = 204}, {.status = 404}}},
     {.name = NULL}};
 
 int notes_routes(canal_app_t *app, canal_mvc_t *mvc, notes_store_t *store, canal_error_info_t *err)
@@ -553,7 +559,11 @@ int notes_routes(canal_app_t *app, canal_mvc_t *mvc, notes_store_t *store, canal
     const canal_endpoint_spec_t upload = {
         .method = "POST", .tmpl = "api/notes/{id:int}/attachments", .handler = attach, .data = store,
         .name = "Attach", .args = &attach_args, .max_body = NOTES_MAX_UPLOAD,
-        .responses = {{201, &attachment_schema}, {400}, {404}, {413}, {415}}};
+        .responses = {{.status = 201, .schema = &attachment_schema},
+                      {.status = 400},
+                      {.status = 404},
+                      {.status = 413},
+                      {.status = 415}}};
     int rc;
     /* NoteSummary is named by no route (it is the view=compact answer): registered for
      * components.schemas */
