@@ -127,6 +127,20 @@ check "DELETE again: 404" 404 "$(status "$URL/api/notes/3" -X DELETE)"
 check "an id that is not an int: 404" 404 "$(status "$URL/api/notes/abc")"
 check "PATCH: 405" 405 "$(status "$URL/api/notes/1" -X PATCH)"
 
+# one store, one lock, two worker threads: 20 notes posted at once get 20 different ids
+before=$(field "$(body "$URL/api/notes?size=100")" 'len(d)')
+i=0
+pids=""
+while [ $i -lt 20 ]; do
+    curl -s -o "$TMP/par.$i" "$URL/api/notes" -H "$JSON" --data "{\"title\":\"parallel $i\"}" &
+    pids="$pids $!"
+    i=$((i + 1))
+done
+for p in $pids; do wait "$p"; done
+ids=$(cat "$TMP"/par.* | python3 -c 'import json, sys; print(len({json.loads(l)["id"] for l in sys.stdin.read().replace("}{", "}\n{").splitlines()}))')
+check "20 parallel POSTs: 20 ids" 20 "$ids"
+check "20 parallel POSTs: all listed" $((before + 20)) "$(field "$(body "$URL/api/notes?size=100")" 'len(d)')"
+
 # the OpenAPI document describes what the tests above used
 doc=$(body "$URL/openapi.json")
 check "openapi: the paths" "['/api/notes', '/api/notes/quick', '/api/notes/{id}', '/api/notes/{id}/attachments']" \
