@@ -26,14 +26,15 @@ server_cmd() { # name port threads
         # connections were still closing, and new ones waited in the listen backlog.
     canal-acclog)
         # bench/ir's comparisons: the router with its access log (CLF, to a file) on, and
-        # with what production leaves on (access log, metrics, request IDs)
+        # with what production leaves on (access log, metrics, request IDs, trace context)
         printf '%s\n' "$TOP/build/bin/canal-demo" --mode router --host 127.0.0.1 --port "$port" \
             --threads "$threads" --access-log "$OUT/access-$port.log" --env production --request-id off \
             --metrics off --compress off --cors off --static-dir off --max-connections 30000 ;;
     canal-production)
+        # trace context made for every request and echoed (traceparent), so it is really on
         printf '%s\n' "$TOP/build/bin/canal-demo" --mode router --host 127.0.0.1 --port "$port" \
             --threads "$threads" --access-log "$OUT/access-$port.log" --env production --request-id on \
-            --metrics on --compress off --cors off --static-dir off --max-connections 30000 ;;
+            --metrics on --trace-echo on --compress off --cors off --static-dir off --max-connections 30000 ;;
     canal-secure)
         # bench/ir's guards table: issue 18's example, keys made by bench/ir in $OUT/secure-keys;
         # a limit no run reaches (the cost of taking a token, never a 429)

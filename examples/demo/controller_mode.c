@@ -40,6 +40,11 @@ static int woo(canal_ctx_t *ctx, canal_req_t *req, const void *args)
     return canal_res_model(req, 200, &demo_woo_schema, &demo_woo);
 }
 
+static int secret(canal_ctx_t *ctx, canal_req_t *req, const void *args)
+{
+    return canal_res_model(req, 200, &demo_message_schema, &demo_secret);
+}
+
 static int orders_ndjson(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     return demo_orders_ndjson(req);
@@ -47,30 +52,32 @@ static int orders_ndjson(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 
 static const canal_action_def_t home_actions[] = {
     {.name = "Plaintext", .handler = plaintext, .summary = "Hello, World! as text",
-     .responses = {{200, .content_type = DEMO_TEXT_TYPE}}},
-    {.name = "Json", .handler = json, .summary = "Hello, World! as JSON", .responses = {{200, &demo_message_schema}}},
+     .responses = {{.status = 200, .content_type = DEMO_TEXT_TYPE}}},
+    {.name = "Json", .handler = json, .summary = "Hello, World! as JSON", .responses = {{.status = 200, .schema = &demo_message_schema}}},
     {.name = "Employee",
      .routes = {"home/employee/{id:int}"},
      .handler = employee,
      .args = &employee_args,
      .summary = "One employee",
-     .responses = {{200, &employee_schema}, {404}}},
+     .responses = {{.status = 200, .schema = &employee_schema}, {.status = 404}}},
     {.name = "Orders",
      .routes = {"home/orders/{id:int}"},
      .handler = orders,
      .args = &orders_args,
      .summary = "A page of orders",
-     .responses = {{200, &order_schema, .array = 1}}},
+     .responses = {{.status = 200, .schema = &order_schema, .array = 1}}},
     {.name = "OrdersNdjson",
      .routes = {"home/orders.ndjson"},
      .handler = orders_ndjson,
      .summary = "Every order, one JSON object per line, streamed",
-     .responses = {{200, .content_type = "application/x-ndjson", .description = "One Order object per line."}}},
+     .responses = {{.status = 200, .content_type = "application/x-ndjson", .description = "One Order object per line."}}},
+    {.name = "Secret", .handler = secret, .policy = &demo_key_policy, .summary = "Only with the API key",
+     .responses = {{.status = 200, .schema = &demo_message_schema}}},
     {.name = NULL},
 };
 
 static const canal_action_def_t woo_actions[] = {
-    {.name = "Get", .handler = woo, .summary = "The Woo object", .responses = {{200, &demo_woo_schema}}},
+    {.name = "Get", .handler = woo, .summary = "The Woo object", .responses = {{.status = 200, .schema = &demo_woo_schema}}},
     {.name = NULL},
 };
 

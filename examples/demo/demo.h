@@ -42,6 +42,11 @@ typedef struct {
 
 extern const canal_schema_t employee_args, orders_args;
 
+/* GET /home/secret in both modes: the policy of an API key (X-Api-Key), whose scheme main.c
+ * makes before the routes are registered. */
+extern canal_policy_t demo_key_policy;
+extern const demo_message_t demo_secret;
+
 /* GET /home/orders.ndjson in both modes (orders_stream.c): every order, streamed. */
 int demo_orders_ndjson(canal_req_t *req);
 

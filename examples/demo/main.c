@@ -8,6 +8,8 @@
  *   GET /home/orders/{id}?customerid=&index=&size=   a page of orders (id 0: everyone's)
  *   GET /home/orders.ndjson                  every order, one per line, streamed as read
  *   GET /api/woo                             {"id":1,"name":"Woo"}
+ *   GET /home/secret                         {"message":"..."} with the X-Api-Key of --api-key FILE;
+ *                                            401 without it (no --api-key: always 401)
  *   GET /openapi.json                        the OpenAPI 3.1 document of the routes above
  *   GET /docs                                the same, rendered by Swagger UI
  *   GET /health/live, /health/ready          liveness; readiness (503 once stopping)
@@ -41,8 +43,10 @@ static void usage(FILE *to)
     fprintf(to,
             "usage: canal-demo [--mode router|controller] [--data FILE] [--swagger-ui DIR] [--routes]\n"
             "                  [--static-dir DIR|off] [--metrics on|off] [--compress on|off]\n"
-            "                  [--cors on|off] [options]\n"
+            "                  [--cors on|off] [--api-key FILE] [options]\n"
             "  --routes          print the route table and exit\n"
+            "  --api-key FILE    the X-Api-Key of GET /home/secret (the file's bytes less one\n"
+            "                    newline); none: a random key nobody knows\n"
             "  --swagger-ui DIR  swagger-ui-dist's directory for /docs (env CANAL_SWAGGER_UI;\n"
             "                    default %s)\n%s",
             DEMO_SWAGGER_UI, canal_config_usage());
@@ -61,7 +65,7 @@ static int serve_openapi(canal_app_t *app, canal_mvc_t *mvc, const char *mode, c
     char description[160];
     snprintf(description, sizeof(description),
              "The benchmark app of the articles canal started from, in %s mode.", mode);
-    canal_openapi_info_t info = {.title = "canal demo", .version = CANAL_VERSION,
+    canal_openapi_info_t info = {.title = "canal demo", .version = CANAL_VERSION, .license = "MIT",
                                  .description = description};
     json_t *doc = mvc ? canal_mvc_openapi(mvc, &info) : canal_openapi_build(app, &info, NULL, NULL);
     if ((rc = canal_app_openapi(app, "/openapi.json", doc, &err)) != 0)
@@ -135,7 +139,7 @@ int main(int argc, char **argv)
     canal_error_info_t err;
     const char *mode = "router", *data = NULL, *swagger_ui = getenv("CANAL_SWAGGER_UI");
     int list_routes = 0;
-    const char *static_dir = NULL;
+    const char *static_dir = NULL, *api_key = NULL;
     int metrics = 1, compress = 1, cors = 1;
     char dir[PATH_MAX + 32];
 
@@ -154,6 +158,8 @@ int main(int argc, char **argv)
             mode = argv[++i];
         } else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) {
             data = argv[++i];
+        } else if (strcmp(argv[i], "--api-key") == 0 && i + 1 < argc) {
+            api_key = argv[++i];
         } else if (strcmp(argv[i], "--routes") == 0) {
             list_routes = 1;
         } else if (strcmp(argv[i], "--swagger-ui") == 0 && i + 1 < argc) {
@@ -178,6 +184,22 @@ int main(int argc, char **argv)
         swagger_ui = DEMO_SWAGGER_UI;
     if (northwind_load(data) != 0)
         return 1;
+    /* GET /home/secret's scheme: the key from the file, or 32 random bytes nobody knows */
+    canal_str_t key = {NULL, 0};
+    unsigned char random_key[32];
+    if (api_key != NULL && canal_secret_read(api_key, &key, &err) != 0) {
+        fprintf(stderr, "canal-demo: --api-key: %s\n", err.message);
+        return 2;
+    }
+    if (key.base == NULL && getentropy(random_key, sizeof(random_key)) == 0)
+        key = (canal_str_t){(const char *)random_key, sizeof(random_key)};
+    canal_auth_t *key_scheme = canal_auth_api_key(
+        &(canal_api_key_config_t){.key = key.base, .key_len = key.len, .subject = "demo", .realm = "canal-demo"}, &err);
+    if (key_scheme == NULL) {
+        fprintf(stderr, "canal-demo: the API key scheme: %s\n", err.message);
+        return 1;
+    }
+    demo_key_policy.schemes[0] = key_scheme;
 
     canal_app_t *app = canal_app_create(&cfg);
     if (app == NULL)
@@ -211,6 +233,9 @@ int main(int argc, char **argv)
         canal_app_destroy(app);
         canal_mvc_destroy(mvc);
         northwind_free();
+        canal_auth_destroy(key_scheme);
+        if (api_key != NULL)
+            canal_secret_free(&key);
         return buf ? 0 : 1;
     }
     if (canal_app_start(app) != 0) {
@@ -237,5 +262,8 @@ int main(int argc, char **argv)
     canal_app_destroy(app);
     canal_mvc_destroy(mvc);
     northwind_free();
+    canal_auth_destroy(key_scheme);
+    if (api_key != NULL)
+        canal_secret_free(&key);
     return rc == 0 ? 0 : 1;
 }

@@ -33,3 +33,6 @@ static const canal_field_t woo_fields[] = {
     {.name = NULL}};
 const canal_schema_t demo_woo_schema = {.name = "Woo", .size = sizeof(demo_woo_t), .fields = woo_fields};
 const demo_woo_t demo_woo = {1, "Woo"};
+
+canal_policy_t demo_key_policy; /* its scheme: main.c */
+const demo_message_t demo_secret = {"Only with the key."};

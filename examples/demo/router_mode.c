@@ -45,6 +45,11 @@ static int orders(canal_req_t *req, void *data)
     return canal_res_model_array(req, 200, &order_schema, page, n);
 }
 
+static int secret(canal_req_t *req, void *data)
+{
+    return canal_res_model(req, 200, &demo_message_schema, &demo_secret);
+}
+
 static int orders_ndjson(canal_req_t *req, void *data)
 {
     return demo_orders_ndjson(req);
@@ -53,15 +58,18 @@ static int orders_ndjson(canal_req_t *req, void *data)
 int demo_router_mode(canal_app_t *app, canal_error_info_t *err)
 {
     const canal_endpoint_spec_t routes[] = {
-        {.tmpl = "home/plaintext", .handler = plaintext, .responses = {{200, .content_type = DEMO_TEXT_TYPE}}},
-        {.tmpl = "home/json", .handler = json, .responses = {{200, &demo_message_schema}}},
-        {.tmpl = "home/employee/{id:int}", .handler = employee, .args = &employee_args,
-         .responses = {{200, &employee_schema}, {404}}},
-        {.tmpl = "home/orders/{id:int}", .handler = orders, .args = &orders_args,
-         .responses = {{200, &order_schema, .array = 1}}},
+        {.tmpl = "home/plaintext", .handler = plaintext, .summary = "Hello, World! as text", .responses = {{.status = 200, .content_type = DEMO_TEXT_TYPE}}},
+        {.tmpl = "home/json", .handler = json, .summary = "Hello, World! as JSON", .responses = {{.status = 200, .schema = &demo_message_schema}}},
+        {.tmpl = "home/employee/{id:int}", .handler = employee, .summary = "One employee", .args = &employee_args,
+         .responses = {{.status = 200, .schema = &employee_schema}, {.status = 404}}},
+        {.tmpl = "home/orders/{id:int}", .handler = orders, .summary = "A page of orders", .args = &orders_args,
+         .responses = {{.status = 200, .schema = &order_schema, .array = 1}}},
         {.tmpl = "home/orders.ndjson", .handler = orders_ndjson,
-         .responses = {{200, .content_type = "application/x-ndjson", .description = "One Order object per line."}}},
-        {.tmpl = "api/woo", .handler = woo, .responses = {{200, &demo_woo_schema}}},
+         .summary = "Every order, one JSON object per line, streamed",
+         .responses = {{.status = 200, .content_type = "application/x-ndjson", .description = "One Order object per line."}}},
+        {.tmpl = "api/woo", .handler = woo, .summary = "The Woo object", .responses = {{.status = 200, .schema = &demo_woo_schema}}},
+        {.tmpl = "home/secret", .handler = secret, .policy = &demo_key_policy, .summary = "Only with the API key",
+         .responses = {{.status = 200, .schema = &demo_message_schema}}},
     };
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
         int rc = canal_app_route(app, &routes[i], NULL, err);

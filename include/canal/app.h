@@ -257,6 +257,10 @@ typedef struct canal_endpoint_spec {
                                      and checked against the template's route values here,
                                      bound by the handler with canal_req_bind(), documented as
                                      the operation's parameters and request body; or NULL */
+    const char *summary;      /**< OpenAPI: the operation's one-line summary; NULL: "METHOD /path".
+                                   Borrowed: it must live as long as the app (a literal) */
+    const char *description;  /**< OpenAPI: its longer description (CommonMark), or NULL.
+                                   Borrowed like summary */
     canal_response_def_t responses[CANAL_MAX_RESPONSES]; /**< OpenAPI: the documented answers
                                      (status 0 ends); none: a "default" answer */
     const canal_rate_limit_t *rate_limit; /**< checked before the handler (canal/ratelimit.h);

@@ -27,7 +27,7 @@
  *     static const canal_action_def_t home_actions[] = {
  *         {.name = "Plaintext", .handler = plaintext},
  *         {.name = "Employee", .routes = {"home/employee/{id:int}"}, .handler = employee,
- *          .args = &employee_args, .responses = {{200, &employee_schema}, {404}}},
+ *          .args = &employee_args, .responses = {{.status = 200, .schema = &employee_schema}, {.status = 404}}},
  *         {.name = NULL}
  *     };
  *     static const canal_controller_def_t home = {.name = "Home", .actions = home_actions};
@@ -150,6 +150,16 @@ typedef struct canal_controller_def {
  * must outlive it (destroy the app first). NULL when out of memory.
  */
 CANAL_API canal_mvc_t *canal_mvc_create(canal_app_t *app);
+
+/**
+ * Lower-cases controller and action names where they become route segments ([controller]
+ * and [action] in templates and prefixes, {controller} and {action} of conventional routes),
+ * like ASP.NET Core's LowercaseUrls: the "Home" controller's "Json" action is "/home/json"
+ * in the route table, the OpenAPI document and the metrics labels. On (non-zero) by default;
+ * 0 keeps the names as written. Matching is case-insensitive either way. It applies to the
+ * controllers and routes registered after the call: make it before canal_mvc_add_controller().
+ */
+CANAL_API void canal_mvc_lowercase_urls(canal_mvc_t *mvc, int on);
 
 /** Destroys the controller layer (disposes controller states). NULL is a no-op. */
 CANAL_API void canal_mvc_destroy(canal_mvc_t *mvc);

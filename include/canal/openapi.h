@@ -38,7 +38,8 @@ typedef struct canal_openapi_info {
     const char *title;       /**< info.title; NULL: "canal app" */
     const char *version;     /**< info.version, the API's own version; NULL: "0.1.0" */
     const char *description; /**< info.description (CommonMark), or NULL */
-    const char *server_url;  /**< servers[0].url, or NULL for no "servers" */
+    const char *server_url;  /**< servers[0].url; NULL: "/" (the server that serves it) */
+    const char *license;     /**< info.license's name and SPDX identifier ("MIT"), or NULL */
 } canal_openapi_info_t;
 
 /**

@@ -109,26 +109,33 @@ enum {
 /** An inclusive upper bound (numbers). */
 #define CANAL_MAX(v) .max = (v), .has_max = 1
 
+/** A struct's description (struct canal_schema below). */
 typedef struct canal_schema canal_schema_t;
 /* the same typedefs as canal/app.h's and canal/json.h's (C11 allows them twice): app.h
  * includes this header for its route specs */
+/** The app (canal/app.h). */
 typedef struct canal_app canal_app_t;
+/** A request (canal/app.h). */
 typedef struct canal_req canal_req_t;
+/** The streaming JSON writer (canal/json.h). */
 typedef struct canal_jw canal_jw_t;
 
 /** A field: one struct member. Unused members are 0/NULL (designated initializers). */
 typedef struct canal_field {
     const char *name;       /**< the JSON member, parameter, header or cookie name; NULL ends */
     canal_type_t type;      /**< the member's type */
-    size_t offset, size;    /**< CANAL_FIELD(type, member) */
+    size_t offset;          /**< the member's offset: CANAL_FIELD(type, member) */
+    size_t size;            /**< the member's size: CANAL_FIELD(type, member) */
     canal_source_t source;  /**< binding: where the value comes from */
     unsigned flags;         /**< CANAL_REQUIRED, CANAL_NULLABLE */
     size_t present;         /**< CANAL_PRESENT(), or 0; optional numbers, bools and enums that
                                  have no default need one when bound (else absent would be 0) */
     const char *def;        /**< the default when absent, as text ("10", "true", "asc"), or
                                  NULL; not for objects, arrays and json */
-    double min, max;        /**< CANAL_MIN(), CANAL_MAX(): numbers, and an array's numbers */
-    int has_min, has_max;
+    double min;             /**< CANAL_MIN(): the inclusive lower bound of numbers (an array's too) */
+    double max;             /**< CANAL_MAX(): the inclusive upper bound */
+    int has_min;            /**< set by CANAL_MIN() */
+    int has_max;            /**< set by CANAL_MAX() */
     size_t min_length;      /**< strings: fewest characters (code points) */
     size_t max_length;      /**< strings: most characters; 0: no bound */
     size_t min_items;       /**< arrays: fewest elements */

@@ -44,6 +44,7 @@ struct canal_mvc {
     size_t nctrls;
     char **conventional;           /* templates given to canal_mvc_map_route() */
     size_t nconventional;
+    int lowercase_urls;            /* canal_mvc_lowercase_urls(), on by default */
 };
 
 /* dispatch.c: the handler of every action route (data: the canal_action_t) */

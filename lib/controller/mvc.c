@@ -24,9 +24,23 @@
 canal_mvc_t *canal_mvc_create(canal_app_t *app)
 {
     canal_mvc_t *mvc = calloc(1, sizeof(*mvc));
-    if (mvc != NULL)
+    if (mvc != NULL) {
         mvc->app = app;
+        mvc->lowercase_urls = 1;
+    }
     return mvc;
+}
+
+void canal_mvc_lowercase_urls(canal_mvc_t *mvc, int on)
+{
+    mvc->lowercase_urls = on != 0;
+}
+
+/* Copies a controller or action name into a route segment: lower-cased when the mvc says so. */
+static void name_segment(char *out, const char *name, size_t n, int lower)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = lower ? (char)tolower((unsigned char)name[i]) : name[i];
 }
 
 static void free_action(canal_action_t *a)
@@ -127,9 +141,10 @@ static int valid_name(const char *s)
     return 1;
 }
 
-/* Replaces [controller] and [action] in text ("[[" and "]]" stand for brackets). action may be
- * NULL (a controller prefix), and then [action] stays for later. Returns a new string. */
-static char *replace_tokens(const char *text, const char *controller, const char *action,
+/* Replaces [controller] and [action] in text ("[[" and "]]" stand for brackets), the names
+ * lower-cased when lower is set. action may be NULL (a controller prefix), and then [action]
+ * stays for later. Returns a new string. */
+static char *replace_tokens(const char *text, const char *controller, const char *action, int lower,
                             canal_error_info_t *err, int *rc)
 {
     size_t cap = strlen(text) * 2 + strlen(controller) + (action ? strlen(action) : 0) + 16, o = 0;
@@ -152,10 +167,11 @@ static char *replace_tokens(const char *text, const char *controller, const char
         const char *end = strchr(p, ']');
         size_t n = end ? (size_t)(end - p - 1) : 0;
         const char *with = NULL;
+        int name = 1;
         if (end && n == 10 && strncmp(p + 1, "controller", 10) == 0)
             with = controller;
         else if (end && n == 6 && strncmp(p + 1, "action", 6) == 0)
-            with = action ? action : "[action]";
+            with = action ? action : "[action]", name = action != NULL;
         if (with == NULL) {
             free(out);
             *rc = canal_error_set(err, CANAL_ESYNTAX, 0, "'%s': unknown token at byte %zu (known: [controller], [action])",
@@ -172,7 +188,7 @@ static char *replace_tokens(const char *text, const char *controller, const char
             }
             out = grown;
         }
-        memcpy(out + o, with, wl);
+        name_segment(out + o, with, wl, lower && name);
         o += wl;
         p = end;
     }
@@ -192,7 +208,8 @@ static int add_route(canal_action_t *a, const char *method, const char *tmpl, co
     a->routes = grown;
     canal_error_info_t e;
     canal_endpoint_spec_t spec = {.method = method, .tmpl = tmpl, .name = name, .handler = canal__mvc_dispatch, .data = a,
-                                  .args = a->def.args, .policy = a->def.policy ? a->def.policy : a->ctrl->policy,
+                                  .args = a->def.args, .summary = a->def.summary,
+                                  .description = a->def.description, .policy = a->def.policy ? a->def.policy : a->ctrl->policy,
                                   .rate_limit = a->def.rate_limit ? a->def.rate_limit : a->ctrl->rate_limit,
                                   .security_headers = a->def.security_headers ? a->def.security_headers
                                                                                : a->ctrl->security_headers};
@@ -255,7 +272,9 @@ static int add_conventional(canal_action_t *a, const char *conv, canal_error_inf
             named[n] = 1;
             omittable[n] = eq != NULL && (size_t)(p + len - 1 - (eq + 1)) == strlen(which) &&
                            strncasecmp(eq + 1, which, strlen(which)) == 0;
-            snprintf(segs[n], sizeof(segs[n]), "%s", which);
+            size_t wl = strlen(which) < sizeof(segs[n]) - 1 ? strlen(which) : sizeof(segs[n]) - 1;
+            name_segment(segs[n], which, wl, a->ctrl->mvc->lowercase_urls);
+            segs[n][wl] = '\0';
         } else {
             omittable[n] = len > 2 && p[0] == '{' && (p[len - 2] == '?' || memchr(p, '=', len) || p[1] == '*');
             snprintf(segs[n], sizeof(segs[n]), "%.*s", (int)len, p);
@@ -305,7 +324,7 @@ static int action_routes(canal_action_t *a, const char *conv_only, canal_error_i
         }
         if (joined == NULL)
             return canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
-        char *full = replace_tokens(joined, c->name, a->def.name, err, &rc);
+        char *full = replace_tokens(joined, c->name, a->def.name, c->mvc->lowercase_urls, err, &rc);
         free(joined);
         if (full == NULL)
             return rc;
@@ -317,7 +336,7 @@ static int action_routes(canal_action_t *a, const char *conv_only, canal_error_i
     if (own)
         return 0;
     if (c->prefix != NULL) {
-        char *full = replace_tokens(c->prefix, c->name, a->def.name, err, &rc);
+        char *full = replace_tokens(c->prefix, c->name, a->def.name, c->mvc->lowercase_urls, err, &rc);
         if (full == NULL)
             return rc;
         rc = add_for_methods(a, full, a->def.route_name, err);
@@ -396,7 +415,7 @@ canal_controller_t *canal_mvc_controller(canal_mvc_t *mvc, const char *name, con
     if (prefix != NULL && *prefix != '\0') {
         while (*prefix == '/')
             prefix++;
-        if ((c->prefix = replace_tokens(prefix, name, NULL, err, &rc)) == NULL) {
+        if ((c->prefix = replace_tokens(prefix, name, NULL, mvc->lowercase_urls, err, &rc)) == NULL) {
             free(c->name);
             free(c);
             return NULL;

@@ -2,7 +2,8 @@
 /*
  * The controller layer's OpenAPI document: canal_openapi_build() describes the routes (with
  * the args and responses each action registered them with), and this file's callback adds to
- * each operation of an action its names: tag, operationId, summary, description. Only public
+ * each operation of an action its names: tag and operationId (its summary and description came
+ * with its routes, canal_endpoint_spec_t). Only public
  * APIs are used: the callback knows an action's operation by its route, which the action
  * lists (canal_action_route_at()).
  */
@@ -25,10 +26,6 @@ static int describe(json_t *op, const canal_route_t *route, const char *path, vo
                 snprintf(id, sizeof(id), "%s_%s", canal_controller_name(c), d->name);
                 json_object_set_new(op, "operationId", json_string(id));
                 json_object_set_new(op, "tags", json_pack("[s]", canal_controller_name(c)));
-                if (d->summary != NULL)
-                    json_object_set_new(op, "summary", json_string(d->summary));
-                if (d->description != NULL)
-                    json_object_set_new(op, "description", json_string(d->description));
                 return 0;
             }
         }

@@ -198,6 +198,36 @@ static canal_str_t as_str(canal_type_t t, const union canal__val *v)
     return t == CANAL_TYPE_CSTRING ? (canal_str_t){v->cs, strlen(v->cs)} : v->s;
 }
 
+/* The index of s in the field's allowed list (an enum's value), or -1. */
+static int enum_value(const canal_field_t *f, canal_str_t s)
+{
+    for (int i = 0; f->allowed[i] != NULL; i++)
+        if (strlen(f->allowed[i]) == s.len && memcmp(f->allowed[i], s.base, s.len) == 0)
+            return i;
+    return -1;
+}
+
+static void enum_error(struct sink *k, const canal_field_t *f)
+{
+    char list[256];
+    size_t o = 0;
+    for (size_t j = 0; f->allowed[j] != NULL && o < sizeof(list); j++)
+        o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", j ? ", " : "", f->allowed[j]);
+    report(k, "The field %s must be one of: %s.", f->name, list);
+}
+
+/* 1 after reporting an array's element count out of its bounds. */
+static int items_out_of_bounds(struct sink *k, const canal_field_t *f, size_t n)
+{
+    if (n >= f->min_items && (f->max_items == 0 || n <= f->max_items))
+        return 0;
+    if (f->max_items)
+        report(k, "The field %s must have from %zu to %zu items.", f->name, f->min_items, f->max_items);
+    else
+        report(k, "The field %s must have at least %zu items.", f->name, f->min_items);
+    return 1;
+}
+
 /* Checks a parsed value of type t (a field's, or its array's items) against the field's rules. */
 static void check_value(struct sink *k, const struct canal__mfield *mf, canal_type_t t, const union canal__val *v)
 {
@@ -245,36 +275,8 @@ static void check_value(struct sink *k, const struct canal__mfield *mf, canal_ty
     }
     if (f->format != NULL && !valid_format(f->format, s))
         report(k, "The field %s must be a valid %s.", name, f->format);
-    if (f->allowed != NULL) {
-        size_t i = 0;
-        while (f->allowed[i] != NULL && !(strlen(f->allowed[i]) == s.len && memcmp(f->allowed[i], s.base, s.len) == 0))
-            i++;
-        if (f->allowed[i] == NULL) {
-            char list[256];
-            size_t o = 0;
-            for (size_t j = 0; f->allowed[j] != NULL && o < sizeof(list); j++)
-                o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", j ? ", " : "", f->allowed[j]);
-            report(k, "The field %s must be one of: %s.", name, list);
-        }
-    }
-}
-
-/* The enum value named by s, or -1. */
-static int enum_value(const canal_field_t *f, canal_str_t s)
-{
-    for (int i = 0; f->allowed[i] != NULL; i++)
-        if (strlen(f->allowed[i]) == s.len && memcmp(f->allowed[i], s.base, s.len) == 0)
-            return i;
-    return -1;
-}
-
-static void enum_error(struct sink *k, const canal_field_t *f)
-{
-    char list[256];
-    size_t o = 0;
-    for (size_t j = 0; f->allowed[j] != NULL && o < sizeof(list); j++)
-        o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", j ? ", " : "", f->allowed[j]);
-    report(k, "The field %s must be one of: %s.", f->name, list);
+    if (f->allowed != NULL && enum_value(f, s) < 0)
+        enum_error(k, f);
 }
 
 /* Parses text as a value of type t into *v; req (NULL at registration) holds a C string's
@@ -532,13 +534,8 @@ static void bind_json(struct binder *b, const struct canal__mfield *mf, canal_ty
             break;
         }
         size_t n = json_array_size(j), each = canal__type_size(f->items, f->schema);
-        if (n < f->min_items || (f->max_items && n > f->max_items)) {
-            if (f->max_items)
-                report(&k, "The field %s must have from %zu to %zu items.", f->name, f->min_items, f->max_items);
-            else
-                report(&k, "The field %s must have at least %zu items.", f->name, f->min_items);
+        if (items_out_of_bounds(&k, f, n))
             return;
-        }
         char *items = n ? canal_req_alloc(b->req, n * each) : canal_req_alloc(b->req, 1);
         memset(items, 0, n ? n * each : 1);
         for (size_t i = 0; i < n; i++) {
@@ -740,13 +737,8 @@ static void bind_text(struct binder *b, const struct canal__mfield *mf, char *ob
         }
         if (f->type != CANAL_TYPE_ARRAY)
             break;
-        if (count < f->min_items || (f->max_items && count > f->max_items)) {
-            if (f->max_items)
-                report(&k, "The field %s must have from %zu to %zu items.", f->name, f->min_items, f->max_items);
-            else
-                report(&k, "The field %s must have at least %zu items.", f->name, f->min_items);
+        if (items_out_of_bounds(&k, f, count))
             return;
-        }
         size_t each = canal__type_size(f->items, NULL);
         char *items = canal_req_alloc(req, count * each);
         memset(items, 0, count * each);

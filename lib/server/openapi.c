@@ -24,6 +24,30 @@
 
 /* ---- the document ---- */
 
+/* A problem-details answer (application/problem+json) with its description. */
+static json_t *problem_response(const char *description)
+{
+    return json_pack("{s:s, s:{s:{s:{s:s}}}}", "description", description, "content",
+                     "application/problem+json", "schema", "$ref", "#/components/schemas/ProblemDetails");
+}
+
+/* components.responses: the answers canal and libh2o give themselves, each described once.
+ * The document's root "x-canal-responses" says which of them any request may get, before or
+ * instead of an operation (an unknown path, a method the path does not take, a malformed
+ * target, a limit); operations reference those that their own path and method can get. */
+static const struct {
+    const char *name, *status, *description;
+} server_answers[] = {
+    {"MalformedRequest", "400",
+     "The request target is malformed (a bad percent-escape, %00 or NUL in the path or the query, or no "
+     "leading '/'): a plain problem, before routing or binding."},
+    {"NotFound", "404", "No such resource, or a route value failed its constraints."},
+    {"MethodNotAllowed", "405", "The path exists, but not for this method; Allow lists the methods it takes."},
+    {"ContentTooLarge", "413", "The request body is larger than the app's max_body_size (or the route's max_body)."},
+    {"UriTooLong", "414", "The request target is longer than the app's limit."},
+    {"HeaderFieldsTooLarge", "431", "Too many request header fields, or too many bytes of them."},
+};
+
 static json_t *problem_components(void)
 {
     json_t *problem = json_pack(
@@ -41,15 +65,33 @@ static json_t *problem_components(void)
         "$ref", "#/components/schemas/ProblemDetails", "properties", "errors", "type", "object",
         "description", "Messages by parameter name.", "additionalProperties", "type", "array",
         "items", "type", "string", "required", "errors");
-    return json_pack(
-        "{s:{s:o, s:o}, s:{s:{s:s, s:{s:{s:{s:s}}}}, s:{s:s, s:{s:{s:{s:s}}}}}}", "schemas",
-        "ProblemDetails", problem, "ValidationProblemDetails", validation, "responses",
-        "NotFound", "description", "No such resource, or a route value failed its constraints.",
-        "content", "application/problem+json", "schema", "$ref",
-        "#/components/schemas/ProblemDetails", "ValidationProblem", "description",
-        "One or more parameters are missing or not valid.", "content",
-        "application/problem+json", "schema", "$ref",
-        "#/components/schemas/ValidationProblemDetails");
+    /* where binding happens, a malformed target is still the plain problem */
+    json_t *responses = json_pack(
+        "{s:{s:s, s:{s:{s:{s:[{s:s}, {s:s}]}}}}}", "ValidationProblem", "description",
+        "One or more parameters are missing or not valid (errors lists them), or the request "
+        "target is malformed (a plain problem, as MalformedRequest).",
+        "content", "application/problem+json", "schema", "anyOf", "$ref",
+        "#/components/schemas/ValidationProblemDetails", "$ref", "#/components/schemas/ProblemDetails");
+    for (size_t i = 0; i < sizeof(server_answers) / sizeof(server_answers[0]); i++)
+        json_object_set_new(responses, server_answers[i].name, problem_response(server_answers[i].description));
+    json_object_set_new(json_object_get(responses, "MethodNotAllowed"), "headers",
+                        json_pack("{s:{s:s, s:b, s:{s:s}}}", "Allow", "description",
+                                  "The methods this path takes, comma-separated.", "required", 1,
+                                  "schema", "type", "string"));
+    return json_pack("{s:{s:o, s:o}, s:o}", "schemas", "ProblemDetails", problem,
+                     "ValidationProblemDetails", validation, "responses", responses);
+}
+
+/* The root's "x-canal-responses": {status: {$ref}} of server_answers. */
+static json_t *server_responses(void)
+{
+    json_t *out = json_object();
+    for (size_t i = 0; i < sizeof(server_answers) / sizeof(server_answers[0]); i++) {
+        char ref[96];
+        snprintf(ref, sizeof(ref), "#/components/responses/%s", server_answers[i].name);
+        json_object_set_new(out, server_answers[i].status, json_pack("{s:s}", "$ref", ref));
+    }
+    return out;
 }
 
 /* Sets key in schema, or when it is there already (two regexes), adds {key: value} to allOf:
@@ -292,12 +334,6 @@ static void set_operation_id(json_t *op, json_t *ids, const char *method, const 
 
 static int is_docs_route(canal_app_t *app, const canal_route_t *route);
 
-/* A problem-details answer (application/problem+json) with its description. */
-static json_t *problem_response(const char *description)
-{
-    return json_pack("{s:s, s:{s:{s:{s:s}}}}", "description", description, "content",
-                     "application/problem+json", "schema", "$ref", "#/components/schemas/ProblemDetails");
-}
 
 /* A WebSocket route's GET (canal_app_ws()): the 101 of a good handshake and the answers
  * refuse() in websocket.c gives a bad one; x-websocket marks the operation. Its OPTIONS door
@@ -655,8 +691,14 @@ json_t *canal_openapi_build(canal_app_t *app, const canal_openapi_info_t *info, 
     if (info->description != NULL)
         json_object_set_new(json_object_get(doc, "info"), "description",
                             json_string(info->description));
-    if (info->server_url != NULL)
-        json_object_set_new(doc, "servers", json_pack("[{s:s}]", "url", info->server_url));
+    if (info->license != NULL)
+        json_object_set_new(json_object_get(doc, "info"), "license",
+                            json_pack("{s:s, s:s}", "name", info->license, "identifier", info->license));
+    /* "/": the server that serves the document (linters want servers to be there) */
+    json_object_set_new(doc, "servers", json_pack("[{s:s}]", "url", info->server_url ? info->server_url : "/"));
+    /* no scheme unless a route's policy names one (secure_operation()) */
+    json_object_set_new(doc, "security", json_array());
+    json_object_set_new(doc, "x-canal-responses", server_responses());
 
     for (size_t i = 0; i < canal_router_route_count(r); i++) {
         const canal_route_t *route = canal_router_route_at(r, i);
@@ -688,6 +730,15 @@ json_t *canal_openapi_build(canal_app_t *app, const canal_openapi_info_t *info, 
                 json_decref(params);
             if (canal_route_name(route) != NULL)
                 json_object_set_new(op, "operationId", json_string(canal_route_name(route)));
+            if (ep != NULL && ep->summary != NULL)
+                json_object_set_new(op, "summary", json_string(ep->summary));
+            else {
+                char summary[2100];
+                snprintf(summary, sizeof(summary), "%s %s", canal_route_method(route), path);
+                json_object_set_new(op, "summary", json_string(summary));
+            }
+            if (ep != NULL && ep->description != NULL)
+                json_object_set_new(op, "description", json_string(ep->description));
             json_object_set_new(op, "x-canal-template", json_string(canal_route_template(route)));
             json_t *responses = json_pack("{s:{s:s}}", "default", "description",
                                           "The handler's answer.");
@@ -698,6 +749,10 @@ json_t *canal_openapi_build(canal_app_t *app, const canal_openapi_info_t *info, 
             if (canal_route_param_count(route) > 0)
                 json_object_set_new(responses, "404",
                                     json_pack("{s:s}", "$ref", "#/components/responses/NotFound"));
+            /* a malformed target reaches no handler, whatever the route declares */
+            if (json_object_get(responses, "400") == NULL)
+                json_object_set_new(responses, "400",
+                                    json_pack("{s:s}", "$ref", "#/components/responses/MalformedRequest"));
             if (ws)
                 ws_operation(op, responses);
             const canal_policy_t *pol = canal_app_route_policy(app, route);

@@ -103,6 +103,8 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
     app->endpoints[app->nendpoints++] = (struct canal_endpoint){.fn = spec->handler, .data = spec->data,
                                                                 .dispose = spec->dispose, .route = r,
                                                                 .args = args, .responses = responses,
+                                                                .summary = spec->summary,
+                                                                .description = spec->description,
                                                                 .group = spec->group,
                                                                 .rate_limit = spec->rate_limit, .sechdr = sh,
                                                                 .own_policy = spec->policy,

@@ -48,6 +48,7 @@ struct canal_endpoint {
     const canal_route_t *route;
     const struct canal__model *args;  /* schema.c: spec.args, registered, or NULL */
     canal_response_def_t *responses;  /* OpenAPI: spec.responses copied (status 0 ends), or NULL */
+    const char *summary, *description; /* OpenAPI: spec's, borrowed, or NULL */
     /* ops.c, settled before the app starts */
     const struct canal__cors *cors; /* CORS policy, or NULL */
     signed char compress;           /* 0 as configured, -1 never, 1 even if not compressible */

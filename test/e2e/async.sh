@@ -36,7 +36,7 @@ J='-H content-type:application/json -X POST'
 check "action: insert offloaded, 201" 201 "$(status "$URL/api/items" $J -d '{"name":"new","price":2.5}')"
 # shellcheck disable=SC2086
 loc=$(header "$URL/api/items" location $J -d '{"name":"newer","price":3}')
-check_match "action: 201 Location from link generation ($loc)" '^/api/Items/[0-9]+$' "$loc"
+check_match "action: 201 Location from link generation ($loc)" '^/api/items/[0-9]+$' "$loc"
 check "action: the created item reads back" '"name":"newer"' "$(body "$URL$loc" | grep -o '"name":"newer"')"
 # shellcheck disable=SC2086
 check "action: bad body is a 400 before any work" 400 "$(header "$URL/api/items" x-after-filter $J -d '{"price":-1}')"

@@ -5,9 +5,15 @@
 # OPTIONS; then router mode and controller mode side by side answer the same bytes.
 . test/e2e-lib.sh
 
+printf 'k3y-%s\n' "$$" >"$TMP/demo.key" # the file's bytes less the newline are the key
 for mode in router controller; do
 echo "# --mode $mode"
-start demo "$BIN/canal-demo" --mode $mode --threads 2 --access-log "$TMP/access.log" || exit 0
+start demo "$BIN/canal-demo" --mode $mode --threads 2 --access-log "$TMP/access.log" --api-key "$TMP/demo.key" || exit 0
+check "the protected route: no key, 401" 401 "$(status "$URL/home/secret")"
+check "and the challenge" 'ApiKey realm="canal-demo"' "$(header "$URL/home/secret" www-authenticate)"
+check "a wrong key: 401" 401 "$(status "$URL/home/secret" -H "X-Api-Key: k3y")"
+check "the key: 200" '{"message":"Only with the key."}' "$(body "$URL/home/secret" -H "X-Api-Key: k3y-$$")"
+check "the key given twice: 401" 401 "$(status "$URL/home/secret" -H "X-Api-Key: k3y-$$" -H "X-Api-Key: k3y-$$")"
 
 check "plaintext body" "Hello, World!" "$(body "$URL/home/plaintext")"
 check "plaintext type" "text/plain; charset=utf-8" "$(header "$URL/home/plaintext" content-type)"
@@ -77,7 +83,7 @@ for path in /home/plaintext /home/json /home/employee/1 /home/employee/9 /home/e
     "/home/orders/0?index=82&size=10" "/home/orders/3?size=0" "/home/orders/3?size=101&index=-1" \
     "/home/orders/3?index=x&size=1.5" "/home/orders/3?size=1&size=2" "/home/orders/3?customerid=a&customerid=b" \
     "/home/orders/3?index=%C3%A9" "/home/orders/3?index=%FF" "/home/orders/3?size=%20" /api/woo /API/WOO/ /nope / \
-    "/home/%zz" "/home/orders/3?x=%g0" /home/orders.ndjson; do
+    "/home/%zz" "/home/orders/3?x=%g0" /home/orders.ndjson /home/secret; do
     for method in GET HEAD POST OPTIONS; do
         how="-X $method"
         [ $method = HEAD ] && how=-I # curl -X HEAD would wait for a body

@@ -37,8 +37,8 @@ check "metrics content type" "text/plain; version=0.0.4; charset=utf-8" "$(heade
 curl -s "$URL/metrics" >"$TMP/scrape"
 if [ "$PARSER" = 1 ] && $PY test/prometheus/check.py <"$TMP/scrape" >"$TMP/samples" 2>"$TMP/parse.err"; then
     ok "the scrape parses as Prometheus text format, histograms consistent"
-    # controller mode's conventional routes are "Home/Plaintext": compare templates ignoring case
-    v() { grep -iF "$1 " "$TMP/samples" | head -n 1 | sed 's/.* //'; }
+    # controller mode's conventional routes are lower-cased ("home/plaintext") as router mode's
+    v() { grep -F "$1 " "$TMP/samples" | head -n 1 | sed 's/.* //'; }
     check "plaintext GET 200 count" 5 "$(v 'canal_http_requests_total{route="/home/plaintext",method="GET",status="200"}')"
     check "employee GET 200 count" 3 "$(v 'canal_http_requests_total{route="/home/employee/{id:int}",method="GET",status="200"}')"
     check "employee GET 404 count" 1 "$(v 'canal_http_requests_total{route="/home/employee/{id:int}",method="GET",status="404"}')"

@@ -100,10 +100,19 @@ stop dev
 start drain "$TBIN/canal-testapp" --threads 2 || exit 0
 i=0
 while [ $i -lt 8 ]; do
-    curl -s -o "$TMP/drain.$i" -w '%{http_code}' "$URL/sleep?ms=300" >"$TMP/drain.$i.status" &
+    curl -s -o "$TMP/drain.$i" -w '%{http_code}' "$URL/hang?ms=800" >"$TMP/drain.$i.status" &
     i=$((i + 1))
 done
-sleep 0.2
+# SIGTERM once all 8 are in flight (dispatched and deferred: /hang answers from a helper
+# thread after 800 ms, and /stats, which counts itself too, is served meanwhile), however
+# slowly the curls started on a loaded machine
+polls=0
+while [ $polls -lt 200 ]; do
+    polls=$((polls + 1))
+    n=$(curl -s --max-time 5 "$URL/stats" | tr -d '[] ' | tr ',' '\n' | awk '{s += $1} END {print s + 0}')
+    [ "$n" -ge $((8 + polls)) ] && break
+    sleep 0.05
+done
 kill -TERM "$PID"
 wait "$PID"
 rc=$?
@@ -112,7 +121,7 @@ wait
 answered=0
 i=0
 while [ $i -lt 8 ]; do
-    [ "$(cat "$TMP/drain.$i.status")" = 200 ] && [ "$(cat "$TMP/drain.$i")" = "slept 300" ] && answered=$((answered + 1))
+    [ "$(cat "$TMP/drain.$i.status")" = 200 ] && [ "$(cat "$TMP/drain.$i")" = "hung 800" ] && answered=$((answered + 1))
     i=$((i + 1))
 done
 check "graceful shutdown: every in-flight request answered" 8 "$answered"

@@ -308,7 +308,7 @@ static const canal_action_def_t live_actions[] = {
      .filters = {{.after = after_filter}}},
     {.name = "Events", .handler = events_action, .routes = {"mvc/events"},
      .args = &events_args,
-     .responses = {{200, .content_type = "text/event-stream"}, {400}}, .summary = "An event stream"},
+     .responses = {{.status = 200, .content_type = "text/event-stream"}, {.status = 400}}, .summary = "An event stream"},
     {.name = NULL},
 };
 

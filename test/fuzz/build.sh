@@ -22,6 +22,7 @@
 #   acclog    the access log's CLF and JSON line formatters (lib/server/acclog_line.c) on hostile bytes
 #   form      the urlencoded form iterator against a reference decoder (lib/server/form.c)
 #   multipart the multipart/form-data reader: any body, and a round trip of parts (lib/server/form.c)
+#   model     a struct written by its schema against jansson's dump of the same object (schema.c)
 #   trace     the traceparent and tracestate parsers (lib/server/trace.c)
 #   jwt       the JWT verifier and the base64 decoders (lib/server/jwt.c)
 #   authz     the Authorization field parsers: scheme split, Bearer b64token, Basic's base64 and
@@ -39,7 +40,7 @@ set -eu
 cd "$(dirname "$0")/../.."
 CLANG=${CLANG:-clang}
 OUT=build/fuzz
-ALL="template match link json binding query proxy ws cookie jwt acclog form multipart trace authz"
+ALL="template match link json binding query proxy ws cookie jwt acclog form multipart trace authz model"
 TARGETS=${FUZZ_TARGETS:-$ALL}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -Ilib"
@@ -63,7 +64,7 @@ ROUTER_OBJ=
 LIB_OBJ=
 need_lib=0
 for t in $TARGETS; do
-    case $t in binding | query | proxy | cookie | form | multipart | trace | authz) need_lib=1 ;; esac
+    case $t in binding | query | proxy | cookie | form | multipart | trace | authz | model) need_lib=1 ;; esac
 done
 for src in lib/common/*.c lib/router/*.c; do
     ROUTER_OBJ="$ROUTER_OBJ $(compile "$src")"
@@ -99,7 +100,7 @@ for t in $TARGETS; do
         # shellcheck disable=SC2086
         "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_acclog.c lib/server/acclog_line.c \
             lib/router/values.c $DEP_LIBS -o "$OUT/fuzz_acclog" ;;
-    binding | query | proxy | cookie | form | multipart | trace | authz)
+    binding | query | proxy | cookie | form | multipart | trace | authz | model)
         # shellcheck disable=SC2086
         "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer "test/fuzz/fuzz_$t.c" $LIB_OBJ $DEP_LIBS \
             -o "$OUT/fuzz_$t" ;;
@@ -129,6 +130,7 @@ flags_of() {
     acclog) echo "-dict=test/fuzz/acclog.dict -max_len=4096" ;;
     form) echo "-dict=test/fuzz/form.dict -max_len=4096" ;;
     multipart) echo "-dict=test/fuzz/multipart.dict -max_len=16384" ;;
+    model) echo "-max_len=2048" ;;
     trace) echo "-dict=test/fuzz/trace.dict -max_len=1024" ;;
     authz) echo "-dict=test/fuzz/authz.dict -max_len=4096" ;;
     esac

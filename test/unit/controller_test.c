@@ -150,23 +150,23 @@ static void tokens_and_conventional(void **state)
     assert_string_equal(canal_controller_name(c), "Items");
     const canal_action_t *get_action = canal_controller_action_at(c, 0), *make = canal_controller_action_at(c, 2);
     assert_int_equal(canal_action_route_count(get_action), 2);
-    assert_string_equal(canal_route_template(canal_action_route_at(get_action, 0)), "api/Items/Get/{id:int}");
-    assert_string_equal(canal_route_template(canal_action_route_at(get_action, 1)), "/abs/Items");
-    assert_string_equal(canal_route_template(canal_action_route_at(canal_controller_action_at(c, 1), 0)), "api/Items");
+    assert_string_equal(canal_route_template(canal_action_route_at(get_action, 0)), "api/items/get/{id:int}"); /* lower-cased names */
+    assert_string_equal(canal_route_template(canal_action_route_at(get_action, 1)), "/abs/items");
+    assert_string_equal(canal_route_template(canal_action_route_at(canal_controller_action_at(c, 1), 0)), "api/items");
     assert_int_equal(canal_action_route_count(make), 2);
     assert_string_equal(canal_route_method(canal_action_route_at(make, 1)), "PUT");
-    assert_string_equal(canal_route_template(canal_action_route_at(make, 0)), "api/Items/[x]");
+    assert_string_equal(canal_route_template(canal_action_route_at(make, 0)), "api/items/[x]"); /* [[x]] is text, kept as written */
     const canal_action_t *index = canal_controller_action_at(canal_mvc_controller_at(mvc, 1), 0);
     assert_int_equal(canal_action_route_count(index), 3); /* Home/Index/{id?}, Home, / */
 
     /* link generation by controller and action, and by route name */
     assert_int_equal(canal_mvc_link(mvc, "items", "GET", (canal_kv_t[]){{"id", "7"}, {"q", "a b"}}, 2, url, sizeof(url)), 24);
-    assert_string_equal(url, "/api/Items/Get/7?q=a%20b");
+    assert_string_equal(url, "/api/items/get/7?q=a%20b");
     assert_int_equal(canal_router_link(canal_app_router(app), "item", (canal_kv_t[]){{"id", "8"}}, 1, url, sizeof(url)), 16);
     assert_int_equal(canal_mvc_link(mvc, "items", "Get", (canal_kv_t[]){{"id", "x"}}, 1, url, sizeof(url)), CANAL_EINVAL);
     assert_int_equal(canal_mvc_link(mvc, "Nope", "Get", NULL, 0, url, sizeof(url)), CANAL_ENOTFOUND);
     canal_mvc_link(mvc, "Home", "Index", NULL, 0, url, sizeof(url));
-    assert_string_equal(url, "/Home/Index");
+    assert_string_equal(url, "/home/index");
     app_run(app);
 
     static const struct {
@@ -190,6 +190,44 @@ static void tokens_and_conventional(void **state)
     request("PUT /api/items/%5Bx%5D HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", &r);
     assert_int_equal(r.status, 200);
     assert_string_equal(r.body, "Make");
+    app_finish(&app, &mvc);
+}
+
+/* canal_mvc_lowercase_urls(mvc, 0): the names stay as written in the templates (and so in the
+ * document and the metrics labels); matching is case-insensitive either way. */
+static void names_as_written(void **state)
+{
+    canal_error_info_t err;
+    char url[128];
+    start_app();
+    canal_mvc_lowercase_urls(mvc, 0);
+    static const canal_action_def_t items[] = {
+        {.name = "GetOne", .routes = {"[action]/{id:int}"}, .handler = ok_text},
+        {.name = "List", .handler = ok_text},
+        {.name = NULL},
+    };
+    static const canal_action_def_t home[] = {{.name = "Index", .handler = ok_text}, {.name = NULL}};
+    canal_controller_def_t c1 = {.name = "Items", .prefix = "api/[controller]", .actions = items};
+    canal_controller_def_t c2 = {.name = "Home", .actions = home};
+    assert_int_equal(canal_mvc_map_route(mvc, "{controller=Home}/{action=Index}", &err), 0);
+    assert_int_equal(canal_mvc_add_controller(mvc, &c1, NULL, &err), 0);
+    assert_int_equal(canal_mvc_add_controller(mvc, &c2, NULL, &err), 0);
+    const canal_controller_t *c = canal_mvc_controller_at(mvc, 0);
+    assert_string_equal(canal_route_template(canal_action_route_at(canal_controller_action_at(c, 0), 0)),
+                        "api/Items/GetOne/{id:int}");
+    assert_string_equal(canal_route_template(canal_action_route_at(canal_controller_action_at(c, 1), 0)), "api/Items");
+    const canal_action_t *index = canal_controller_action_at(canal_mvc_controller_at(mvc, 1), 0);
+    assert_string_equal(canal_route_template(canal_action_route_at(index, 0)), "Home/Index");
+    canal_mvc_link(mvc, "Home", "Index", NULL, 0, url, sizeof(url));
+    assert_string_equal(url, "/Home/Index");
+    app_run(app);
+    const char *paths[] = {"/api/items/getone/4", "/API/Items/GetOne/4", "/home/index", "/Home/Index", "/"};
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        struct reply r;
+        get(paths[i], &r);
+        if (r.status != 200)
+            fail_msg("%s: %d %s", paths[i], r.status, r.body);
+    }
     app_finish(&app, &mvc);
 }
 
@@ -542,6 +580,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(registration_errors),
         cmocka_unit_test(tokens_and_conventional),
+        cmocka_unit_test(names_as_written),
         cmocka_unit_test(binding),
         cmocka_unit_test(filters_and_results),
     };

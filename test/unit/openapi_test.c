@@ -145,7 +145,8 @@ static void from_routes(void **state)
         assert_int_equal(canal_app_route(app, &(canal_endpoint_spec_t){.method = routes[i][0], .tmpl = routes[i][1], .name = i == 0 ? "item" : NULL, .handler = ok_handler}, NULL, &err), 0);
     /* a route that says what its 200 is: an event stream */
     char ctype[] = "text/event-stream";
-    canal_endpoint_spec_t events = {.tmpl = "events", .handler = ok_handler, .responses = {{200, .content_type = ctype}}};
+    canal_endpoint_spec_t events = {.tmpl = "events", .handler = ok_handler, .summary = "Events", .description = "A stream.",
+                                    .responses = {{.status = 200, .content_type = ctype}}};
     assert_int_equal(canal_app_route(app, &events, NULL, &err), 0);
     events.responses[0].status = 500; /* the list is copied (its strings are borrowed) */
     assert_int_equal(canal_app_docs(app, "/docs", "/openapi.json", "/nonexistent", &err),
@@ -153,7 +154,7 @@ static void from_routes(void **state)
     assert_non_null(strstr(err.message, "swagger-ui-bundle.js"));
 
     canal_openapi_info_t info = {.title = "T", .version = "9", .description = "D",
-                                 .server_url = "http://x"};
+                                 .server_url = "http://x", .license = "MIT"};
     seen = 0;
     json_t *doc = canal_openapi_build(app, &info, hook, NULL);
     assert_non_null(doc);
@@ -162,6 +163,20 @@ static void from_routes(void **state)
     assert_string_equal(json_string_value(AT(doc, "info", "version")), "9");
     assert_string_equal(json_string_value(AT(doc, "info", "description")), "D");
     assert_string_equal(json_string_value(AT(doc, "servers", "0", "url")), "http://x");
+    assert_string_equal(json_string_value(AT(doc, "info", "license", "identifier")), "MIT");
+    assert_int_equal(json_array_size(AT(doc, "security")), 0);
+    /* what canal and libh2o answer to any request, each described once */
+    static const char *const answers[][2] = {{"400", "MalformedRequest"}, {"404", "NotFound"},
+                                             {"405", "MethodNotAllowed"}, {"413", "ContentTooLarge"},
+                                             {"414", "UriTooLong"}, {"431", "HeaderFieldsTooLarge"}};
+    assert_int_equal(json_object_size(AT(doc, "x-canal-responses")), 6);
+    for (size_t i = 0; i < 6; i++) {
+        char ref[96];
+        snprintf(ref, sizeof(ref), "#/components/responses/%s", answers[i][1]);
+        assert_string_equal(json_string_value(AT(doc, "x-canal-responses", answers[i][0], "$ref")), ref);
+        assert_non_null(AT(doc, "components", "responses", answers[i][1], "content", "application/problem+json"));
+    }
+    assert_true(json_is_true(AT(doc, "components", "responses", "MethodNotAllowed", "headers", "Allow", "required")));
     json_t *paths = AT(doc, "paths");
     /* the first route registered describes /items/{id}; the second is left out */
     json_t *item = AT(paths, "/items/{id}", "get");
@@ -210,8 +225,20 @@ static void from_routes(void **state)
     /* components */
     assert_string_equal(json_string_value(AT(doc, "components", "responses", "ValidationProblem",
                                              "content", "application/problem+json", "schema",
-                                             "$ref")),
+                                             "anyOf", "0", "$ref")),
                         "#/components/schemas/ValidationProblemDetails");
+    /* where binding happens a malformed target is still the plain problem */
+    assert_string_equal(json_string_value(AT(doc, "components", "responses", "ValidationProblem",
+                                             "content", "application/problem+json", "schema",
+                                             "anyOf", "1", "$ref")),
+                        "#/components/schemas/ProblemDetails");
+    /* every operation: the malformed target's 400; the spec's summary and description */
+    assert_string_equal(json_string_value(AT(item, "responses", "400", "$ref")),
+                        "#/components/responses/MalformedRequest");
+    assert_string_equal(json_string_value(AT(paths, "/events", "get", "responses", "400", "$ref")),
+                        "#/components/responses/MalformedRequest");
+    assert_string_equal(json_string_value(AT(paths, "/events", "get", "summary")), "events"); /* the hook's */
+    assert_string_equal(json_string_value(AT(paths, "/events", "get", "description")), "A stream.");
     /* the event stream's documented 200 replaces the "default" */
     assert_non_null(AT(paths, "/events", "get", "responses", "200", "content", "text/event-stream", "schema"));
     assert_null(AT(paths, "/events", "get", "responses", "default"));
@@ -224,6 +251,10 @@ static void from_routes(void **state)
     /* NULL info and callback */
     doc = canal_openapi_build(app, NULL, NULL, NULL);
     assert_string_equal(json_string_value(AT(doc, "info", "title")), "canal app");
+    assert_null(AT(doc, "info", "license"));
+    assert_string_equal(json_string_value(AT(doc, "servers", "0", "url")), "/");
+    assert_string_equal(json_string_value(AT(doc, "paths", "/hidden", "get", "summary")), "GET /hidden");
+    assert_string_equal(json_string_value(AT(doc, "paths", "/events", "get", "summary")), "Events");
     assert_non_null(AT(doc, "paths", "/hidden", "get"));
     assert_string_equal(json_string_value(AT(doc, "paths", "/hidden", "get", "operationId")),
                         "get_hidden");
@@ -292,7 +323,7 @@ static void from_controllers(void **state)
          .summary = "S",
          .description = "Long",
          .args = &get_args,
-         .responses = {{200, .content_type = "text/plain"}, {304}, {404}, {409}}},
+         .responses = {{.status = 200, .content_type = "text/plain"}, {.status = 304}, {.status = 404}, {.status = 409}}},
         {.name = "Post", .methods = "POST,PURGE", .handler = action, .args = &post_args},
         {.name = NULL},
     };

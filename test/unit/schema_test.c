@@ -264,7 +264,7 @@ static void binding(void **state)
     canal_error_info_t err;
     canal_endpoint_spec_t specs[] = {
         {.method = "PUT", .tmpl = "shops/{shop:int}/order", .handler = put_order, .args = &put_args,
-         .responses = {{200, &order_schema}}},
+         .responses = {{.status = 200, .schema = &order_schema}}},
         {.method = "POST", .tmpl = "reviews", .handler = post_review, .args = &review_args},
         {.tmpl = "never", .handler = unregistered},
     };
