@@ -678,6 +678,9 @@ static void bind_file(struct binder *b, const struct canal__mfield *mf, char *ob
                 found = part;
     if (count > 1) {
         canal_req_invalid(req, f->name, "The %s field must be given once.", f->name);
+    } else if (count == 1 && (!canal_utf8_valid(found.filename) || !canal_utf8_valid(found.content_type))) {
+        /* text the handler may write back, checked as every bound string is */
+        canal_req_invalid(req, f->name, "The filename and content type of %s must be valid UTF-8.", f->name);
     } else if (count == 0) {
         bind_absent(b, mf, f->name, obj);
     } else {
