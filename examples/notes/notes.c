@@ -499,15 +499,11 @@ static int delete(canal_ctx_t *ctx, canal_req_t *req, const void *args)
     return canal_res_status(req, 204);
 }
 
-/* A router-mode route (canal_app_route()): the action tables have no per-route body limit,
- * the endpoint spec has (max_body). Bound with the same schemas and the same 400s. */
-static int attach(canal_req_t *req, void *data)
+/* A multipart upload, with a body limit of its own (max_body: over it 413, before binding). */
+static int attach(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
-    notes_store_t *s = data;
-    attach_args_t a;
-    int rc = canal_req_bind(req, &attach_args, &a);
-    if (rc != 0)
-        return rc == CANAL_EINVAL ? 0 : rc; /* the 400, 413 or 415 is set */
+    notes_store_t *s = canal_ctx_state(ctx);
+    attach_args_t a = *(const attach_args_t *)args;
     attachment_t meta = {.note = a.note, .filename = a.file.filename, .content_type = a.file.content_type,
                          .description = a.description, .size = (int64_t)a.file.data.len};
     attachment_t *copy = NULL;
@@ -550,26 +546,24 @@ static const canal_action_def_t actions[] = {
      .responses = {{.status = 200, .schema = &note_schema}, {.status = 400}, {.status = 404}, {.status = 415}}},
     {.name = "Delete", .methods = "DELETE", .routes = {"{id:int}"}, .handler = delete, .args = &id_args,
      .summary = "Deletes a note and its attachments", .responses = {{.status = 204}, {.status = 404}}},
+    {.name = "Attach", .methods = "POST", .routes = {"{id:int}/attachments"}, .handler = attach,
+     .args = &attach_args, .max_body = NOTES_MAX_UPLOAD, .summary = "Attaches a file to a note",
+     .responses = {{.status = 201, .schema = &attachment_schema},
+                   {.status = 400},
+                   {.status = 404},
+                   {.status = 413},
+                   {.status = 415}}},
     {.name = NULL}};
 
 int notes_routes(canal_app_t *app, canal_mvc_t *mvc, notes_store_t *store, canal_error_info_t *err)
 {
     const canal_controller_def_t notes = {.name = "Notes", .prefix = "api/notes", .state = store,
                                           .actions = actions};
-    const canal_endpoint_spec_t upload = {
-        .method = "POST", .tmpl = "api/notes/{id:int}/attachments", .handler = attach, .data = store,
-        .name = "Attach", .args = &attach_args, .max_body = NOTES_MAX_UPLOAD,
-        .responses = {{.status = 201, .schema = &attachment_schema},
-                      {.status = 400},
-                      {.status = 404},
-                      {.status = 413},
-                      {.status = 415}}};
     int rc;
     /* NoteSummary is named by no route (it is the view=compact answer): registered for
      * components.schemas */
     if ((rc = canal_app_schema(app, &summary_schema, err)) != 0 ||
-        (rc = canal_mvc_add_controller(mvc, &notes, NULL, err)) != 0 ||
-        (rc = canal_app_route(app, &upload, NULL, err)) != 0)
+        (rc = canal_mvc_add_controller(mvc, &notes, NULL, err)) != 0)
         return rc;
     canal_openapi_info_t info = {.title = "canal notes", .version = "1.0.0"};
     return canal_app_openapi(app, "/openapi.json", canal_mvc_openapi(mvc, &info), err);

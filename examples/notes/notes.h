@@ -31,7 +31,7 @@ notes_store_t *notes_store_create(void);
 /** Frees the store and everything in it. NULL is a no-op. */
 void notes_store_destroy(notes_store_t *store);
 
-/** Registers the API's controller, its upload route and /openapi.json on app through mvc;
+/** Registers the API's controller and /openapi.json on app through mvc;
  * store is borrowed and must outlive the app. 0, or a canal error with err filled. */
 int notes_routes(canal_app_t *app, canal_mvc_t *mvc, notes_store_t *store, canal_error_info_t *err);
 

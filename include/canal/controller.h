@@ -125,6 +125,9 @@ typedef struct canal_action_def {
     const canal_security_headers_t *security_headers; /**< the preset on every answer of
                                        its routes (canal/headers.h), copied; NULL: the
                                        controller's, else the group's or the app's */
+    size_t max_body;             /**< its routes' body limit in bytes, below the app's
+                                      (canal_endpoint_spec_t.max_body: over it 413); 0: the
+                                      app's */
 } canal_action_def_t;
 
 /** A controller. */

@@ -211,6 +211,7 @@ static int add_route(canal_action_t *a, const char *method, const char *tmpl, co
                                   .args = a->def.args, .summary = a->def.summary,
                                   .description = a->def.description, .policy = a->def.policy ? a->def.policy : a->ctrl->policy,
                                   .rate_limit = a->def.rate_limit ? a->def.rate_limit : a->ctrl->rate_limit,
+                                  .max_body = a->def.max_body,
                                   .security_headers = a->def.security_headers ? a->def.security_headers
                                                                                : a->ctrl->security_headers};
     memcpy(spec.responses, a->def.responses, sizeof(spec.responses));
