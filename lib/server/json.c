@@ -183,24 +183,21 @@ static inline int plain_bytes(const unsigned char *s, size_t len)
     return plain_word(word);
 }
 
-/* Writes str quoted and escaped, and the ':' after it when it is a key. 0, or -1 when it is not
- * valid UTF-8 (a memory error sticks in w instead). */
-static int put_string(struct canal_jw *w, const char *str, size_t len, int key)
+static int put_string(struct canal_jw *w, const char *str, size_t len)
 {
     static const char hex[] = "0123456789ABCDEF";
     const unsigned char *s = (const unsigned char *)str;
     size_t i = 0, run = 0;
     if (len > SIZE_MAX / 8)
         fail(w, CANAL_ENOMEM, "the document is too large");
-    if (w->err != 0 || room(w, len + 3) != 0)
+    if (w->err != 0 || room(w, len + 2) != 0)
         return 0; /* not a UTF-8 error: the memory error sticks */
     if (plain_bytes(s, len)) { /* most keys and strings: copied as they are, in one go */
         char *out = w->buf + w->len;
         out[0] = '"';
         memcpy(out + 1, str, len);
         out[len + 1] = '"';
-        out[len + 2] = ':';
-        w->len += len + 2 + (key != 0);
+        w->len += len + 2;
         return 0;
     }
     w->buf[w->len++] = '"';
@@ -243,7 +240,7 @@ static int put_string(struct canal_jw *w, const char *str, size_t len, int key)
         run = ++i;
     }
     put(w, str + run, len - run);
-    put(w, "\":", key ? 2 : 1);
+    put(w, "\"", 1);
     return 0;
 }
 
@@ -264,8 +261,9 @@ static int put_value(struct canal_jw *w, const json_t *j, int depth)
             if (!first)
                 put(w, ",", 1);
             first = 0;
-            if (put_string(w, key, klen, 1) != 0)
+            if (put_string(w, key, klen) != 0)
                 return -1;
+            put(w, ":", 1);
             if (put_value(w, v, depth + 1) != 0)
                 return -1;
         }
@@ -285,7 +283,7 @@ static int put_value(struct canal_jw *w, const json_t *j, int depth)
         return 0;
     }
     case JSON_STRING:
-        return put_string(w, json_string_value(j), json_string_length(j), 0);
+        return put_string(w, json_string_value(j), json_string_length(j));
     case JSON_INTEGER:
         put_int(w, json_integer_value(j));
         return 0;
@@ -436,8 +434,9 @@ int canal_jw_keyn(canal_jw_t *w, const char *key, size_t len)
     if (*s & JW_ITEMS)
         put1(w, ',');
     *s |= JW_ITEMS | JW_KEY;
-    if (put_string(w, key, len, 1) != 0)
+    if (put_string(w, key, len) != 0)
         return fail(w, CANAL_EINVAL, "a key that is not valid UTF-8");
+    put1(w, ':');
     return w->err;
 }
 
@@ -454,7 +453,7 @@ int canal_jw_stringn(canal_jw_t *w, const char *str, size_t len)
         return w->err;
     if (str == NULL)
         return fail(w, CANAL_EINVAL, "a NULL string");
-    if (put_string(w, str, len, 0) != 0)
+    if (put_string(w, str, len) != 0)
         return fail(w, CANAL_EINVAL, "a string that is not valid UTF-8");
     return w->err;
 }
