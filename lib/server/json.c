@@ -169,18 +169,38 @@ static inline int plain_word(uint64_t x)
     return (hit & high) == 0;
 }
 
-/* 1 if none of the len bytes at s needs escaping or a UTF-8 check: whole words, then the
- * rest padded with spaces (which need nothing). */
-static inline int plain_bytes(const unsigned char *s, size_t len)
+/* Copies the len bytes at s to out and returns 1 if none of them needs escaping or a UTF-8
+ * check, else 0 (out then holds some of them, to be written over). Whole words, the last one
+ * overlapping the one before; under 8 bytes two overlapping halves, or the first, middle and
+ * last byte: every read and write has a constant size, so no call to memcpy. */
+static inline int copy_plain(char *out, const unsigned char *s, size_t len)
 {
     uint64_t word;
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8)
-        if (memcpy(&word, s + i, 8), !plain_word(word))
-            return 0;
-    word = 0x2020202020202020ULL;
-    memcpy(&word, s + i, len - i);
-    return plain_word(word);
+    uint32_t lo, hi;
+    if (len >= 8) {
+        for (size_t i = 0; i + 8 < len; i += 8) {
+            memcpy(&word, s + i, 8);
+            if (!plain_word(word))
+                return 0;
+            memcpy(out + i, &word, 8);
+        }
+        memcpy(&word, s + len - 8, 8);
+        memcpy(out + len - 8, &word, 8);
+        return plain_word(word);
+    }
+    if (len >= 4) {
+        memcpy(&lo, s, 4);
+        memcpy(&hi, s + len - 4, 4);
+        memcpy(out, &lo, 4);
+        memcpy(out + len - 4, &hi, 4);
+        return plain_word((uint64_t)lo << 32 | hi);
+    }
+    if (len == 0)
+        return 1;
+    out[0] = (char)s[0];
+    out[len / 2] = (char)s[len / 2];
+    out[len - 1] = (char)s[len - 1];
+    return plain_word(0x2020202020000000ULL | s[0] | (uint64_t)s[len / 2] << 8 | (uint64_t)s[len - 1] << 16);
 }
 
 static int put_string(struct canal_jw *w, const char *str, size_t len)
@@ -192,10 +212,9 @@ static int put_string(struct canal_jw *w, const char *str, size_t len)
         fail(w, CANAL_ENOMEM, "the document is too large");
     if (w->err != 0 || room(w, len + 2) != 0)
         return 0; /* not a UTF-8 error: the memory error sticks */
-    if (plain_bytes(s, len)) { /* most keys and strings: copied as they are, in one go */
-        char *out = w->buf + w->len;
+    char *out = w->buf + w->len;
+    if (copy_plain(out + 1, s, len)) { /* most keys and strings: copied as they are */
         out[0] = '"';
-        memcpy(out + 1, str, len);
         out[len + 1] = '"';
         w->len += len + 2;
         return 0;

@@ -137,6 +137,33 @@ static void values(void **state)
     assert_null(canal__json_write(&pool, NULL, 16, &len));
 }
 
+/* Strings of every length up to 40 with one byte that needs escaping or a UTF-8 check at each
+ * position: the writer reads short strings in overlapping pieces, so every length and every
+ * position of the odd byte is a case of its own. An invalid byte fails in both writers. */
+static void string_positions(void **state)
+{
+    static const char *const odd[] = {"\"", "\\", "\n", "\x01", "\x7f", "\xc3\xa9", "\xe2\x82\xac", "\xff"};
+    char buf[64];
+    size_t wlen;
+    for (size_t len = 0; len <= 40; len++) {
+        memset(buf, 'a', sizeof(buf));
+        json_t *j = json_stringn(buf, len);
+        same_as_jansson(j);
+        json_decref(j);
+        for (size_t k = 0; k < sizeof(odd) / sizeof(odd[0]); k++)
+            for (size_t at = 0; at <= len; at++) {
+                memset(buf, 'a', sizeof(buf));
+                memcpy(buf + at, odd[k], strlen(odd[k]));
+                j = json_stringn_nocheck(buf, len + strlen(odd[k]));
+                if (odd[k][0] == '\xff')
+                    assert_null(canal__json_write(&pool, j, 16, &wlen));
+                else
+                    same_as_jansson(j);
+                json_decref(j);
+            }
+    }
+}
+
 static void demo_data(void **state)
 {
     json_error_t err;
@@ -562,6 +589,7 @@ int main(void)
     h2o_mem_init_pool(&pool);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(values),
+        cmocka_unit_test(string_positions),
         cmocka_unit_test(demo_data),
         cmocka_unit_test(random_documents),
         cmocka_unit_test(writer_misuse),
