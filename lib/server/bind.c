@@ -418,8 +418,7 @@ int canal__model_field_values(const canal_schema_t *s, const canal_field_t *f, s
             }
         if (ok && json_is_string(j)) {
             union canal__val v;
-            if (parse_text(&k, NULL, f, et, (canal_str_t){json_string_value(j), json_string_length(j)}, &v) == 0 &&
-                et != CANAL_TYPE_CSTRING)
+            if (parse_text(&k, NULL, f, et, (canal_str_t){json_string_value(j), json_string_length(j)}, &v) == 0)
                 check_value(&k, mf, et, &v);
             ok = msg[0] == '\0';
         }
@@ -497,8 +496,7 @@ static void bind_json(struct binder *b, const struct canal__mfield *mf, canal_ty
     case CANAL_TYPE_CSTRING:
         /* jansson refuses NUL (no JSON_ALLOW_NUL) and invalid UTF-8 */
         if ((ok = json_is_string(j)) != 0) {
-            v.s = (canal_str_t){json_string_value(j), json_string_length(j)};
-            v.cs = t == CANAL_TYPE_CSTRING ? json_string_value(j) : v.cs;
+            v.s = (canal_str_t){json_string_value(j), json_string_length(j)}; /* v.cs is v.s.base */
         }
         break;
     case CANAL_TYPE_INT32:

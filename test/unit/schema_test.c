@@ -395,6 +395,14 @@ static void registration(void **state)
     static const canal_schema_t ex = {.name = "Ex", .size = sizeof(line_t), .fields = ex_fields};
     assert_int_equal(canal_app_schema(app, &ex, &err), CANAL_EINVAL);
     assert_non_null(strstr(err.message, "example \"two\""));
+    /* a C string's example is held to its length and pattern as a slice's is */
+    static const canal_field_t cex_fields[] = {
+        {.name = "note", CANAL_FIELD(order_t, note), .type = CANAL_TYPE_CSTRING, .max_length = 3,
+         .example = "\"four\""},
+        {.name = NULL}};
+    static const canal_schema_t cex = {.name = "CEx", .size = sizeof(order_t), .fields = cex_fields};
+    assert_int_equal(canal_app_schema(app, &cex, &err), CANAL_EINVAL);
+    assert_non_null(strstr(err.message, "maximum length of 3"));
     /* a file from JSON, a form mixed with JSON */
     static const canal_field_t file_fields[] = {
         {.name = "f", CANAL_FIELD(review_t, photo), .type = CANAL_TYPE_FILE}, {.name = NULL}};
