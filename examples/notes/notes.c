@@ -526,16 +526,19 @@ static int attach(canal_ctx_t *ctx, canal_req_t *req, const void *args)
     return canal_res_model(req, 201, &attachment_schema, copy);
 }
 
+/* what the two 201s of create_note() carry besides the note, for the document */
+static const canal_header_def_t note_location[] = {{"Location", "The new note's URL."}, {NULL, NULL}};
+
 static const canal_action_def_t actions[] = {
     {.name = "List", .handler = list, .args = &list_args, .summary = "A page of notes, oldest first",
      .responses = {{.status = 200, .schema = &note_schema, .array = 1,
                     .description = "Notes (NoteSummary objects with view=compact)"},
                    {.status = 400}}},
     {.name = "Create", .methods = "POST", .handler = create, .args = &input_schema, .summary = "A new note",
-     .responses = {{.status = 201, .schema = &note_schema}, {.status = 400}, {.status = 415}}},
+     .responses = {{.status = 201, .schema = &note_schema, .headers = note_location}, {.status = 400}, {.status = 415}}},
     {.name = "Quick", .methods = "POST", .routes = {"quick"}, .handler = quick, .args = &quick_args,
      .summary = "A new draft note from an HTML form",
-     .responses = {{.status = 201, .schema = &note_schema}, {.status = 400}, {.status = 415}}},
+     .responses = {{.status = 201, .schema = &note_schema, .headers = note_location}, {.status = 400}, {.status = 415}}},
     {.name = "Get", .routes = {"{id:int}"}, .handler = get, .args = &get_args, .summary = "One note",
      .responses = {{.status = 200, .schema = &note_schema,
                     .description = "The note (a NoteSummary with view=compact)"},

@@ -165,6 +165,12 @@ struct canal_schema {
     int (*validate)(canal_req_t *req, void *obj);
 };
 
+/** A header a documented answer carries (canal_response_def_t.headers), for OpenAPI. */
+typedef struct canal_header_def {
+    const char *name;        /**< e.g. "Location"; NULL ends a list */
+    const char *description; /**< NULL: none */
+} canal_header_def_t;
+
 /** A documented answer of a route or an action, for OpenAPI. */
 typedef struct canal_response_def {
     int status;                   /**< 0 ends a list */
@@ -173,6 +179,8 @@ typedef struct canal_response_def {
     int array;                    /**< 1: the body is an array of schema */
     const char *content_type;     /**< NULL: application/json, application/problem+json >= 400 */
     const char *description;      /**< NULL: the status's reason phrase */
+    const canal_header_def_t *headers; /**< headers the answer carries (the Location of a 201),
+                                            a list ended by a NULL name; NULL: none */
 } canal_response_def_t;
 
 /** Most documented answers one route or action lists. */

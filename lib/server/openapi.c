@@ -651,9 +651,10 @@ static void documented_responses(json_t *responses, const canal_response_def_t *
         char key[16];
         snprintf(key, sizeof(key), "%d", d->status);
         json_t *r;
-        if (d->status == 400 && d->schema == NULL && d->content_type == NULL)
+        int plain = d->schema == NULL && d->content_type == NULL && d->headers == NULL;
+        if (d->status == 400 && plain)
             r = json_pack("{s:s}", "$ref", "#/components/responses/ValidationProblem");
-        else if (d->status == 404 && d->schema == NULL && d->content_type == NULL && d->description == NULL)
+        else if (d->status == 404 && plain && d->description == NULL)
             r = json_pack("{s:s}", "$ref", "#/components/responses/NotFound");
         else if (d->status >= 400 && d->schema == NULL && d->content_type == NULL)
             r = problem_response(d->description ? d->description : canal_status_reason(d->status));
@@ -670,6 +671,16 @@ static void documented_responses(json_t *responses, const canal_response_def_t *
                                     json_pack("{s:{s:o}}", d->content_type ? d->content_type : "application/json",
                                               "schema", schema));
             }
+        }
+        if (d->headers != NULL) { /* a reference takes no siblings: plain is 0 here */
+            json_t *headers = json_object();
+            for (const canal_header_def_t *h = d->headers; h->name != NULL; h++) {
+                json_t *one = json_pack("{s:{s:s}}", "schema", "type", "string");
+                if (h->description != NULL)
+                    json_object_set_new(one, "description", json_string(h->description));
+                json_object_set_new(headers, h->name, one);
+            }
+            json_object_set_new(r, "headers", headers);
         }
         json_object_set_new(responses, key, r);
     }

@@ -44,6 +44,14 @@ static int copy_responses(canal_app_t *app, const canal_response_def_t *in, cana
             return canal_error_set(e, CANAL_EINVAL, 0, "a documented answer has status %d", in[i].status);
         if (in[i].schema != NULL && canal__model_register(app, in[i].schema, &m, e) != 0)
             return e->code;
+        for (const canal_header_def_t *h = in[i].headers; h != NULL && h->name != NULL; h++) {
+            size_t k = 0;
+            while (canal__is_tchar((unsigned char)h->name[k]))
+                k++;
+            if (k == 0 || h->name[k] != '\0')
+                return canal_error_set(e, CANAL_EINVAL, 0, "answer %d documents a header named '%s', not a token",
+                                       in[i].status, h->name);
+        }
     }
     if (n > 0 && (*out = calloc(n + 1, sizeof(**out))) == NULL)
         return canal_error_set(e, CANAL_ENOMEM, 0, NULL);

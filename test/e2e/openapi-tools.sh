@@ -6,7 +6,8 @@
 # makes types that a strict TypeScript snippet reads employee.LastName and orders[0].Freight
 # from (and a misspelt field does not compile); every answer of the demo to a varied request
 # set validates against the document with ajv (test/openapi/check-answers.cjs); the two
-# modes' documents differ only where test/openapi/compare-modes.cjs says.
+# modes' documents differ only where test/openapi/compare-modes.cjs says. examples/notes's
+# document passes both linters too.
 . test/e2e-lib.sh
 
 NPM=build/npm/node_modules
@@ -59,3 +60,10 @@ for mode in router controller; do
     stop "demo-$mode"
 done
 node test/openapi/compare-modes.cjs "$TMP/router.json" "$TMP/controller.json"
+
+# examples/notes: forms, a multipart upload, cookies and a 201's Location header
+if start notes "$BIN/canal-notes"; then
+    curl -s -o "$TMP/notes.json" "$URL/openapi.json"
+    lint notes "$TMP/notes.json"
+    stop notes
+fi

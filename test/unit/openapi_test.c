@@ -266,6 +266,14 @@ static void from_routes(void **state)
     assert_int_equal(canal_app_openapi(app, "/other.json", NULL, &err), CANAL_EINVAL);
     assert_int_equal(canal_app_docs(app, "/d2", "/x\"y", "/nonexistent", &err), CANAL_EINVAL);
     assert_int_equal(canal_app_docs(app, "/d3", "/x<y>", "/nonexistent", &err), CANAL_EINVAL);
+    /* a documented header's name is a token */
+    static const canal_header_def_t spaced[] = {{"Bad Name", NULL}, {NULL, NULL}};
+    canal_endpoint_spec_t bad = {.tmpl = "/bad-header", .handler = ok_handler,
+                                 .responses = {{.status = 201, .headers = spaced}}};
+    canal_app_t *other = new_app(); /* a failed registration keeps an app from starting */
+    assert_int_equal(canal_app_route(other, &bad, NULL, &err), CANAL_EINVAL);
+    assert_non_null(strstr(err.message, "answer 201 documents a header named 'Bad Name'"));
+    canal_app_destroy(other);
 
     /* served: the document, and /docs's 503 page naming the way out */
     app_run(app);
@@ -316,6 +324,8 @@ static void from_controllers(void **state)
         {.name = "on", CANAL_FIELD(post_args_t, on), .type = CANAL_TYPE_BOOL, CANAL_PRESENT(post_args_t, has_on)},
         {.name = NULL}};
     static const canal_schema_t post_args = {.name = "PostArgs", .size = sizeof(post_args_t), .fields = post_fields};
+    static const canal_header_def_t etag[] = {{"ETag", "The thing's version."}, {"X-Trace", NULL}, {NULL, NULL}};
+    static const canal_header_def_t retry[] = {{"Retry-After", NULL}, {NULL, NULL}};
     static const canal_action_def_t actions[] = {
         {.name = "Get",
          .routes = {"{id}", "by-code/{code:length(3)}"},
@@ -323,7 +333,10 @@ static void from_controllers(void **state)
          .summary = "S",
          .description = "Long",
          .args = &get_args,
-         .responses = {{.status = 200, .content_type = "text/plain"}, {.status = 304}, {.status = 404}, {.status = 409}}},
+         .responses = {{.status = 200, .content_type = "text/plain", .headers = etag},
+                       {.status = 304},
+                       {.status = 404},
+                       {.status = 409, .headers = retry}}},
         {.name = "Post", .methods = "POST,PURGE", .handler = action, .args = &post_args},
         {.name = NULL},
     };
@@ -366,6 +379,14 @@ static void from_controllers(void **state)
     assert_string_equal(json_string_value(AT(get, "responses", "404", "$ref")),
                         "#/components/responses/NotFound");
     assert_non_null(AT(get, "responses", "409", "content", "application/problem+json"));
+    /* documented headers: a string schema each, a description where given */
+    assert_string_equal(json_string_value(AT(get, "responses", "200", "headers", "ETag", "description")),
+                        "The thing's version.");
+    assert_string_equal(json_string_value(AT(get, "responses", "200", "headers", "X-Trace", "schema", "type")),
+                        "string");
+    assert_null(AT(get, "responses", "200", "headers", "X-Trace", "description"));
+    assert_non_null(AT(get, "responses", "409", "headers", "Retry-After", "schema"));
+    assert_null(AT(get, "responses", "404", "headers"));
     assert_non_null(AT(get, "responses", "400")); /* declared parameters: binding may refuse */
     assert_null(AT(get, "responses", "default"));
     /* the second route: the constraint and the declared pattern (anchored) */

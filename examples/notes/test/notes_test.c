@@ -414,7 +414,11 @@ static void openapi(void **state)
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         assert_non_null(json_object_get(schemas, names[i]));
     json_t *post = json_object_get(json_object_get(json_object_get(doc, "paths"), "/api/notes"), "post");
-    assert_non_null(json_object_get(json_object_get(post, "responses"), "201"));
+    json_t *created = json_object_get(json_object_get(post, "responses"), "201");
+    assert_non_null(created);
+    json_t *location = json_object_get(json_object_get(created, "headers"), "Location");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(location, "schema"), "type")), "string");
+    assert_string_equal(json_string_value(json_object_get(location, "description")), "The new note's URL.");
     json_t *upload = json_object_get(json_object_get(json_object_get(doc, "paths"), "/api/notes/{id}/attachments"), "post");
     assert_non_null(json_object_get(json_object_get(json_object_get(upload, "requestBody"), "content"), "multipart/form-data"));
     json_decref(doc);
