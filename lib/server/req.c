@@ -78,6 +78,8 @@ void canal__on_req_done(h2o_logger_t *self, h2o_req_t *h)
         canal__metrics_record(req);
     if (req->pending != NULL)
         canal__pending_gone(req);
+    if (req->stream != NULL)
+        canal__stream_request_done(req->stream);
     json_decref(req->json);
     json_decref(req->invalid);
     if (req->conn != NULL)

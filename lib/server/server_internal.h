@@ -134,6 +134,7 @@ struct canal_req {
     char *error;                  /* canal_req_fail() text */
     json_t *json;                 /* parsed body, released with the request */
     struct canal_pending *pending; /* canal_req_defer() */
+    struct canal_stream *stream;  /* canal_res_stream_begin(): told when the request ends */
     struct canal_note {
         struct canal_note *next;
         const char *key, *value;
@@ -656,6 +657,10 @@ void canal__commit(canal_req_t *req);
 /* res.c: commits the head of the answer set on req for a body streamed by gen (stream.c):
  * 0, or -1 when the commit hook failed the request (its failure answer has been sent) */
 int canal__commit_stream(canal_req_t *req, h2o_generator_t *gen);
+
+/* stream.c: the request of s ends (canal__on_req_done(): h2o is done with everything it was
+ * sending, and the request's memory goes next); its reference to s goes */
+void canal__stream_request_done(struct canal_stream *s);
 
 /* stream.c: a stopping worker ends its open streams (begin_shutdown()); a worker about to stop
  * closes those still open (before it takes no more posts) and disposes of their timers */

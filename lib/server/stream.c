@@ -10,27 +10,45 @@
  * bytes sit in the batch's own buffer, borrowed ones are referenced; the items keep the order
  * of the writes. The queue's size is bounded (max_queued), so memory per stream is too.
  *
- * The handle is shared by the request (until h2o disposes of it: a destructor in the request
- * memory) and the owner (until canal_stream_end()). The references are atomic only for the one
- * case where two threads may drop them: a post after the worker stopped, which runs the
- * owner's callback on its own thread. Everything else happens on the worker's thread.
+ * Memory: the handle is the one malloc() of a stream. The first room of each batch (its items
+ * and copies) and of the iovecs handed to h2o comes from the request's memory, which is freed
+ * with the request: a stream whose writes fit in it (events, short answers) allocates and
+ * frees nothing more. Only a batch that outgrows its first room moves to the heap (and keeps
+ * that room for the stream's life). The JSON writer, which few streams use, is allocated when
+ * first asked for.
  *
- * Timers (the idle limit, the keep-alive of event streams, the owner's canal_stream_timer()):
- * an h2o timer list has one period, and a list costs every turn of the loop a look, so a
- * worker's streams share 17 lists of 1, 2, 4 ... 65536 ms (made with the first stream). A
- * timer waits in the longest list that does not overshoot its deadline, and moves on to a
- * shorter one each time that list's period has passed: at most 17 moves, to the millisecond.
+ * The handle is shared by the request (until h2o is done with it: canal__stream_request_done(),
+ * from the end of the request in req.c) and the owner (until canal_stream_end()). The
+ * references are atomic only for the one case where two threads may drop them: a post after
+ * the worker stopped, which runs the owner's callback on its own thread. Everything else
+ * happens on the worker's thread.
+ *
+ * Timers. An h2o timer list has one period (linking and unlinking are O(1)), and every list
+ * costs each turn of the loop a look. The idle limit has one period for all streams
+ * (stream_timeout_ms), so a worker's streams share one list for it, and progress moves a
+ * stream to the list's end. The keep-alive of event streams and the owner's
+ * canal_stream_timer() take any period: those share 9 lists of 1, 4, 16 ... 65536 ms (made
+ * with the first such timer). A timer waits in the longest list that does not overshoot its
+ * deadline, and moves on to a shorter one each time that list's period has passed: at most 3
+ * moves a list, to the millisecond. A keep-alive is not restarted by every write: a write
+ * records its time, and a keep-alive that comes due waits out the rest of its interval.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include "server_internal.h"
 
-/* The timer lists of a worker's streams: periods of 2^0 ... 2^16 ms. */
-#define NLISTS 17
+/* The timer lists of a worker's streams: periods of 4^0 ... 4^8 ms. */
+#define NLISTS 9
+
+/* The largest first room taken from the request's memory (larger ones would be malloc()ed by
+ * h2o anyway, and copied again if they grew). */
+#define FIRST_ROOM_MAX 512
 
 struct canal__streams {
     h2o_linklist_t open; /* struct canal_stream.link: streams whose request is alive */
+    h2o_timeout_t idle;  /* every stream's idle limit (stream_timeout_ms) */
+    int lists_ready;     /* lists made: the first keep-alive or owner's timer */
     h2o_timeout_t lists[NLISTS];
 };
 
@@ -49,12 +67,20 @@ struct item {
     void *data;
 };
 
+/* A batch of writes. Its rooms are in the request's memory until they grow (*_heap). */
 struct batch {
     struct item *items;
     size_t n, cap;
     char *bytes; /* copies */
     size_t nbytes, capbytes;
     size_t total; /* bytes of every item */
+    unsigned char items_heap, bytes_heap;
+};
+
+/* The JSON writer of canal_stream_jw() and its memory. */
+struct stream_jw {
+    h2o_mem_pool_t pool;
+    struct canal_jw w;
 };
 
 struct canal_stream {
@@ -67,19 +93,20 @@ struct canal_stream {
     struct batch queue, sending;
     h2o_iovec_t *iov;
     size_t iov_cap;
+    unsigned char iov_heap;
     unsigned char busy;      /* h2o holds the sending batch (until proceed, or the request's end) */
     unsigned char ending;    /* the final send goes after the queue */
     unsigned char ended;     /* the owner called canal_stream_end() */
     unsigned char closed;    /* canal took the stream over: closed was said (or is owed by
                                 detach), or the answer had no body; no more writes */
     unsigned char refused;   /* a write got CANAL_EAGAIN: writable is owed */
-    struct timer idle, keepalive, wake;
+    h2o_timeout_entry_t idle; /* in the worker's idle list */
+    struct timer keepalive, wake;
     unsigned keepalive_ms;   /* 0: no keep-alive */
+    uint64_t written_at;     /* loop time of the last write taken (the keep-alive's) */
     void (*wake_fn)(canal_stream_t *s, void *data);
     h2o_linklist_t link;     /* in the worker's open streams */
-    h2o_mem_pool_t pool;     /* the JSON writer's memory */
-    struct canal_jw jw;
-    int jw_ready;
+    struct stream_jw *jw;    /* canal_stream_jw(), made on first use */
 };
 
 static void on_keepalive(struct timer *t);
@@ -89,14 +116,49 @@ static void unref(canal_stream_t *s)
 {
     if (atomic_fetch_sub(&s->refs, 1) != 1)
         return;
-    free(s->queue.items);
-    free(s->queue.bytes);
-    free(s->sending.items);
-    free(s->sending.bytes);
-    free(s->iov);
-    if (s->jw_ready)
-        h2o_mem_clear_pool(&s->pool);
+    /* the rooms still in the request's memory went with it */
+    if (s->queue.items_heap)
+        free(s->queue.items);
+    if (s->queue.bytes_heap)
+        free(s->queue.bytes);
+    if (s->sending.items_heap)
+        free(s->sending.items);
+    if (s->sending.bytes_heap)
+        free(s->sending.bytes);
+    if (s->iov_heap)
+        free(s->iov);
+    if (s->jw != NULL) {
+        h2o_mem_clear_pool(&s->jw->pool);
+        free(s->jw);
+    }
     free(s);
+}
+
+/* Room for need bytes in *room (cap bytes now, used of them in use; NULL and 0 at first): a
+ * first room of at least first bytes in the request's memory (s->req is alive) if it is
+ * small, else on the heap (*heap), where a room that grows goes too. 0, or CANAL_ENOMEM with
+ * *room as it was. */
+static int grow(canal_stream_t *s, void **room, size_t *cap, size_t used, size_t need, size_t first,
+                unsigned char *heap)
+{
+    size_t n = *cap != 0 ? *cap : first;
+    while (n < need)
+        n *= 2;
+    void *p;
+    int pool = *cap == 0 && n <= FIRST_ROOM_MAX;
+    if (pool) {
+        p = h2o_mem_alloc_pool(&s->req->h2o->pool, n);
+    } else if (*heap || *cap == 0) {
+        p = realloc(*room, n);
+    } else if ((p = malloc(n)) != NULL) {
+        memcpy(p, *room, used);
+    }
+    if (p == NULL)
+        return CANAL_ENOMEM;
+    *heap = !pool;
+    *room = p;
+    *cap = n;
+    return 0;
 }
 
 static void timer_link(struct timer *t);
@@ -114,12 +176,18 @@ static void on_timer(h2o_timeout_entry_t *e)
  * due: the next turn of the loop that has waited a millisecond). */
 static void timer_link(struct timer *t)
 {
+    struct canal__streams *st = t->worker->streams;
     uint64_t now = h2o_now(t->worker->loop), left = t->at > now ? t->at - now : 1;
-    unsigned k = 0;
-    while (k + 1 < NLISTS && (uint64_t)2 << k <= left)
-        k++;
+    unsigned k = (unsigned)(63 - __builtin_clzll(left)) / 2; /* the largest k with 4^k <= left */
+    if (k >= NLISTS)
+        k = NLISTS - 1;
+    if (!st->lists_ready) {
+        for (unsigned i = 0; i < NLISTS; i++)
+            h2o_timeout_init(t->worker->loop, &st->lists[i], (uint64_t)1 << (2 * i));
+        st->lists_ready = 1;
+    }
     t->entry.cb = on_timer;
-    h2o_timeout_link(t->worker->loop, &t->worker->streams->lists[k], &t->entry);
+    h2o_timeout_link(t->worker->loop, &st->lists[k], &t->entry);
 }
 
 static void timer_stop(struct timer *t)
@@ -139,13 +207,16 @@ static void timer_start(struct timer *t, uint64_t ms)
 /* Progress: the idle limit starts again. */
 static void touch(canal_stream_t *s)
 {
-    timer_start(&s->idle, s->worker->app->cfg.stream_timeout_ms);
+    if (h2o_timeout_is_linked(&s->idle))
+        h2o_timeout_unlink(&s->idle);
+    h2o_timeout_link(s->worker->loop, &s->worker->streams->idle, &s->idle);
 }
 
 /* Timers stop for good: the stream ends or is closed. */
 static void timers_stop(canal_stream_t *s)
 {
-    timer_stop(&s->idle);
+    if (h2o_timeout_is_linked(&s->idle))
+        h2o_timeout_unlink(&s->idle);
     timer_stop(&s->keepalive);
     timer_stop(&s->wake);
 }
@@ -185,18 +256,16 @@ static void flush(canal_stream_t *s)
     s->sending = s->queue;
     s->queue = t; /* empty: released at the last proceed */
     struct batch *b = &s->sending;
-    if (s->iov_cap < b->n) {
-        h2o_iovec_t *iov = realloc(s->iov, b->n * sizeof(*iov));
-        if (iov == NULL) { /* cannot send what is queued: cut it (the owner hears at the end) */
-            batch_release(b);
-            s->busy = 1;
-            h2o_send(s->req->h2o, NULL, 0, H2O_SEND_STATE_ERROR);
-            return;
-        } else {
-            s->iov = iov;
-            s->iov_cap = b->n;
-        }
+    size_t room = s->iov_cap * sizeof(*s->iov);
+    if (s->iov_cap < b->n && grow(s, (void **)&s->iov, &room, 0, b->n * sizeof(*s->iov), 4 * sizeof(*s->iov),
+                                  &s->iov_heap) != 0) {
+        /* cannot send what is queued: cut it (the owner hears at the end) */
+        batch_release(b);
+        s->busy = 1;
+        h2o_send(s->req->h2o, NULL, 0, H2O_SEND_STATE_ERROR);
+        return;
     }
+    s->iov_cap = room / sizeof(*s->iov);
     for (size_t i = 0; i < b->n; i++)
         s->iov[i] = h2o_iovec_init(b->items[i].base ? b->items[i].base : b->bytes + b->items[i].off, b->items[i].len);
     int final = s->ending;
@@ -235,10 +304,8 @@ static void on_stop(h2o_generator_t *gen, h2o_req_t *h)
     detach(s, CANAL_STREAM_GONE);
 }
 
-/* The request's memory is released: h2o is done with everything; its reference goes. */
-static void on_request_end(void *p)
+void canal__stream_request_done(canal_stream_t *s)
 {
-    canal_stream_t *s = *(canal_stream_t **)p;
     s->busy = 0;
     batch_release(&s->sending);
     detach(s, CANAL_STREAM_GONE);
@@ -262,9 +329,9 @@ static void cut(canal_stream_t *s)
     h2o_send(req->h2o, NULL, 0, H2O_SEND_STATE_ERROR);
 }
 
-static void on_idle(struct timer *t)
+static void on_idle(h2o_timeout_entry_t *e)
 {
-    canal_stream_t *s = H2O_STRUCT_FROM_MEMBER(canal_stream_t, idle, t);
+    canal_stream_t *s = H2O_STRUCT_FROM_MEMBER(canal_stream_t, idle, e);
     if (s->req == NULL || s->closed)
         return;
     s->closed = 1;
@@ -286,10 +353,9 @@ canal_stream_t *canal_res_stream_begin(canal_req_t *req, const char *content_typ
         if ((w->streams = calloc(1, sizeof(*w->streams))) == NULL)
             return NULL;
         h2o_linklist_init_anchor(&w->streams->open);
-        for (unsigned k = 0; k < NLISTS; k++)
-            h2o_timeout_init(w->loop, &w->streams->lists[k], (uint64_t)1 << k);
+        h2o_timeout_init(w->loop, &w->streams->idle, w->app->cfg.stream_timeout_ms);
     }
-    canal_stream_t *s = calloc(1, sizeof(*s));
+    canal_stream_t *s = malloc(sizeof(*s));
     if (s == NULL)
         return NULL;
     *s = (canal_stream_t){
@@ -298,15 +364,15 @@ canal_stream_t *canal_res_stream_begin(canal_req_t *req, const char *content_typ
         .gen = {on_proceed, on_stop},
         .cb = cb != NULL ? *cb : (canal_stream_cb_t){0},
         .data = data,
+        .idle = {.cb = on_idle},
+        .keepalive = {.worker = w, .fire = on_keepalive},
+        .wake = {.worker = w, .fire = on_wake},
+        .written_at = h2o_now(w->loop),
     };
     atomic_init(&s->refs, 2); /* the request's and the owner's */
     if (s->cb.max_queued == 0)
         s->cb.max_queued = CANAL_STREAM_MAX_QUEUED;
-    s->idle = (struct timer){.worker = w, .fire = on_idle};
-    s->keepalive = (struct timer){.worker = w, .fire = on_keepalive};
-    s->wake = (struct timer){.worker = w, .fire = on_wake};
-    canal_stream_t **anchor = h2o_mem_alloc_shared(&req->h2o->pool, sizeof(*anchor), on_request_end);
-    *anchor = s;
+    req->stream = s; /* the request's end: canal__stream_request_done() */
     h2o_linklist_insert(&w->streams->open, &s->link);
     if (content_type != NULL)
         req->res.type = (canal_str_t){content_type, strlen(content_type)};
@@ -355,17 +421,10 @@ static int put(canal_stream_t *s, const void *buf, size_t len, void (*release)(v
         return 0;
     }
     if (!borrow) {
+        if (q->nbytes + len > q->capbytes &&
+            grow(s, (void **)&q->bytes, &q->capbytes, q->nbytes, q->nbytes + len, 256, &q->bytes_heap) != 0)
+            return CANAL_ENOMEM;
         struct item *last = q->n > 0 ? &q->items[q->n - 1] : NULL;
-        if (q->nbytes + len > q->capbytes) {
-            size_t cap = q->capbytes ? q->capbytes : 256;
-            while (cap < q->nbytes + len)
-                cap *= 2;
-            char *bytes = realloc(q->bytes, cap);
-            if (bytes == NULL)
-                return CANAL_ENOMEM;
-            q->bytes = bytes;
-            q->capbytes = cap;
-        }
         memcpy(q->bytes + q->nbytes, buf, len);
         if (last != NULL && last->base == NULL && last->off + last->len == q->nbytes) {
             last->len += len; /* copies in a row are one item */
@@ -375,12 +434,11 @@ static int put(canal_stream_t *s, const void *buf, size_t len, void (*release)(v
         }
     }
     if (q->n == q->cap) {
-        size_t cap = q->cap ? q->cap * 2 : 8;
-        struct item *items = realloc(q->items, cap * sizeof(*items));
-        if (items == NULL)
+        size_t room = q->cap * sizeof(*q->items);
+        if (grow(s, (void **)&q->items, &room, room, room + sizeof(*q->items), 4 * sizeof(*q->items),
+                 &q->items_heap) != 0)
             return CANAL_ENOMEM;
-        q->items = items;
-        q->cap = cap;
+        q->cap = room / sizeof(*q->items);
     }
     q->items[q->n++] = borrow ? (struct item){.base = buf, .len = len, .release = release, .data = data}
                               : (struct item){.off = q->nbytes, .len = len};
@@ -390,8 +448,7 @@ static int put(canal_stream_t *s, const void *buf, size_t len, void (*release)(v
 queued:
     if (!s->busy)
         touch(s); /* the owner writes to an idle stream: progress */
-    if (s->keepalive_ms != 0)
-        timer_start(&s->keepalive, s->keepalive_ms);
+    s->written_at = h2o_now(s->worker->loop);
     flush(s);
     return 0;
 }
@@ -409,12 +466,13 @@ int canal_stream_write_borrowed(canal_stream_t *s, const void *buf, size_t len, 
 
 canal_jw_t *canal_stream_jw(canal_stream_t *s)
 {
-    if (!s->jw_ready) {
-        h2o_mem_init_pool(&s->pool);
-        canal__jw_init(&s->jw, &s->pool, 512);
-        s->jw_ready = 1;
+    if (s->jw == NULL) {
+        /* never NULL: out of memory is fatal here, as in the writer's pool (h2o_mem_alloc()) */
+        s->jw = h2o_mem_alloc(sizeof(*s->jw));
+        h2o_mem_init_pool(&s->jw->pool);
+        canal__jw_init(&s->jw->w, &s->jw->pool, 512);
     }
-    return &s->jw;
+    return &s->jw->w;
 }
 
 int canal_stream_jw_flush(canal_stream_t *s)
@@ -516,9 +574,13 @@ static void on_keepalive(struct timer *t)
     canal_stream_t *s = H2O_STRUCT_FROM_MEMBER(canal_stream_t, keepalive, t);
     if (s->req == NULL || s->closed || s->ending)
         return;
-    /* put() starts the timer again when it takes the comment; a full queue: try later */
-    if (put(s, ":\n", 2, NULL, NULL, 0) != 0)
-        timer_start(&s->keepalive, s->keepalive_ms);
+    uint64_t quiet = h2o_now(s->worker->loop) - s->written_at;
+    if (quiet < s->keepalive_ms) { /* written since the timer started: wait out the rest */
+        timer_start(t, s->keepalive_ms - quiet);
+        return;
+    }
+    put(s, ":\n", 2, NULL, NULL, 0); /* refused (a full queue): tried again an interval later */
+    timer_start(t, s->keepalive_ms);
 }
 
 int canal_sse_keepalive(canal_stream_t *s, unsigned interval_ms)
@@ -577,12 +639,15 @@ void canal__streams_dispose(struct canal_worker *w)
     if (st == NULL)
         return;
     canal__streams_abort(w);
-    for (unsigned k = 0; k < NLISTS; k++) {
-        h2o_timeout_entry_t *e;
+    h2o_timeout_entry_t *e;
+    for (unsigned k = 0; st->lists_ready && k < NLISTS; k++) {
         while ((e = canal__timeout_first(&st->lists[k])) != NULL)
             h2o_timeout_unlink(e);
         h2o_timeout_dispose(w->loop, &st->lists[k]);
     }
+    while ((e = canal__timeout_first(&st->idle)) != NULL)
+        h2o_timeout_unlink(e);
+    h2o_timeout_dispose(w->loop, &st->idle);
     free(st);
     w->streams = NULL;
 }
