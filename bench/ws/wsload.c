@@ -3,6 +3,7 @@
  * wsload: a small single-threaded epoll load generator for canal's real-time benchmarks.
  *
  *   wsload echo   --port P [--host H] [--path /ws/echo] --conns C --size S [--duration D] [--warmup W]
+ *                 [--messages M]
  *   wsload fanout --port P [--host H] [--path /ws/chat/bench] --conns N [--rounds R] [--pid PID]
  *   wsload sse    --port P [--host H] [--path /sse/ticks?...] --conns N [--hold S] [--pid PID]
  *
@@ -10,6 +11,12 @@
  *         bytes, wait for its whole echo, send the next. After W seconds of warm-up, counts the
  *         messages echoed in D seconds and every round trip. Prints one line:
  *           msgs_per_s=<n> p50_us=<n> p99_us=<n> errors=<n>
+ *         With --messages M there is no warm-up and no clock: M messages are sent in all (the
+ *         connections take turns as their echoes come back, still one in flight each), and once
+ *         the M-th echo is in every connection sends a Close and waits for the server's Close
+ *         and end of TCP, so the server has done all its work for the run when wsload exits
+ *         (bench/ws-ir counts the server's instructions for M1 and M2 messages). Prints
+ *           msgs=<n> secs=<s> errors=<n> conns_open=<n>
  * fanout: N connections join the path (a chat room) and stay idle; the server's RSS (from
  *         /proc/PID/status) is read before the first connects and once all are open. Then, R
  *         times, connection 0 sends one 32-byte text message and the time until the last of
@@ -41,7 +48,7 @@
 #include <unistd.h>
 
 enum mode { ECHO, FANOUT, SSE };
-enum state { CONNECTING, HANDSHAKE, OPEN, DEAD };
+enum state { CONNECTING, HANDSHAKE, OPEN, CLOSING, DEAD };
 
 struct conn {
     int fd;
@@ -77,6 +84,8 @@ static uint64_t echoed;
 static unsigned round_no;
 static int round_got;
 static uint64_t bytes_in;
+static uint64_t budget, to_send; /* --messages: messages in all, and those not yet sent */
+static int closed;               /* --messages: connections whose server closed after its Close */
 
 static uint64_t now_ns(void)
 {
@@ -133,7 +142,7 @@ static void kill_conn(struct conn *c)
 {
     if (c->st == DEAD)
         return;
-    if (c->st != OPEN)
+    if (c->st != OPEN && c->st != CLOSING)
         handshaking--;
     errors++;
     close(c->fd);
@@ -165,6 +174,13 @@ static int write_rest(struct conn *c, const void *buf, size_t len)
 
 static void send_msg(struct conn *c)
 {
+    if (budget > 0) {
+        if (to_send == 0) {
+            c->sent = frame_len; /* nothing pending */
+            return;
+        }
+        to_send--;
+    }
     c->sent = 0;
     c->t_sent = now_ns();
     int r = write_rest(c, frame, frame_len);
@@ -272,6 +288,12 @@ static void on_readable(struct conn *c)
     static uint8_t buf[65536];
     for (;;) {
         ssize_t n = read(c->fd, buf, sizeof(buf));
+        if (n == 0 && c->st == CLOSING) { /* the server has answered our Close and closed */
+            close(c->fd);
+            c->st = DEAD;
+            closed++;
+            return;
+        }
         if (n == 0 || (n < 0 && errno != EAGAIN)) {
             kill_conn(c);
             return;
@@ -279,6 +301,8 @@ static void on_readable(struct conn *c)
         if (n < 0)
             return;
         bytes_in += (uint64_t)n;
+        if (c->st == CLOSING)
+            continue; /* the server's Close: the end of TCP comes next */
         size_t off = 0;
         if (c->st == HANDSHAKE) {
             if (!c->status_ok) {
@@ -363,6 +387,31 @@ static int all_open(void)
     return opening == nconns && handshaking == 0;
 }
 
+static int all_echoed(void)
+{
+    all_open(); /* connections still to open take their turn */
+    return echoed == budget || errors > 0; /* a lost connection loses its message */
+}
+
+/* --messages: a Close (1000, masked) on every open connection, then until each server closes. */
+static int all_closed(void)
+{
+    return closed + errors >= opened;
+}
+
+static void close_all(void)
+{
+    static const uint8_t close_frame[] = {0x88, 0x82, 0x37, 0xfa, 0x21, 0x3d, 0x03 ^ 0x37, 0xe8 ^ 0xfa};
+    for (int i = 0; i < opening; i++) {
+        struct conn *c = &conns[i];
+        if (c->st != OPEN)
+            continue;
+        c->st = CLOSING;
+        if (write(c->fd, close_frame, sizeof(close_frame)) != (ssize_t)sizeof(close_frame))
+            kill_conn(c);
+    }
+}
+
 static int round_done(void)
 {
     return round_got >= opened;
@@ -377,7 +426,7 @@ static int cmp_u64(const void *a, const void *b)
 static void usage(void)
 {
     fprintf(stderr, "usage: wsload echo|fanout|sse --port P [--host H] [--path PATH] [--conns N] [--size S]\n"
-                    "       [--duration S] [--warmup S] [--rounds R] [--hold S] [--pid PID]\n");
+                    "       [--duration S] [--warmup S] [--messages M] [--rounds R] [--hold S] [--pid PID]\n");
     exit(2);
 }
 
@@ -404,6 +453,7 @@ int main(int argc, char **argv)
         else if (strcmp(k, "--warmup") == 0) warmup = atof(v);
         else if (strcmp(k, "--rounds") == 0) rounds = atoi(v);
         else if (strcmp(k, "--hold") == 0) hold = atof(v);
+        else if (strcmp(k, "--messages") == 0) budget = to_send = (uint64_t)atoll(v);
         else if (strcmp(k, "--pid") == 0) pid = atoi(v);
         else usage();
     }
@@ -423,6 +473,17 @@ int main(int argc, char **argv)
     if (conns == NULL || epfd < 0)
         return 1;
 
+    if (mode == ECHO && budget > 0) {
+        make_frame(msg_size, 0x2);
+        measuring = 1;
+        uint64_t t0 = now_ns();
+        run(3600e3, all_echoed);
+        close_all();
+        run(60e3, all_closed);
+        printf("msgs=%llu secs=%.2f errors=%d conns_open=%d\n", (unsigned long long)echoed,
+               (double)(now_ns() - t0) / 1e9, errors, opened);
+        return echoed == budget && errors == 0 ? 0 : 1;
+    }
     if (mode == ECHO) {
         make_frame(msg_size, 0x2);
         run(60000, all_open);

@@ -12,7 +12,10 @@
  *   - writing: nothing is written from inside a call of the app's. canal_ws_send() queues the
  *     message in wslay and puts the socket on its worker's flush list, which a zero-delay timer
  *     runs on the next turn of the loop (h2o_websocket_proceed() may close the socket and free
- *     libh2o's connection: never under the feet of a callback or of a group's walk).
+ *     libh2o's connection: never under the feet of a callback or of a group's walk). A socket's
+ *     own on_message needs no flush: it runs inside libh2o's h2o_websocket_proceed() for that
+ *     socket, which sends what wslay holds once the message is handled (an echo is written in
+ *     the same turn, as raw libh2o does).
  *
  * Threads: a socket is touched by its worker only. Other threads post (canal_ws_post(),
  * canal_ws_group_send()) with canal__post() (async.c), the one hand-off to a worker's loop that
@@ -69,7 +72,7 @@ struct canal_ws {
     const char *subprotocol;
     atomic_size_t refs;       /* the socket's own, and canal_ws_retain()'s */
     enum ws_state state;
-    int in_callback;          /* inside on_message: nothing is flushed from here */
+    int in_callback;          /* inside its on_message (within libh2o's proceed, which flushes) */
     int pinged;               /* an idle socket was pinged */
     int sent_code;            /* the code of canal's Close, 0 if none sent */
     int recv_code;            /* the client's (0: its Close had none), -1 before one */
@@ -213,7 +216,8 @@ static int queue_msg(canal_ws_t *ws, int opcode, const void *msg, size_t len)
         return CANAL_ENOMEM; /* wslay's other refusals are states ruled out above */
     if (opcode == WSLAY_TEXT_FRAME || opcode == WSLAY_BINARY_FRAME)
         bump(&ws->worker->ws_sent);
-    flush_later(ws);
+    if (!ws->in_callback) /* in its own on_message, libh2o's h2o_websocket_proceed() sends it next */
+        flush_later(ws);
     return 0;
 }
 
@@ -276,8 +280,13 @@ static void touch(canal_ws_t *ws)
     if (ws->state != WS_OPEN)
         return;
     ws->pinged = 0;
-    if (h2o_timeout_is_linked(&ws->timer))
+    if (h2o_timeout_is_linked(&ws->timer)) {
+        /* an open socket's timer is in ws_idle: linked again in the same millisecond, it
+         * would be where it is, so it stays (several reads a turn, or turns a millisecond) */
+        if (ws->timer.registered_at == h2o_now(w->loop))
+            return;
         h2o_timeout_unlink(&ws->timer);
+    }
     h2o_timeout_link(w->loop, &w->ws_idle, &ws->timer);
 }
 
