@@ -70,12 +70,12 @@ canal_app_t *canal_app_create(const canal_config_t *cfg)
     app->cfg.unix_owner = app->unix_owner;
     app->cfg.trace |= app->cfg.trace_echo; /* the echo needs the trace */
     app->stop_pipe[0] = app->stop_pipe[1] = -1;
-    app->acclog.fd = -1;
     if (app->host == NULL || (app->cfg.access_log != NULL && app->access_log == NULL) ||
         (app->cfg.trusted_proxies != NULL && app->trusted_proxies == NULL) ||
         (cfg != NULL && cfg->listen != NULL && app->listen == NULL) ||
         (cfg != NULL && cfg->unix_owner != NULL && app->unix_owner == NULL) ||
-        (app->router = canal_router_create(&app->cfg.router)) == NULL) {
+        (app->router = canal_router_create(&app->cfg.router)) == NULL ||
+        (app->cfg.access_log != NULL && canal__acclog_on(app) != 0)) {
         canal_app_destroy(app);
         return NULL;
     }
@@ -148,17 +148,12 @@ void canal_app_destroy(canal_app_t *app)
                 sched_yield();
         }
     }
-    canal__metrics_dispose(app);
-    canal__ops_dispose(app);
     canal_router_destroy(app->router);
     canal__endpoints_dispose(app);
-    canal__limits_free(app);
-    canal__sechdrs_free(app);
-    canal__sessions_free(app);
+    canal__features_dispose(app);
     canal__models_free(app);
     if (app->hostconf != NULL)
         h2o_config_dispose(&app->globalconf);
-    canal__acclog_close(app);
     for (size_t i = 0; i < app->nlisteners; i++) {
         free(app->listeners[i].host);
         free(app->listeners[i].path);
@@ -169,7 +164,7 @@ void canal_app_destroy(canal_app_t *app)
     free(app->listeners);
     for (size_t k = 0; app->workers != NULL && k < app->nworkers; k++) {
         canal__worker_async_free(&app->workers[k]);
-        free(app->workers[k].acclog.data);
+        canal__features_worker_free(&app->workers[k]);
     }
     free(app->workers);
     if (app->start_sync) {
@@ -244,18 +239,12 @@ int canal_app_start(canal_app_t *app)
     for (size_t i = 0; i < app->nlisteners; i++)
         if (canal__listener_bind(app, &app->listeners[i]) != 0)
             goto fail;
-    /* canal's path already has its logger (canal__on_req_done(), which writes the lines) */
-    if (app->cfg.access_log != NULL && app->acclog.fd < 0 && canal__acclog_open(app) != 0)
-        goto fail;
     signal(SIGPIPE, SIG_IGN);
     json_object_seed(0);
 
-    canal__guards_start(app);
-    canal__policies_settle(app);
-    if (canal__ops_start(app) != 0 || canal__metrics_start(app) != 0) {
-        canal__log(app, CANAL_LOG_ERROR, "out of memory for metrics and CORS");
+    /* the endpoints' guards and heads, the features' settings (they have logged a failure) */
+    if (canal__endpoints_start(app) != 0 || canal__features_start(app) != 0)
         goto fail;
-    }
     /* registered last, so it runs first: gzip (compress.c) sees the rewritten answer */
     canal__h2o_errors_as_problems(app);
     if (canal__offload_start(app) != 0) {
@@ -303,11 +292,8 @@ fail:
     for (size_t k = 0; app->workers != NULL && k < app->nworkers; k++) {
         struct canal_worker *w = &app->workers[k];
         canal__worker_async_free(w);
-        free(w->acclog.data);
-        w->acclog.data = NULL;
+        canal__features_worker_free(w);
         free(w->socks);
-        free(w->mslots);
-        w->mslots = NULL;
     }
     canal__listeners_close(app);
     free(app->workers);

@@ -39,6 +39,7 @@
 #include "canal/ratelimit.h"
 #include "canal/headers.h"
 #include "canal/schema.h"
+#include "core/feature.h"
 
 /* The server's record of a route, at the route's number in app->endpoints (routes.c). */
 struct canal_endpoint {
@@ -49,21 +50,18 @@ struct canal_endpoint {
     const struct canal__model *args;  /* schema.c: spec.args, registered, or NULL */
     canal_response_def_t *responses;  /* OpenAPI: spec.responses copied (status 0 ends), or NULL */
     const char *summary, *description; /* OpenAPI: spec's, borrowed, or NULL */
-    /* ops.c, settled before the app starts */
-    const struct canal__cors *cors; /* CORS policy, or NULL */
-    signed char compress;           /* 0 as configured, -1 never, 1 even if not compressible */
-    unsigned char ops;              /* cors or compress set: the one test made per request */
     unsigned char docs;             /* openapi.c: the OpenAPI document or its docs page */
     const struct canal__ws_route *ws; /* websocket.c: a WebSocket route's settings, or NULL */
-    /* guards: the route's own (registration), then settled at start (canal__guards_start()) */
-    const canal_route_group_t *group;      /* the group it was registered in, or NULL */
-    const canal_rate_limit_t *rate_limit;  /* ratelimit.c: checked before the handler, or NULL */
-    const struct canal__sechdr *sechdr;    /* headers.c: added at the commit, or NULL */
-    /* auth.c: the policy given with the route; the one checked, settled at start (NULL: none,
-     * or anonymous: nothing is checked) */
-    const canal_policy_t *own_policy;
-    const canal_policy_t *policy;
-    size_t max_body;                       /* req.c: a larger body is a 413; 0: the app's limit */
+    const canal_route_group_t *group; /* the group it was registered in, or NULL */
+    /* the spec's settings of features, read by them at start (canal__scope_get()) */
+    const canal_rate_limit_t *rate_limit;  /* ratelimit.c */
+    const struct canal__sechdr *sechdr;    /* headers.c */
+    const canal_policy_t *own_policy;      /* auth.c */
+    size_t max_body;                       /* a larger body is a 413; 0: the app's limit */
+    /* the features' guards (by order) and heads, built at start (feature.h) */
+    unsigned char nguards, nheads;
+    struct canal__guard guards[CANAL__MAX_GUARDS];
+    struct canal__head heads[CANAL__MAX_HEADS];
 };
 
 /* headers.c: a compiled security headers preset */
@@ -75,15 +73,17 @@ struct canal__sechdr {
     char *hsts;                  /* Strict-Transport-Security's value (TLS only), or NULL */
 };
 
-/* routes.c: what a route group carries (canal_app_group(), canal_app_rate_limit(),
- * canal_app_security_headers()) */
-/* What canal_app_group() records of a group (routes.c): its parent, and what its routes
- * inherit unless they say otherwise */
+/* What canal_app_group() records of a group (routes.c): its parent, for the scoped settings */
 struct canal__group {
     const canal_route_group_t *group, *parent;
-    const canal_rate_limit_t *rate_limit; /* ratelimit.c */
-    const struct canal__sechdr *sechdr;   /* headers.c */
-    const canal_policy_t *policy;         /* auth.c */
+};
+
+/* A feature's setting of a scope (routes.c, canal__scope_set()): the app's (group NULL) or a
+ * group's; key is the feature's own address for the setting */
+struct canal__scoped {
+    const void *key;
+    const canal_route_group_t *group;
+    const void *value;
 };
 
 /* A listener: TCP (host, port), a unix socket (path), or a socket inherited from systemd
@@ -161,7 +161,7 @@ struct canal_req {
     canal_commit_fn on_commit;    /* canal_res_on_commit() */
     void *on_commit_data;
     canal_trace_t *trace;         /* trace.c: canal_req_trace(), made on first use */
-    int64_t start_unix_ns, start_mono_ns; /* trace.c: set only when the app has hooks */
+    int64_t start_unix_ns, start_mono_ns; /* hooks.c: set only when the app has hooks */
 };
 
 /* Every accepted connection, tracked until h2o closes its socket and no request of it is left:
@@ -240,15 +240,8 @@ struct canal_worker {
     atomic_size_t inflight, connections, ws_open;
     atomic_ullong requests;
     atomic_ullong ws_opened, ws_received, ws_sent, ws_dropped;
-    struct canal__mslot *mslots;   /* metrics.c: this worker's counters, one slot per route */
     struct canal_reqmap reqs;      /* req.c: the requests being handled */
-    struct {                       /* acclog.c: lines not yet written */
-        char *data;                /* CANAL__ACCLOG_BUF bytes; NULL: no access log */
-        size_t len;
-        h2o_timeout_t timeout;     /* a second after the first line of a buffer: written */
-        h2o_timeout_entry_t entry;
-        int timed;                 /* the timer exists (the worker's loop runs) */
-    } acclog;
+    void *fstate[CANAL__MAX_FEATURES]; /* the features' per-worker state (feature.h) */
     /* shutdown state, worker only (done: written by the worker, read by canal_app_wait) */
     int stopping, exit;
     atomic_int done;
@@ -292,15 +285,6 @@ struct canal_app {
     h2o_globalconf_t globalconf;
     h2o_hostconf_t *hostconf;
     h2o_pathconf_t *pathconf;
-    struct canal__acclog {        /* acclog.c */
-        int fd;                   /* -1: no access log */
-        char *path;               /* the file to reopen; NULL for stdout */
-        int json;                 /* JSON lines, else CLF */
-        pthread_mutex_t lock;     /* one write() at a time, and a reopen between two */
-        int lock_ready;
-        int failing;              /* under lock: the last write failed (said once) */
-        atomic_int reopen;        /* canal_app_reopen_log() asked for one */
-    } acclog;
     struct canal_listener *listeners;
     size_t nlisteners;
     struct canal_worker *workers;
@@ -313,22 +297,20 @@ struct canal_app {
     size_t nproxies;
     char id_prefix[10];           /* "5f3a09c1-": this process's request ID prefix */
     atomic_int force;             /* a second stop: workers leave without draining */
-    struct canal__ops *ops;       /* ops.c: static paths, compression, CORS; NULL if unused */
-    struct canal__metrics *metrics; /* metrics.c: NULL when metrics are off */
-    size_t ncors;                 /* CORS policies attached: preflights are looked for */
     struct canal__ws_route *ws_routes; /* websocket.c: every WebSocket route's settings */
-    /* guards: rate limits (ratelimit.c), security headers (headers.c), sessions (session.c) */
-    struct canal_rate_limit *limits; /* every limit made, freed with the app */
-    size_t nlimits;
-    struct canal__sechdr *sechdrs;    /* every preset compiled, freed with the app */
-    struct canal_sessions *sessions;  /* every sessions object, freed with the app */
     struct canal__group *groups; /* routes.c: one per group made with canal_app_group() */
     size_t ngroups;
-    const canal_rate_limit_t *rate_limit; /* the app's own (canal_app_rate_limit(app, NULL, ..)) */
-    const struct canal__sechdr *sechdr;   /* the app's own: also on answers without a route */
-    const canal_policy_t *policy; /* auth.c: the default policy (canal_app_policy()), or NULL */
+    struct canal__scoped *scoped; /* routes.c: the features' settings of the app and its groups */
+    size_t nscoped;
     struct canal__model **models; /* schema.c: every schema registered */
     size_t nmodels;
+    /* the features switched on (feature.h), and what the request path runs of them */
+    struct canal__attached features[CANAL__MAX_FEATURES];
+    size_t nfeatures, nbegins, nends;
+    unsigned char nheads;
+    struct canal__each begins[CANAL__MAX_FEATURES], ends[CANAL__MAX_FEATURES];
+    struct canal__head heads[CANAL__MAX_HEADS]; /* on answers without a route */
+    struct canal__guard unrouted; /* before the router's own 405 and OPTIONS 204, or {NULL} */
     /* canal_app_start() waits for each worker thread to have made its own loop and context */
     pthread_mutex_t start_lock;
     pthread_cond_t start_cond;
@@ -337,28 +319,20 @@ struct canal_app {
     struct canal_timer *timers;   /* timer.c: canal_app_every(), run by worker 0 */
     size_t ntimers;
     atomic_int timers_stopped;    /* set by canal_app_stop(): no timer calls the app after it */
-    canal_request_hook_fn on_begin, on_end; /* trace.c: canal_app_on_request(), or NULL */
-    void *hook_data;
 };
 
-/* acclog.c: the access log. Opened by canal_app_start(), closed by canal_app_destroy(); each
- * worker's buffer is made by canal__worker_prepare(), its timer runs on the worker's loop, and
- * the rest is written when the worker ends (canal__acclog_worker_end(), after its context). */
+/* acclog.c: switches the access log on (canal_app_create(), with cfg.access_log); -1 when
+ * out of memory */
 #define CANAL__ACCLOG_BUF (64u * 1024)
-int canal__acclog_open(canal_app_t *app);
-void canal__acclog_close(canal_app_t *app);
-int canal__acclog_worker_prepare(struct canal_worker *w);
-void canal__acclog_worker_timer(struct canal_worker *w);     /* on the worker's thread */
-void canal__acclog_worker_untimer(struct canal_worker *w);   /* before its loop goes */
-void canal__acclog_worker_end(struct canal_worker *w);       /* writes what is left */
-/* the line of an answer h (req: canal's request, NULL for static files and libh2o's own) */
-void canal__acclog_add(struct canal_worker *w, h2o_req_t *h, canal_req_t *req);
+int canal__acclog_on(canal_app_t *app);
 /* proxy.c: the client address behind the trusted proxies (the peer's without), in h's memory */
 canal_str_t canal__client_addr(const canal_app_t *app, h2o_req_t *h);
 
 /* routes.c: the endpoint of one of the app's routes (NULL if it is not one), and the end */
 struct canal_endpoint *canal__endpoint_of(canal_app_t *app, const canal_route_t *route);
 void canal__endpoints_dispose(canal_app_t *app);
+/* routes.c: the core's own guard (a route's max_body), at start */
+int canal__endpoints_start(canal_app_t *app);
 /* routes.c: keeps err as the app's registration error if it is the first; returns err->code */
 int canal__reg_error(canal_app_t *app, const canal_error_info_t *err);
 
@@ -452,72 +426,37 @@ struct canal__cors {
     char max_age[24];
 };
 
-struct cors_rule {
-    char *prefix;              /* without leading and trailing '/'; "" for all */
-    const canal_route_t *route; /* or one route */
-    struct canal__cors *policy;
-};
-
 struct static_dir {
     char *prefix, *dir;
     unsigned flags;
 };
 
+/* files/ops.c: the files feature's state: static paths and compression */
 struct canal__ops {
     struct static_dir *statics;
     size_t nstatics;
     int compress;
     h2o_compress_args_t compress_args;
-    struct canal__cors **policies; /* every copy, freed at destroy */
-    size_t npolicies;
-    struct cors_rule *rules;
-    size_t nrules;
+    struct canal__hint {           /* canal_app_compress_route(): a route's own setting */
+        size_t route;              /* its number */
+        int on;
+    } *hints;
+    size_t nhints;
 };
 
-struct canal__ops *canal__ops_of(canal_app_t *app); /* made on first use; NULL: no memory */
+struct canal__ops *canal__ops_of(canal_app_t *app); /* switched on; NULL: no memory, or started */
 int canal__static_start(canal_app_t *app, struct canal__ops *ops);
 void canal__static_dispose(struct canal__ops *ops);
 void canal__compress_register(struct canal__ops *ops, h2o_pathconf_t *pc); /* if on */
-void canal__cors_start(canal_app_t *app, struct canal__ops *ops); /* policies onto endpoints */
-void canal__cors_dispose(struct canal__ops *ops);
-/* ops.c: before the workers start (static paths, compression, CORS on routes), at destroy */
-int canal__ops_start(canal_app_t *app);
-void canal__ops_dispose(canal_app_t *app);
-/* ops.c: a matched route with a CORS policy or a compression setting; 1 if it answered (a
- * preflight to the route's own OPTIONS handler) */
-int canal__ops_on_match(canal_req_t *req);
-/* ops.c: a CORS preflight, answered when 1 */
-int canal__cors_preflight(canal_req_t *req);
+int canal__compress_start(canal_app_t *app, struct canal__ops *ops); /* the routes' guards */
 
-/* websocket.c: a worker's part (on its thread), and the app's routes */
-void canal__ws_worker_init(struct canal_worker *w);
-void canal__ws_worker_shutdown(struct canal_worker *w); /* every socket closed with 1001 */
-void canal__ws_worker_dispose(struct canal_worker *w);
-void canal__ws_routes_free(canal_app_t *app);
-
-/* routes.c: each endpoint's rate limit and security headers, from its own, its groups' and
- * the app's (before the workers start) */
-void canal__guards_start(canal_app_t *app);
-/* ratelimit.c: a matched route with a limit; 1 if refused (the 429 is set) */
-int canal__rate_check(canal_req_t *req);
-void canal__limits_free(canal_app_t *app);
-void canal__limits_metrics(canal_app_t *app, FILE *f);
 /* headers.c */
 /* cookie.c: RFC 9110 5.6.2 tchar (cookie names, form part header names and parameters) */
 int canal__is_tchar(unsigned char c);
 
 struct canal__sechdr *canal__sechdr_make(canal_app_t *app, const canal_security_headers_t *p, int *rc);
-void canal__sechdrs_free(canal_app_t *app);
-/* at the commit, and on libh2o's own error answers (h2o_compat.c); HSTS only if conn is TLS */
-void canal__sechdr_put(h2o_req_t *h, const struct canal_conn *conn, const struct canal__sechdr *c);
-/* session.c */
-void canal__sessions_free(canal_app_t *app);
 
 /* metrics.c */
-void canal__metrics_label(FILE *f, const char *s);
-int canal__metrics_start(canal_app_t *app);
-void canal__metrics_dispose(canal_app_t *app);
-void canal__metrics_record(canal_req_t *req);
 /* Nanoseconds from the request's first bytes (libh2o's loop clock) to now (a clock read:
  * microsecond granularity and better); -1 if libh2o has no start time for it. Metrics and the
  * JSON access log's duration. */
@@ -674,13 +613,6 @@ void canal__streams_dispose(struct canal_worker *w);
 int canal__traceparent_parse(const char *s, size_t len, canal_trace_t *t);
 int canal__tracestate_ok(const char *s, size_t len);
 void canal__hex64(char *out, uint64_t v); /* 16 lower-case hex digits, no NUL */
-/* trace.c: the hooks: the start's clocks (either hook set), the begin hook once the route is
- * known or the request was refused before routing (app->on_begin set), the end hook
- * (app->on_end set); the callers test */
-void canal__hooks_start(canal_req_t *req);
-void canal__hook_begin(canal_req_t *req);
-void canal__hook_end(canal_req_t *req, h2o_req_t *h);
-
 /* log.c: every message canal prints goes here, to app's log callback (canal_config_t.log)
  * or, with none or no app (NULL), to the built-in sink (stderr). */
 void canal__log(const canal_app_t *app, canal_log_level_t level, const char *fmt, ...)
@@ -722,12 +654,9 @@ void canal__auth_split(canal_str_t value, canal_str_t *scheme, canal_str_t *cred
 int canal__b64token(canal_str_t s);
 canal_str_t canal__trim_ows(canal_str_t v);
 int canal__basic_decode(canal_str_t cred, unsigned char *raw, canal_str_t *user, canal_str_t *pass);
-/* auth.c: 1 if the request is not allowed by its endpoint's policy (the 401/403/400 is set) */
-int canal__policy_refused(canal_req_t *req);
-/* auth.c: settles every endpoint's policy (canal_app_start()) */
-void canal__policies_settle(canal_app_t *app);
-/* auth.c: 1 if policy may be attached (NULL, anonymous, or with a scheme) */
-int canal__policy_valid(const canal_policy_t *policy);
+/* auth.c: 0 if a route may have policy (NULL, anonymous, or with a scheme; the policies are
+ * then on), CANAL_EINVAL, CANAL_ENOMEM */
+int canal__policy_attach(canal_app_t *app, const canal_policy_t *policy);
 /* auth.c, for openapi.c: a scheme's name and its securitySchemes entry (a new reference) */
 const char *canal__auth_name(const canal_auth_t *a);
 json_t *canal__auth_openapi_scheme(const canal_auth_t *a);

@@ -191,10 +191,10 @@ static void problem_setup(h2o_filter_t *self, h2o_req_t *h, h2o_ostream_t **slot
         if (at >= 0)
             h->res.headers.entries[at].value = h2o_iovec_init(H2O_STRLIT("application/problem+json"));
         h->res.reason = canal_status_reason(status);
-        /* libh2o answered before any route was matched: the app's preset, as for a 404 */
-        const struct canal__sechdr *sh = ((struct problem_filter *)self)->app->sechdr;
-        if (sh != NULL)
-            canal__sechdr_put(h, canal__conn_of(h), sh);
+        /* libh2o answered before any route was matched: the app's heads, as for a 404 */
+        const canal_app_t *app = ((struct problem_filter *)self)->app;
+        for (size_t i = 0; i < app->nheads; i++)
+            app->heads[i].fn(NULL, h, app->heads[i].arg);
         struct problem_ostream *o = (struct problem_ostream *)h2o_add_ostream(h, sizeof(*o), slot);
         o->super.do_send = problem_send;
         o->sent = 0;

@@ -68,14 +68,12 @@ void canal__on_req_done(h2o_logger_t *self, h2o_req_t *h)
 {
     struct canal_worker *w = H2O_STRUCT_FROM_MEMBER(struct canal_worker, ctx, h->conn->ctx);
     canal_req_t *req = canal__reqmap_take(&w->reqs, h);
-    if (w->acclog.data != NULL)
-        canal__acclog_add(w, h, req); /* every answer's line, before anything of it goes */
+    const canal_app_t *app = w->app;
+    /* the features' end of every answer (the access log's line), before anything of it goes */
+    for (size_t i = 0; i < app->nends; i++)
+        app->ends[i].f->end(h, req, app->ends[i].state, w->fstate[app->ends[i].index]);
     if (req == NULL)
         return; /* a static file, libh2o's own answer, or answered untracked (canal__reqmap_put failed) */
-    if (w->app->on_end != NULL)
-        canal__hook_end(req, h);
-    if (w->app->metrics != NULL)
-        canal__metrics_record(req);
     if (req->pending != NULL)
         canal__pending_gone(req);
     if (req->stream != NULL)
@@ -284,8 +282,7 @@ static __attribute__((noinline)) void answer_unrouted(canal_req_t *req, int stat
     case 405:
         /* OPTIONS without a route of its own: perhaps a CORS preflight, answered for the route
          * of the method it announces */
-        if (app->ncors != 0 && h2o_memis(req->method.base, req->method.len, H2O_STRLIT("OPTIONS")) &&
-            canal__cors_preflight(req))
+        if (app->unrouted.fn != NULL && app->unrouted.fn(req, app->unrouted.arg))
             return;
         canal_router_allow_header(app->router, req->match->allow, allow, sizeof(allow));
         canal_res_header(req, "allow", allow);
@@ -303,16 +300,13 @@ static __attribute__((noinline)) void answer_unrouted(canal_req_t *req, int stat
     }
 }
 
-/* A body over the route's own limit (spec.max_body, below the app's, which libh2o holds): a
- * 413 before the handler runs. libh2o has buffered the body whole by now; the connection is
- * kept, as the body was read to its end. 1 if refused. */
-static int body_refused(canal_req_t *req)
+/* The features' begin phase (the request hooks), once the route is known or the request was
+ * refused. */
+static inline void run_begins(canal_req_t *req)
 {
-    size_t max = req->endpoint->max_body;
-    if (max == 0 || req->h2o->entity.len <= max)
-        return 0;
-    canal_res_problem(req, 413, "the body is larger than this route's limit of %zu bytes", max);
-    return 1;
+    const canal_app_t *app = req->app;
+    for (size_t i = 0; i < app->nbegins; i++)
+        app->begins[i].f->begin(req, app->begins[i].state);
 }
 
 /* Routes the request and runs its handler; the answer is committed after it unless it is
@@ -323,25 +317,23 @@ static void dispatch(canal_req_t *req)
     req->match = (canal_match_t *)(req + 1);
     int status = canal_router_match(req->app->router, req->method, req->path, (char *)(req->match + 1),
                                     req->path.len + 1, req->match);
+    const struct canal_endpoint *ep = NULL;
     if (status == 200 && req->match->index < req->app->nendpoints) /* routes come with one */
-        req->endpoint = &req->app->endpoints[req->match->index];
-    if (req->app->on_begin != NULL)
-        canal__hook_begin(req);
+        req->endpoint = ep = &req->app->endpoints[req->match->index];
+    run_begins(req);
     if (status != 200) {
         answer_unrouted(req, status);
-    } else if (req->endpoint == NULL) { /* cannot be */
+    } else if (ep == NULL) { /* cannot be */
         canal_req_fail(req, "route %zu has no endpoint", req->match->index);
     } else {
-        if (req->endpoint->rate_limit != NULL && canal__rate_check(req)) {
-            canal__commit(req); /* 429: the handler does not run, the body is not parsed */
-            return;
-        }
-        /* CORS first (a preflight carries no credentials; a 401 carries CORS headers), then the
-         * policy (auth.c), before anything of the route runs */
-        int rc = (req->endpoint->ops && canal__ops_on_match(req)) ||
-                         (req->endpoint->policy != NULL && canal__policy_refused(req)) || body_refused(req)
-                     ? 0
-                     : req->endpoint->fn(req, req->endpoint->data);
+        /* the guards, by order (rate limit, CORS, policy, body limit: core/feature.h); one that
+         * answers ends the request before anything of the route runs */
+        for (size_t i = 0; i < ep->nguards; i++)
+            if (ep->guards[i].fn(req, ep->guards[i].arg)) {
+                canal__commit(req);
+                return;
+            }
+        int rc = ep->fn(req, ep->data);
         if (rc == CANAL_PENDING && req->pending != NULL)
             return; /* committed when the deferred answer completes */
         if (rc != 0)
@@ -390,8 +382,6 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
     }
     atomic_fetch_add(&w->inflight, 1);
     canal__worker_touch(w);
-    if (app->on_begin != NULL || app->on_end != NULL)
-        canal__hooks_start(req);
 
     size_t header_bytes = 0;
     int folded = 0;
@@ -414,8 +404,7 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
         dispatch(req);
         return 0;
     }
-    if (app->on_begin != NULL)
-        canal__hook_begin(req); /* refused before routing: no route */
+    run_begins(req); /* refused before routing: no route */
     canal__commit(req);
     return 0;
 }

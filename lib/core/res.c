@@ -137,10 +137,11 @@ static inline __attribute__((always_inline)) void put_head(canal_req_t *req)
     if (req->res.type.base != NULL)
         h2o_add_header(&h->pool, &h->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, req->res.type.base,
                        req->res.type.len);
-    /* the security headers preset (headers.c): the route's, or the app's without a route */
-    const struct canal__sechdr *sh = req->endpoint != NULL ? req->endpoint->sechdr : req->app->sechdr;
-    if (sh != NULL)
-        canal__sechdr_put(req->h2o, req->conn, sh);
+    /* the features' heads (core/feature.h): the route's, or the app's without a route */
+    const struct canal_endpoint *ep = req->endpoint;
+    const struct canal__head *hd = ep != NULL ? ep->heads : req->app->heads;
+    for (size_t i = 0, n = ep != NULL ? ep->nheads : req->app->nheads; i < n; i++)
+        hd[i].fn(req, h, hd[i].arg);
 }
 
 /* A status whose answers have no body. */
@@ -208,6 +209,11 @@ int canal__commit_stream(canal_req_t *req, h2o_generator_t *gen)
     if (empty)
         h2o_send(h, NULL, 0, H2O_SEND_STATE_FINAL);
     return empty;
+}
+
+void canal_res_compress(canal_req_t *req, int on)
+{
+    req->h2o->compress_hint = on ? H2O_COMPRESS_HINT_ENABLE : H2O_COMPRESS_HINT_DISABLE;
 }
 
 int canal_res_on_commit(canal_req_t *req, canal_commit_fn fn, void *data)

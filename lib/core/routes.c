@@ -74,7 +74,7 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
     else if (spec->max_body > app->cfg.max_body_size)
         canal_error_set(&e, CANAL_EINVAL, 0, "max_body %zu is above the app's max_body_size %zu", spec->max_body,
                         app->cfg.max_body_size);
-    else if (!canal__policy_valid(spec->policy))
+    else if (canal__policy_attach(app, spec->policy) != 0)
         canal_error_set(&e, CANAL_EINVAL, 0, "a policy needs a scheme, or anonymous");
     else if (spec->args != NULL && canal__model_register(app, spec->args, &args, &e) != 0)
         ;
@@ -145,7 +145,7 @@ canal_route_group_t *canal_app_group(canal_app_t *app, canal_route_group_t *pare
 }
 
 /* The record of a group made by canal_app_group(), or NULL */
-static struct canal__group *group_guards(canal_app_t *app, const canal_route_group_t *g)
+static const struct canal__group *group_of(const canal_app_t *app, const canal_route_group_t *g)
 {
     for (size_t i = 0; g != NULL && i < app->ngroups; i++)
         if (app->groups[i].group == g)
@@ -153,55 +153,62 @@ static struct canal__group *group_guards(canal_app_t *app, const canal_route_gro
     return NULL;
 }
 
-int canal_app_rate_limit(canal_app_t *app, canal_route_group_t *group, const canal_rate_limit_t *limit)
+int canal__scope_set(canal_app_t *app, const void *key, const canal_route_group_t *group, const void *value)
 {
     if (atomic_load(&app->state) != APP_CREATED)
         return CANAL_ESTATE;
-    struct canal__group *gg = group_guards(app, group);
-    if (group != NULL && gg == NULL)
+    if (group != NULL && group_of(app, group) == NULL)
         return CANAL_EINVAL; /* not a group of this app */
-    if (gg != NULL)
-        gg->rate_limit = limit;
-    else
-        app->rate_limit = limit;
-    return 0;
-}
-
-int canal_app_security_headers(canal_app_t *app, canal_route_group_t *group, const canal_security_headers_t *preset)
-{
-    if (atomic_load(&app->state) != APP_CREATED)
-        return CANAL_ESTATE;
-    struct canal__group *gg = group_guards(app, group);
-    if (group != NULL && gg == NULL)
-        return CANAL_EINVAL;
-    const struct canal__sechdr *sh = NULL;
-    int rc = 0;
-    if (preset != NULL && (sh = canal__sechdr_make(app, preset, &rc)) == NULL)
-        return rc;
-    if (gg != NULL)
-        gg->sechdr = sh;
-    else
-        app->sechdr = sh;
-    return 0;
-}
-
-void canal__guards_start(canal_app_t *app)
-{
-    for (size_t i = 0; i < app->nendpoints; i++) {
-        struct canal_endpoint *ep = &app->endpoints[i];
-        /* the nearest group that has one, then the app */
-        for (const struct canal__group *gg = group_guards(app, ep->group);
-             gg != NULL && (ep->rate_limit == NULL || ep->sechdr == NULL); gg = group_guards(app, gg->parent)) {
-            if (ep->rate_limit == NULL)
-                ep->rate_limit = gg->rate_limit;
-            if (ep->sechdr == NULL)
-                ep->sechdr = gg->sechdr;
+    for (size_t i = 0; i < app->nscoped; i++)
+        if (app->scoped[i].key == key && app->scoped[i].group == group) {
+            app->scoped[i].value = value;
+            return 0;
         }
-        if (ep->rate_limit == NULL)
-            ep->rate_limit = app->rate_limit;
-        if (ep->sechdr == NULL)
-            ep->sechdr = app->sechdr;
-    }
+    struct canal__scoped *grown = realloc(app->scoped, (app->nscoped + 1) * sizeof(*grown));
+    if (grown == NULL)
+        return CANAL_ENOMEM;
+    app->scoped = grown;
+    app->scoped[app->nscoped++] = (struct canal__scoped){key, group, value};
+    return 0;
+}
+
+/* The value of key set for the scope group (NULL: the app), or NULL */
+static const void *scoped(const canal_app_t *app, const void *key, const canal_route_group_t *group)
+{
+    for (size_t i = 0; i < app->nscoped; i++)
+        if (app->scoped[i].key == key && app->scoped[i].group == group)
+            return app->scoped[i].value;
+    return NULL;
+}
+
+const void *canal__scope_get(const canal_app_t *app, const void *key, const struct canal_endpoint *ep,
+                             const void *own)
+{
+    const void *v = own;
+    for (const struct canal__group *g = ep != NULL ? group_of(app, ep->group) : NULL; v == NULL && g != NULL;
+         g = group_of(app, g->parent))
+        v = scoped(app, key, g->group);
+    return v != NULL ? v : scoped(app, key, NULL);
+}
+
+/* A body over the route's own limit (spec.max_body, below the app's, which libh2o holds): a
+ * 413 before the handler runs, the last guard. libh2o has buffered the body whole by now; the
+ * connection is kept, as the body was read to its end. 1 if refused. */
+static int body_guard(canal_req_t *req, const void *arg)
+{
+    size_t max = req->endpoint->max_body;
+    if (req->h2o->entity.len <= max)
+        return 0;
+    canal_res_problem(req, 413, "the body is larger than this route's limit of %zu bytes", max);
+    return 1;
+}
+
+int canal__endpoints_start(canal_app_t *app)
+{
+    for (size_t i = 0; i < app->nendpoints; i++)
+        if (app->endpoints[i].max_body != 0 && canal__endpoint_guard(&app->endpoints[i], 40, body_guard, NULL) != 0)
+            return -1;
+    return 0;
 }
 
 #define METHOD_SHORTCUT(fn, verb)                                                                \
@@ -237,9 +244,11 @@ void canal__endpoints_dispose(canal_app_t *app)
     }
     free(app->endpoints);
     app->endpoints = NULL;
-    canal__ws_routes_free(app);
     app->nendpoints = app->cap_endpoints = 0;
     free(app->groups);
     app->groups = NULL;
     app->ngroups = 0;
+    free(app->scoped);
+    app->scoped = NULL;
+    app->nscoped = 0;
 }

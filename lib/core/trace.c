@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * W3C Trace Context for each request (canal/trace.h), and the begin and end hooks.
+ * W3C Trace Context for each request (canal/trace.h): part of the request's identity, as
+ * its ID is. (The begin and end hooks are a feature: lib/observability/hooks.c.)
  *
  * The trace is made on first use (canal_req_trace()): whoever asks first, a handler, the JSON
  * access log, a problem's "traceId", the echo in put_head() (res.c), a hook. A valid
@@ -9,10 +10,6 @@
  * three 64-bit draws per new trace (two for the trace ID, one for the span), no system call
  * and no lock per request. Trace IDs need to be unique and spread, not secret (the
  * specification asks for randomness, not unpredictability).
- *
- * The hooks: with either set, canal__on_req() takes the two clocks at the start (realtime
- * for the start, monotonic for the duration); begin runs once the route is known, end from
- * canal__on_req_done(), the logger libh2o calls when it is done with the request.
  */
 #include <stdio.h>
 #include <string.h>
@@ -264,65 +261,4 @@ const canal_trace_t *canal_req_trace(canal_req_t *req)
     o[55] = '\0';
     req->trace = t;
     return t;
-}
-
-/* ---- hooks ---- */
-
-int canal_app_on_request(canal_app_t *app, canal_request_hook_fn begin, canal_request_hook_fn end, void *data)
-{
-    canal_error_info_t err = {0};
-    if (atomic_load(&app->state) != APP_CREATED)
-        err.code = CANAL_ESTATE;
-    else if (begin == NULL && end == NULL)
-        err.code = CANAL_EINVAL;
-    else if (app->on_begin != NULL || app->on_end != NULL)
-        err.code = CANAL_EEXIST;
-    if (err.code != 0) {
-        snprintf(err.message, sizeof(err.message), "canal_app_on_request: %s", canal_strerror(err.code));
-        return canal__reg_error(app, &err);
-    }
-    app->on_begin = begin;
-    app->on_end = end;
-    app->hook_data = data;
-    return 0;
-}
-
-static int64_t clock_ns(clockid_t clock)
-{
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-void canal__hooks_start(canal_req_t *req)
-{
-    req->start_unix_ns = clock_ns(CLOCK_REALTIME);
-    req->start_mono_ns = clock_ns(CLOCK_MONOTONIC);
-}
-
-static canal_request_info_t info_of(canal_req_t *req)
-{
-    return (canal_request_info_t){
-        .start_unix_ns = req->start_unix_ns,
-        .method = req->method,
-        .route = req->endpoint != NULL ? canal_route_template(req->endpoint->route) : NULL,
-        .trace = canal_req_trace(req),
-    };
-}
-
-void canal__hook_begin(canal_req_t *req)
-{
-    canal_app_t *app = req->app;
-    canal_request_info_t info = info_of(req);
-    app->on_begin(req, &info, app->hook_data);
-}
-
-void canal__hook_end(canal_req_t *req, h2o_req_t *h)
-{
-    canal_app_t *app = req->app;
-    canal_request_info_t info = info_of(req);
-    info.status = h->res.status;
-    info.duration_ns = clock_ns(CLOCK_MONOTONIC) - req->start_mono_ns;
-    info.bytes = h->bytes_sent;
-    app->on_end(req, &info, app->hook_data);
 }

@@ -52,7 +52,7 @@ static void begin_shutdown(struct canal_worker *w)
     }
     h2o_context_request_shutdown(&w->ctx);
     canal__streams_shutdown(w); /* each ends after what is queued */
-    canal__ws_worker_shutdown(w);
+    canal__features_worker_drain(w);
     w->stopping = 1;
     w->deadline = canal__now_ms() + app->cfg.shutdown_timeout_ms;
     w->last_activity = canal__now_ms();
@@ -88,10 +88,9 @@ static void dispose_context(struct canal_worker *w)
         h2o_timeout_unlink(&w->sweep_entry);
     if (w->sweep_list == &w->sweep_timeout)
         h2o_timeout_dispose(w->loop, &w->sweep_timeout);
-    canal__acclog_worker_untimer(w);
     h2o_context_dispose(&w->ctx);
     canal__streams_dispose(w); /* after the context: disposing of it ends requests */
-    canal__acclog_worker_end(w); /* after the context too: its last lines */
+    canal__features_worker_exit(w); /* after the context too: the access log's last lines */
     free(w->ctx.queue);
     h2o_evloop_destroy(w->loop);
     w->loop = NULL;
@@ -125,10 +124,13 @@ static int worker_init(struct canal_worker *w)
     h2o_context_init(&w->ctx, w->loop, &app->globalconf);
     h2o_multithread_register_receiver(w->ctx.queue, &w->stop_receiver, on_stop_message);
     canal__sweep_start(w);
-    canal__acclog_worker_timer(w);
-    canal__ws_worker_init(w);
     if (canal__worker_async_init(w) != 0) {
-        canal__ws_worker_dispose(w);
+        h2o_multithread_unregister_receiver(w->ctx.queue, &w->stop_receiver);
+        dispose_context(w);
+        return -1;
+    }
+    if (canal__features_worker_init(w) != 0) {
+        canal__worker_async_dispose(w);
         h2o_multithread_unregister_receiver(w->ctx.queue, &w->stop_receiver);
         dispose_context(w);
         return -1;
@@ -174,7 +176,7 @@ void *canal__worker_main(void *arg)
         uint64_t now = canal__now_ms();
         size_t inflight = atomic_load(&w->inflight), conns = atomic_load(&w->connections);
         /* WebSockets were sent a Close (1001): the drain waits for their closing handshakes */
-        if (conns == 0 || (inflight == 0 && atomic_load(&w->ws_open) == 0 && now - w->last_activity >= QUIET_MS)) {
+        if (conns == 0 || (inflight == 0 && !canal__features_worker_busy(w) && now - w->last_activity >= QUIET_MS)) {
             w->exit = 1;
         } else if (atomic_load(&w->app->force)) {
             canal__log(w->app, CANAL_LOG_WARN, "worker %zu: stopped again: leaving with %zu request(s) in flight",
@@ -194,7 +196,7 @@ void *canal__worker_main(void *arg)
     canal__close_connections(w);
     canal__streams_abort(w); /* any left: closed before posts are refused (canal_stream_post()) */
     canal__worker_async_dispose(w);
-    canal__ws_worker_dispose(w);
+    canal__features_worker_stop(w);
     h2o_multithread_unregister_receiver(w->ctx.queue, &w->stop_receiver);
     canal__h2_graceful_timer_unlink(&w->ctx);
     canal__timers_dispose(w);
@@ -211,7 +213,7 @@ int canal__worker_prepare(canal_app_t *app, size_t k)
     w->index = k;
     w->json_hint = 512;
     h2o_linklist_init_anchor(&w->conns);
-    if (canal__acclog_worker_prepare(w) != 0)
+    if (canal__features_worker_prepare(w) != 0)
         return -1;
     return (w->socks = calloc(app->nlisteners, sizeof(*w->socks))) == NULL ? -1 : 0;
 }

@@ -43,7 +43,7 @@ int canal_app_compress(canal_app_t *app, const canal_compress_options_t *opts)
     return 0;
 }
 
-static struct canal_endpoint *find_endpoint(canal_app_t *app, const char *method, const char *tmpl)
+static const canal_route_t *find_route(canal_app_t *app, const char *method, const char *tmpl)
 {
     /* templates are compared as registered, give or take the leading '/' */
     while (*tmpl == '/')
@@ -54,7 +54,7 @@ static struct canal_endpoint *find_endpoint(canal_app_t *app, const char *method
         while (*t == '/')
             t++;
         if (strcmp(canal_route_method(r), method) == 0 && strcmp(t, tmpl) == 0)
-            return canal__endpoint_of(app, r);
+            return r;
     }
     return NULL;
 }
@@ -63,16 +63,40 @@ int canal_app_compress_route(canal_app_t *app, const char *method, const char *t
 {
     if (atomic_load(&app->state) != APP_CREATED)
         return CANAL_ESTATE;
-    struct canal_endpoint *ep = find_endpoint(app, method, tmpl);
-    if (ep == NULL)
+    const canal_route_t *r = find_route(app, method, tmpl);
+    if (r == NULL)
         return CANAL_ENOTFOUND;
-    ep->compress = on ? 1 : -1;
+    struct canal__ops *ops = canal__ops_of(app);
+    struct canal__hint *grown = ops != NULL ? realloc(ops->hints, (ops->nhints + 1) * sizeof(*grown)) : NULL;
+    if (grown == NULL)
+        return CANAL_ENOMEM;
+    ops->hints = grown;
+    ops->hints[ops->nhints++] = (struct canal__hint){canal_route_index(r), on};
     return 0;
 }
 
-void canal_res_compress(canal_req_t *req, int on)
+/* A route's own setting, as a guard that never answers: compressed even if not compressible
+ * (arg &hint_on), or never */
+static const char hint_on, hint_off;
+static int hint_guard(canal_req_t *req, const void *arg)
 {
-    req->h2o->compress_hint = on ? H2O_COMPRESS_HINT_ENABLE : H2O_COMPRESS_HINT_DISABLE;
+    canal_res_compress(req, arg == &hint_on);
+    return 0;
+}
+
+int canal__compress_start(canal_app_t *app, struct canal__ops *ops)
+{
+    for (size_t i = 0; i < ops->nhints; i++) { /* a later call for a route wins */
+        int later = 0;
+        for (size_t k = i + 1; k < ops->nhints; k++)
+            later |= ops->hints[k].route == ops->hints[i].route;
+        if (!later && canal__endpoint_guard(&app->endpoints[ops->hints[i].route], 0, hint_guard,
+                                            ops->hints[i].on ? &hint_on : &hint_off) != 0) {
+            canal__log(app, CANAL_LOG_ERROR, "route %zu: too many guards", ops->hints[i].route);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* h2o 2.2.5's gzip filter looks the Content-Type up in its MIME map before it looks at the

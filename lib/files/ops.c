@@ -1,39 +1,39 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The app's optional parts behind canal/ops.h: static files (static.c), compression
- * (compress.c) and CORS (cors.c). Their settings live in one struct canal__ops, made on first
- * use; this file starts them when the app starts and frees them with the app. (Metrics are
- * in metrics.c, health endpoints in health.c.)
+ * The files feature (core/feature.h): static files (static.c) and compression (compress.c),
+ * behind canal/ops.h. Their settings live in one struct canal__ops, the feature's state,
+ * switched on by the first canal_app_static() or canal_app_compress*(); this file starts them
+ * when the app starts and frees them with the app.
  */
 #include <stdlib.h>
 #include "core/core.h"
 
+static const struct canal__feature feature;
+
 struct canal__ops *canal__ops_of(canal_app_t *app)
 {
-    if (app->ops == NULL)
-        app->ops = calloc(1, sizeof(*app->ops));
-    return app->ops;
+    return canal__feature_on(app, &feature);
 }
 
-int canal__ops_start(canal_app_t *app)
+static int files_start(canal_app_t *app, void *st)
 {
-    struct canal__ops *ops = app->ops;
-    if (ops == NULL)
-        return 0;
-    canal__cors_start(app, ops);
-    if (canal__static_start(app, ops) != 0)
+    struct canal__ops *ops = st;
+    if (canal__static_start(app, ops) != 0 || canal__compress_start(app, ops) != 0)
         return -1;
     canal__compress_register(ops, app->pathconf);
     return 0;
 }
 
-void canal__ops_dispose(canal_app_t *app)
+static void files_dispose(canal_app_t *app, void *st)
 {
-    struct canal__ops *ops = app->ops;
-    if (ops == NULL)
-        return;
+    struct canal__ops *ops = st;
     canal__static_dispose(ops);
-    canal__cors_dispose(ops);
-    free(ops);
-    app->ops = NULL;
+    free(ops->hints);
 }
+
+static const struct canal__feature feature = {
+    .name = "files",
+    .size = sizeof(struct canal__ops),
+    .start = files_start,
+    .dispose = files_dispose,
+};

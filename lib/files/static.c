@@ -72,8 +72,8 @@ int canal__static_start(canal_app_t *app, struct canal__ops *ops)
         h2o_create_handler(pc, sizeof(h2o_handler_t))->on_req = static_guard;
         h2o_file_register(pc, s->dir, s->flags & CANAL_STATIC_INDEX ? index_files : no_index, NULL, flags);
         canal__compress_register(ops, pc);
-        if (app->acclog.fd >= 0) /* the access log's lines are written by canal's logger */
-            h2o_create_logger(pc, sizeof(h2o_logger_t))->log_access = canal__on_req_done;
+        /* the end of every answer (the access log's line) is canal's logger's */
+        h2o_create_logger(pc, sizeof(h2o_logger_t))->log_access = canal__on_req_done;
     }
     return 0;
 }

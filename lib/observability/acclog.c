@@ -3,11 +3,12 @@
  * The access log: one line per answer, whoever gave it (a route's handler, the router, a
  * static file, libh2o itself), written in large pieces.
  *
- * Where the lines come from: libh2o calls the loggers of a request's path when it is done
- * with the request. canal__on_req_done() (req.c) is that logger on canal's path, which is
- * also where libh2o's own answers (a 400 for a request it cannot parse, a 413) end, and on
- * every static path (static.c); it calls canal__acclog_add() before anything of the request
- * is released. So there is one place a line is made.
+ * A feature (core/feature.h), switched on by canal_config_t.access_log. Where the lines come
+ * from: libh2o calls the loggers of a request's path when it is done with the request.
+ * canal__on_req_done() (req.c) is that logger on canal's path, which is also where libh2o's
+ * own answers (a 400 for a request it cannot parse, a 413) end, and on every static path
+ * (static.c); it runs the features' end phase, this file's add(), before anything of the
+ * request is released. So there is one place a line is made.
  *
  * The peer's address (CLF without trusted proxies) is formatted once per connection and kept
  * in canal's record of it (struct canal_conn); the time is libh2o's string, made once a second.
@@ -37,9 +38,41 @@
 #include "core/core.h"
 #include "observability/acclog_internal.h"
 
-int canal__acclog_open(canal_app_t *app)
+/* The feature's state: the file all workers write */
+struct canal__acclog {
+    int fd;                   /* -1: not open */
+    char *path;               /* the file to reopen; NULL for stdout */
+    int json;                 /* JSON lines, else CLF */
+    pthread_mutex_t lock;     /* one write() at a time, and a reopen between two */
+    int lock_ready;
+    int failing;              /* under lock: the last write failed (said once) */
+    atomic_int reopen;        /* canal_app_reopen_log() asked for one */
+};
+
+/* A worker's lines not yet written */
+struct acclog_worker {
+    struct canal_worker *w;
+    char *data;                /* CANAL__ACCLOG_BUF bytes */
+    size_t len;
+    h2o_timeout_t timeout;     /* a second after the first line of a buffer: written */
+    h2o_timeout_entry_t entry;
+    int timed;                 /* the timer exists (the worker's loop runs) */
+};
+
+static const struct canal__feature feature;
+
+int canal__acclog_on(canal_app_t *app)
 {
-    struct canal__acclog *a = &app->acclog;
+    struct canal__acclog *a = canal__feature_on(app, &feature);
+    if (a == NULL)
+        return -1;
+    a->fd = -1;
+    return 0;
+}
+
+static int acclog_open(canal_app_t *app, void *st)
+{
+    struct canal__acclog *a = st;
     const char *path = app->cfg.access_log;
     a->json = app->cfg.access_log_format == CANAL_ACCESS_LOG_JSON;
     if (strcmp(path, "-") == 0) {
@@ -61,9 +94,9 @@ int canal__acclog_open(canal_app_t *app)
     return 0;
 }
 
-void canal__acclog_close(canal_app_t *app)
+static void acclog_close(canal_app_t *app, void *st)
 {
-    struct canal__acclog *a = &app->acclog;
+    struct canal__acclog *a = st;
     if (a->fd >= 0)
         close(a->fd);
     a->fd = -1;
@@ -74,13 +107,14 @@ void canal__acclog_close(canal_app_t *app)
 
 void canal_app_reopen_log(canal_app_t *app)
 {
-    atomic_store(&app->acclog.reopen, 1); /* lock-free: safe in a signal handler */
+    struct canal__acclog *a = canal__feature_state(app, &feature);
+    if (a != NULL)
+        atomic_store(&a->reopen, 1); /* lock-free: safe in a signal handler */
 }
 
 /* Under the lock: a reopen that was asked for. On failure the old file goes on. */
-static void reopen(canal_app_t *app)
+static void reopen(canal_app_t *app, struct canal__acclog *a)
 {
-    struct canal__acclog *a = &app->acclog;
     if (!atomic_exchange(&a->reopen, 0) || a->path == NULL)
         return;
     int fd = open(a->path, O_CREAT | O_WRONLY | O_APPEND | O_CLOEXEC, 0644);
@@ -94,12 +128,11 @@ static void reopen(canal_app_t *app)
 }
 
 /* Writes n bytes of whole lines, from any worker. */
-static void write_lines(canal_app_t *app, const char *p, size_t n)
+static void write_lines(canal_app_t *app, struct canal__acclog *a, const char *p, size_t n)
 {
-    struct canal__acclog *a = &app->acclog;
     int err = 0;
     pthread_mutex_lock(&a->lock);
-    reopen(app);
+    reopen(app, a);
     while (n > 0) {
         ssize_t w = write(a->fd, p, n);
         if (w < 0) {
@@ -118,52 +151,55 @@ static void write_lines(canal_app_t *app, const char *p, size_t n)
     pthread_mutex_unlock(&a->lock);
 }
 
-static void flush(struct canal_worker *w)
+static void flush(struct acclog_worker *aw, struct canal__acclog *a)
 {
-    if (w->acclog.timed && h2o_timeout_is_linked(&w->acclog.entry))
-        h2o_timeout_unlink(&w->acclog.entry);
-    if (w->acclog.len == 0)
+    if (aw->timed && h2o_timeout_is_linked(&aw->entry))
+        h2o_timeout_unlink(&aw->entry);
+    if (aw->len == 0)
         return;
-    write_lines(w->app, w->acclog.data, w->acclog.len);
-    w->acclog.len = 0;
+    write_lines(aw->w->app, a, aw->data, aw->len);
+    aw->len = 0;
 }
 
 static void on_flush_timer(h2o_timeout_entry_t *entry)
 {
-    flush(H2O_STRUCT_FROM_MEMBER(struct canal_worker, acclog.entry, entry));
+    struct acclog_worker *aw = H2O_STRUCT_FROM_MEMBER(struct acclog_worker, entry, entry);
+    flush(aw, canal__feature_state(aw->w->app, &feature));
 }
 
-int canal__acclog_worker_prepare(struct canal_worker *w)
+/* The worker's buffer and its timer, on its thread */
+static int worker_init(struct canal_worker *w, void *st, void *wst)
 {
-    if (w->app->acclog.fd < 0)
-        return 0;
-    w->acclog.len = 0;
-    return (w->acclog.data = malloc(CANAL__ACCLOG_BUF)) == NULL ? -1 : 0;
+    struct acclog_worker *aw = wst;
+    aw->w = w;
+    if ((aw->data = malloc(CANAL__ACCLOG_BUF)) == NULL)
+        return -1;
+    h2o_timeout_init(w->loop, &aw->timeout, 1000);
+    aw->entry = (h2o_timeout_entry_t){.cb = on_flush_timer};
+    aw->timed = 1;
+    return 0;
 }
 
-void canal__acclog_worker_timer(struct canal_worker *w)
+/* Before the worker's loop goes: the timer */
+static void worker_stop(struct canal_worker *w, void *st, void *wst)
 {
-    if (w->acclog.data == NULL)
+    struct acclog_worker *aw = wst;
+    if (!aw->timed)
         return;
-    h2o_timeout_init(w->loop, &w->acclog.timeout, 1000);
-    w->acclog.entry = (h2o_timeout_entry_t){.cb = on_flush_timer};
-    w->acclog.timed = 1;
+    if (h2o_timeout_is_linked(&aw->entry))
+        h2o_timeout_unlink(&aw->entry);
+    h2o_timeout_dispose(w->loop, &aw->timeout);
+    aw->timed = 0;
 }
 
-void canal__acclog_worker_untimer(struct canal_worker *w)
+/* After the worker's last request: what is left is written */
+static void worker_exit(struct canal_worker *w, void *st, void *wst)
 {
-    if (!w->acclog.timed)
-        return;
-    if (h2o_timeout_is_linked(&w->acclog.entry))
-        h2o_timeout_unlink(&w->acclog.entry);
-    h2o_timeout_dispose(w->loop, &w->acclog.timeout);
-    w->acclog.timed = 0;
-}
-
-void canal__acclog_worker_end(struct canal_worker *w)
-{
-    if (w->acclog.data != NULL)
-        flush(w);
+    struct acclog_worker *aw = wst;
+    if (aw->data != NULL)
+        flush(aw, st);
+    free(aw->data);
+    aw->data = NULL;
 }
 
 /* The peer's address as libh2o prints it (%h), into buf (NI_MAXHOST bytes); made once per
@@ -195,10 +231,12 @@ static canal_str_t header(const h2o_headers_t *hs, const h2o_token_t *token)
     return i != -1 ? (canal_str_t){hs->entries[i].value.base, hs->entries[i].value.len} : (canal_str_t){NULL, 0};
 }
 
-void canal__acclog_add(struct canal_worker *w, h2o_req_t *h, canal_req_t *req)
+/* The end of every answer: its line */
+static void add(h2o_req_t *h, canal_req_t *req, void *st, void *wst)
 {
-    canal_app_t *app = w->app;
-    const struct canal__acclog *a = &app->acclog;
+    struct acclog_worker *aw = wst;
+    canal_app_t *app = aw->w->app;
+    struct canal__acclog *a = st;
     char addr[NI_MAXHOST];
     struct canal__acclog_entry e = {
         .method = {h->input.method.base, h->input.method.len},
@@ -243,8 +281,8 @@ void canal__acclog_add(struct canal_worker *w, h2o_req_t *h, canal_req_t *req)
     }
 
     size_t need = canal__acclog_bound(&e);
-    if (w->acclog.len + need > CANAL__ACCLOG_BUF)
-        flush(w);
+    if (aw->len + need > CANAL__ACCLOG_BUF)
+        flush(aw, a);
     if (need > CANAL__ACCLOG_BUF) {
         /* a line of huge headers: on its own (limited by max_header_bytes and max_target) */
         char *line = malloc(need);
@@ -252,12 +290,24 @@ void canal__acclog_add(struct canal_worker *w, h2o_req_t *h, canal_req_t *req)
             canal__log(app, CANAL_LOG_ERROR, "out of memory for an access log line of %zu bytes: not logged", need);
             return;
         }
-        write_lines(app, line, a->json ? canal__acclog_json(line, &e) : canal__acclog_clf(line, &e));
+        write_lines(app, a, line, a->json ? canal__acclog_json(line, &e) : canal__acclog_clf(line, &e));
         free(line);
         return;
     }
-    if (w->acclog.len == 0 && w->acclog.timed)
-        h2o_timeout_link(w->loop, &w->acclog.timeout, &w->acclog.entry);
-    char *out = w->acclog.data + w->acclog.len;
-    w->acclog.len += a->json ? canal__acclog_json(out, &e) : canal__acclog_clf(out, &e);
+    if (aw->len == 0 && aw->timed)
+        h2o_timeout_link(aw->w->loop, &aw->timeout, &aw->entry);
+    char *out = aw->data + aw->len;
+    aw->len += a->json ? canal__acclog_json(out, &e) : canal__acclog_clf(out, &e);
 }
+
+static const struct canal__feature feature = {
+    .name = "access log",
+    .size = sizeof(struct canal__acclog),
+    .worker_size = sizeof(struct acclog_worker),
+    .start = acclog_open,
+    .dispose = acclog_close,
+    .worker_init = worker_init,
+    .worker_stop = worker_stop,
+    .worker_exit = worker_exit,
+    .end = add,
+};

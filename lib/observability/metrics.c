@@ -46,11 +46,15 @@ struct canal__mslot {
     counter_t count, sum_ns;
 };
 
+/* The feature's state */
 struct canal__metrics {
+    int on;                    /* canal_app_metrics() succeeded */
     size_t nslots;
     const char **routes;       /* slot i's route template with a leading '/' (slot 0: "(unmatched)";
                                   the others are owned) */
+    struct canal__mslot **slots; /* worker k's counters, one slot per route */
 };
+static const struct canal__feature feature;
 
 /* Only the owning worker writes: no read-modify-write instruction needed. */
 static inline void bump(counter_t *c, uint64_t by)
@@ -84,10 +88,13 @@ int64_t canal__elapsed_ns(h2o_req_t *h)
            ((int64_t)now.tv_nsec - (int64_t)h->timestamps.request_begin_at.tv_usec * 1000);
 }
 
-void canal__metrics_record(canal_req_t *req)
+/* The end of every request of canal's */
+static void record(h2o_req_t *h, canal_req_t *req, void *st, void *wst)
 {
-    h2o_req_t *h = req->h2o;
-    struct canal__mslot *s = &req->worker->mslots[req->endpoint ? req->match->index + 1 : 0];
+    if (req == NULL)
+        return;
+    const struct canal__metrics *m = st;
+    struct canal__mslot *s = &m->slots[req->worker->index][req->endpoint ? req->match->index + 1 : 0];
     int64_t d = canal__elapsed_ns(h);
     uint64_t ns = d > 0 ? (uint64_t)d : 0;
     size_t b = 0;
@@ -112,23 +119,10 @@ void canal__metrics_record(canal_req_t *req)
     bump(&s->overflow, 1);
 }
 
-/* Writes a label value with the escapes of the text format (backslash, quote, newline). */
-void canal__metrics_label(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '\\' || *s == '"')
-            fputc('\\', f), fputc(*s, f);
-        else if (*s == '\n')
-            fputs("\\n", f);
-        else
-            fputc(*s, f);
-    }
-}
-
 static int scrape(canal_req_t *req, void *data)
 {
     canal_app_t *app = req->app;
-    struct canal__metrics *m = app->metrics;
+    struct canal__metrics *m = canal__feature_state(app, &feature);
     size_t nw = app->nworkers, inflight = 0, conns = 0;
     char *text = NULL;
     size_t len = 0;
@@ -142,7 +136,7 @@ static int scrape(canal_req_t *req, void *data)
     for (size_t i = 0; i < m->nslots; i++) {
         /* sum each (method, status) over the workers: every worker's table is small */
         for (size_t w = 0; w < nw; w++) {
-            struct canal__mslot *s = &app->workers[w].mslots[i];
+            struct canal__mslot *s = &m->slots[w][i];
             for (unsigned e = 0; e < NSTATUS; e++) {
                 uint32_t key = atomic_load_explicit(&s->status[e].key, memory_order_relaxed);
                 if (key == 0 || (key & 1023) < 100)
@@ -151,16 +145,16 @@ static int scrape(canal_req_t *req, void *data)
                 int seen = 0;
                 for (size_t v = 0; v < w && !seen; v++)
                     for (unsigned x = 0; x < NSTATUS && !seen; x++)
-                        seen = atomic_load_explicit(&app->workers[v].mslots[i].status[x].key,
+                        seen = atomic_load_explicit(&m->slots[v][i].status[x].key,
                                                     memory_order_relaxed) == key;
                 if (seen)
                     continue;
                 uint64_t n = 0;
                 for (size_t v = w; v < nw; v++)
                     for (unsigned x = 0; x < NSTATUS; x++)
-                        if (atomic_load_explicit(&app->workers[v].mslots[i].status[x].key, memory_order_relaxed) ==
+                        if (atomic_load_explicit(&m->slots[v][i].status[x].key, memory_order_relaxed) ==
                             key)
-                            n += get(&app->workers[v].mslots[i].status[x].n);
+                            n += get(&m->slots[v][i].status[x].n);
                 fputs("canal_http_requests_total{route=\"", f);
                 canal__metrics_label(f, m->routes[i]);
                 fprintf(f, "\",method=\"%s\",status=\"%u\"} %llu\n", method_names[key >> 10], key & 1023,
@@ -174,7 +168,7 @@ static int scrape(canal_req_t *req, void *data)
     for (size_t i = 0; i < m->nslots; i++) {
         uint64_t buckets[NBUCKETS + 1] = {0}, sum = 0;
         for (size_t w = 0; w < nw; w++) {
-            struct canal__mslot *s = &app->workers[w].mslots[i];
+            struct canal__mslot *s = &m->slots[w][i];
             for (size_t b = 0; b <= NBUCKETS; b++)
                 buckets[b] += get(&s->buckets[b]);
             sum += get(&s->sum_ns);
@@ -206,7 +200,7 @@ static int scrape(canal_req_t *req, void *data)
         ws_out += atomic_load_explicit(&wk->ws_sent, memory_order_relaxed);
         ws_dropped += atomic_load_explicit(&wk->ws_dropped, memory_order_relaxed);
         for (size_t i = 0; i < m->nslots; i++)
-            overflow += get(&app->workers[w].mslots[i].overflow);
+            overflow += get(&m->slots[w][i].overflow);
     }
     fprintf(f,
             "# HELP canal_http_requests_unlabelled_total Requests of a route past its %d (method, status) pairs.\n"
@@ -238,7 +232,9 @@ static int scrape(canal_req_t *req, void *data)
             "canal_ws_dropped_total %llu\n",
             NSTATUS, (unsigned long long)overflow, inflight, conns, nw, ws_open, (unsigned long long)ws_opened,
             (unsigned long long)ws_in, (unsigned long long)ws_out, (unsigned long long)ws_dropped);
-    canal__limits_metrics(app, f);
+    for (size_t i = 0; i < app->nfeatures; i++) /* the features' own lines (rate limits...) */
+        if (app->features[i].f->metrics != NULL)
+            app->features[i].f->metrics(app, app->features[i].state, f);
     if (fclose(f) != 0) {
         free(text);
         return canal_req_fail(req, "metrics: out of memory");
@@ -256,27 +252,29 @@ int canal_app_metrics(canal_app_t *app, const char *path, canal_error_info_t *er
             canal_error_set(err, CANAL_ESTATE, 0, "metrics are switched on before the app starts");
         return CANAL_ESTATE;
     }
-    if (app->metrics != NULL) {
+    struct canal__metrics *m = canal__feature_state(app, &feature);
+    if (m != NULL && m->on) {
         if (err != NULL)
             canal_error_set(err, CANAL_EEXIST, 0, "metrics are on already");
         return CANAL_EEXIST;
     }
-    if ((app->metrics = calloc(1, sizeof(*app->metrics))) == NULL)
-        return CANAL_ENOMEM;
     int rc = canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = path, .handler = scrape}, NULL, err);
-    if (rc != 0) {
-        free(app->metrics);
-        app->metrics = NULL;
+    if (rc == 0 && (m = canal__feature_on(app, &feature)) == NULL) {
+        canal_error_info_t e;
+        canal_error_set(&e, CANAL_ENOMEM, 0, "metrics: out of memory");
+        if (err != NULL)
+            *err = e;
+        rc = canal__reg_error(app, &e);
     }
+    if (rc == 0)
+        m->on = 1;
     return rc;
 }
 
 /* Numbers the routes and gives every worker its slots; before the workers exist. */
-int canal__metrics_start(canal_app_t *app)
+static int metrics_start(canal_app_t *app, void *st)
 {
-    struct canal__metrics *m = app->metrics;
-    if (m == NULL)
-        return 0;
+    struct canal__metrics *m = st;
     size_t n = canal_router_route_count(app->router);
     m->nslots = n + 1;
     if ((m->routes = calloc(m->nslots, sizeof(*m->routes))) == NULL) {
@@ -284,6 +282,8 @@ int canal__metrics_start(canal_app_t *app)
         return -1;
     }
     m->routes[0] = "(unmatched)";
+    if ((m->slots = calloc(app->nworkers, sizeof(*m->slots))) == NULL)
+        goto nomem;
     for (size_t i = 0; i < n; i++) {
         const canal_route_t *r = canal_router_route_at(app->router, i);
         /* "home/plaintext" and "/home/plaintext" are one template: label both with the '/' */
@@ -293,28 +293,37 @@ int canal__metrics_start(canal_app_t *app)
         size_t len = strlen(t);
         char *label = malloc(len + 2);
         if (label == NULL)
-            return -1;
+            goto nomem;
         label[0] = '/';
         memcpy(label + 1, t, len + 1);
         m->routes[i + 1] = label;
     }
     for (size_t w = 0; w < app->nworkers; w++)
-        if ((app->workers[w].mslots = calloc(m->nslots, sizeof(struct canal__mslot))) == NULL)
-            return -1;
+        if ((m->slots[w] = calloc(m->nslots, sizeof(struct canal__mslot))) == NULL)
+            goto nomem;
     return 0;
+nomem:
+    canal__log(app, CANAL_LOG_ERROR, "out of memory for metrics");
+    return -1;
 }
 
-void canal__metrics_dispose(canal_app_t *app)
+static void metrics_dispose(canal_app_t *app, void *st)
 {
-    for (size_t w = 0; app->workers != NULL && w < app->nworkers; w++) {
-        free(app->workers[w].mslots);
-        app->workers[w].mslots = NULL;
+    struct canal__metrics *m = st;
+    for (size_t w = 0; m->slots != NULL && w < app->nworkers; w++)
+        free(m->slots[w]);
+    free(m->slots);
+    if (m->routes != NULL) {
+        for (size_t i = 1; i < m->nslots; i++)
+            free((char *)m->routes[i]);
+        free(m->routes);
     }
-    if (app->metrics != NULL && app->metrics->routes != NULL) {
-        for (size_t i = 1; i < app->metrics->nslots; i++)
-            free((char *)app->metrics->routes[i]);
-        free(app->metrics->routes);
-    }
-    free(app->metrics);
-    app->metrics = NULL;
 }
+
+static const struct canal__feature feature = {
+    .name = "metrics",
+    .size = sizeof(struct canal__metrics),
+    .start = metrics_start,
+    .dispose = metrics_dispose,
+    .end = record,
+};

@@ -421,7 +421,7 @@ static void ws_closed(canal_ws_t *ws)
 }
 
 /* Closes every socket of a stopping worker with 1001; the drain waits for them. */
-void canal__ws_worker_shutdown(struct canal_worker *w)
+static void ws_worker_drain(struct canal_worker *w, void *st, void *wst)
 {
     for (h2o_linklist_t *l = w->ws_list.next; l != &w->ws_list; l = l->next) {
         canal_ws_t *ws = H2O_STRUCT_FROM_MEMBER(canal_ws_t, link, l);
@@ -586,7 +586,7 @@ static void route_free(struct canal__ws_route *r)
     free(r);
 }
 
-void canal__ws_routes_free(canal_app_t *app)
+static void ws_routes_free(canal_app_t *app, void *st)
 {
     while (app->ws_routes != NULL) {
         struct canal__ws_route *r = app->ws_routes;
@@ -596,6 +596,25 @@ void canal__ws_routes_free(canal_app_t *app)
 }
 
 /* The route's settings, copied from spec; NULL when out of memory. */
+/* Sockets open: the drain waits for their closing handshakes */
+static int ws_worker_busy(struct canal_worker *w, void *st, void *wst)
+{
+    return atomic_load(&w->ws_open) > 0;
+}
+
+static int ws_worker_init(struct canal_worker *w, void *st, void *wst);
+static void ws_worker_stop(struct canal_worker *w, void *st, void *wst);
+
+/* The feature (core/feature.h), switched on by the first WebSocket route */
+static const struct canal__feature feature = {
+    .name = "WebSockets",
+    .dispose = ws_routes_free,
+    .worker_init = ws_worker_init,
+    .worker_drain = ws_worker_drain,
+    .worker_busy = ws_worker_busy,
+    .worker_stop = ws_worker_stop,
+};
+
 static struct canal__ws_route *route_new(const canal_ws_spec_t *spec)
 {
     struct canal__ws_route *r = calloc(1, sizeof(*r));
@@ -624,7 +643,7 @@ static struct canal__ws_route *route_new(const canal_ws_spec_t *spec)
 int canal_app_ws(canal_app_t *app, const canal_ws_spec_t *spec, const canal_route_t **route, canal_error_info_t *err)
 {
     canal_error_info_t e = {0};
-    struct canal__ws_route *r = spec != NULL ? route_new(spec) : NULL;
+    struct canal__ws_route *r = spec != NULL && canal__feature_on(app, &feature) != NULL ? route_new(spec) : NULL;
     const canal_route_t *get = NULL, *options = NULL;
     if (r == NULL) {
         canal_error_set(&e, spec == NULL ? CANAL_EINVAL : CANAL_ENOMEM, 0, "a WebSocket route: %s",
@@ -822,17 +841,18 @@ void canal_ws_post(canal_ws_t *ws, canal_ws_post_fn fn, void *data)
 
 /* ---- a worker's part ---- */
 
-void canal__ws_worker_init(struct canal_worker *w)
+static int ws_worker_init(struct canal_worker *w, void *st, void *wst)
 {
     this_worker = w;
     h2o_linklist_init_anchor(&w->ws_list);
     h2o_linklist_init_anchor(&w->ws_flush);
     w->ws_flush_entry.cb = on_flush;
+    return 0;
 }
 
 /* After the connections are gone and canal__worker_async_dispose() has closed the door to
  * posts and delivered what came before. */
-void canal__ws_worker_dispose(struct canal_worker *w)
+static void ws_worker_stop(struct canal_worker *w, void *st, void *wst)
 {
     /* a socket that outlived canal__close_connections() keeps no timer in lists disposed of */
     for (h2o_linklist_t *l = w->ws_list.next; l != &w->ws_list; l = l->next) {

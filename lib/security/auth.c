@@ -632,9 +632,15 @@ static int holds(const canal_str_t *list, size_t n, const char *want, int all)
     return all ? 1 : any;
 }
 
-int canal__policy_refused(canal_req_t *req)
+static const struct canal__feature feature;
+#define GUARD_ORDER 30 /* after CORS: a 401 carries CORS headers (core/feature.h) */
+static const char scope_key; /* the policies of the app and of its groups */
+
+/* The guard of a route with a policy: 1 if the request is not allowed (the 401/403/400 is
+ * set) */
+static int policy_guard(canal_req_t *req, const void *arg)
 {
-    const canal_policy_t *pol = req->endpoint->policy;
+    const canal_policy_t *pol = arg;
     canal_auth_result_t worst = CANAL_AUTH_NONE;
     const canal_auth_t *bad = NULL, *by = NULL;
     const char *why = NULL;
@@ -664,9 +670,16 @@ int canal__policy_refused(canal_req_t *req)
 
 /* ---- attaching policies ---- */
 
-int canal__policy_valid(const canal_policy_t *pol)
+static int policy_valid(const canal_policy_t *pol)
 {
     return pol == NULL || pol->anonymous || pol->schemes[0] != NULL;
+}
+
+int canal__policy_attach(canal_app_t *app, const canal_policy_t *pol)
+{
+    if (!policy_valid(pol))
+        return CANAL_EINVAL;
+    return pol == NULL || canal__feature_on(app, &feature) != NULL ? 0 : CANAL_ENOMEM;
 }
 
 static int attach_error(canal_app_t *app, int code, const char *msg)
@@ -676,55 +689,54 @@ static int attach_error(canal_app_t *app, int code, const char *msg)
     return canal__reg_error(app, &e);
 }
 
-int canal_app_policy(canal_app_t *app, const canal_policy_t *policy)
+/* a policy for the app (group NULL) or a group */
+static int set_policy(canal_app_t *app, canal_route_group_t *group, const canal_policy_t *policy)
 {
     if (atomic_load(&app->state) != APP_CREATED)
         return attach_error(app, CANAL_ESTATE, "policies are set before the app starts");
-    if (!canal__policy_valid(policy))
-        return attach_error(app, CANAL_EINVAL, "a policy needs a scheme, or anonymous");
-    app->policy = policy;
-    return 0;
+    int rc = canal__policy_attach(app, policy);
+    if (rc == 0)
+        rc = canal__scope_set(app, &scope_key, group, policy);
+    if (rc == CANAL_EINVAL)
+        return attach_error(app, rc, group != NULL && policy_valid(policy) ? "not a route group of this app"
+                                                                          : "a policy needs a scheme, or anonymous");
+    return rc != 0 ? attach_error(app, rc, "out of memory") : 0;
+}
+
+int canal_app_policy(canal_app_t *app, const canal_policy_t *policy)
+{
+    return set_policy(app, NULL, policy);
 }
 
 int canal_app_group_policy(canal_app_t *app, canal_route_group_t *group, const canal_policy_t *policy)
 {
-    if (atomic_load(&app->state) != APP_CREATED)
-        return attach_error(app, CANAL_ESTATE, "policies are set before the app starts");
-    if (!canal__policy_valid(policy))
-        return attach_error(app, CANAL_EINVAL, "a policy needs a scheme, or anonymous");
-    for (size_t i = 0; i < app->ngroups; i++)
-        if (app->groups[i].group == group) {
-            app->groups[i].policy = policy;
-            return 0;
-        }
-    return attach_error(app, CANAL_EINVAL, "not a route group of this app");
+    return set_policy(app, group, policy);
 }
 
 /* The nearest policy of an endpoint: its own, its groups' from the innermost, the app's;
  * NULL for none or an anonymous one. */
 static const canal_policy_t *resolve(const canal_app_t *app, const struct canal_endpoint *ep)
 {
-    const canal_policy_t *pol = ep->own_policy;
-    for (const canal_route_group_t *g = ep->group; pol == NULL && g != NULL;) {
-        const canal_route_group_t *parent = NULL;
-        for (size_t i = 0; i < app->ngroups; i++)
-            if (app->groups[i].group == g) {
-                pol = app->groups[i].policy;
-                parent = app->groups[i].parent;
-                break;
-            }
-        g = parent;
-    }
-    if (pol == NULL)
-        pol = app->policy;
+    const canal_policy_t *pol = canal__scope_get(app, &scope_key, ep, ep->own_policy);
     return pol != NULL && !pol->anonymous ? pol : NULL;
 }
 
-void canal__policies_settle(canal_app_t *app)
+static int policies_start(canal_app_t *app, void *st)
 {
-    for (size_t i = 0; i < app->nendpoints; i++)
-        app->endpoints[i].policy = resolve(app, &app->endpoints[i]);
+    for (size_t i = 0; i < app->nendpoints; i++) {
+        const canal_policy_t *pol = resolve(app, &app->endpoints[i]);
+        if (pol != NULL && canal__endpoint_guard(&app->endpoints[i], GUARD_ORDER, policy_guard, pol) != 0) {
+            canal__log(app, CANAL_LOG_ERROR, "route %zu: too many guards", i);
+            return -1;
+        }
+    }
+    return 0;
 }
+
+static const struct canal__feature feature = {
+    .name = "policies",
+    .start = policies_start,
+};
 
 const canal_policy_t *canal_app_route_policy(const canal_app_t *app, const canal_route_t *route)
 {

@@ -80,9 +80,27 @@ static int same_policy(const struct canal__cors *c, const canal_cors_t *p)
            c->credentials == (p->credentials != 0) && atoi(c->max_age) == (p->max_age > 0 ? p->max_age : 0);
 }
 
+struct cors_rule {
+    char *prefix;               /* without leading and trailing '/'; "" for all */
+    const canal_route_t *route; /* or one route */
+    struct canal__cors *policy;
+};
+
+/* The feature's state: the policies (every copy, freed with the app), the rules, and each
+ * route's policy, settled at start (at the route's number) */
+struct cors_state {
+    struct canal__cors **policies;
+    size_t npolicies;
+    struct cors_rule *rules;
+    size_t nrules;
+    const struct canal__cors **by_route;
+};
+static const struct canal__feature feature;
+#define GUARD_ORDER 20 /* after the rate limit, before the policy (core/feature.h) */
+
 static struct canal__cors *cors_copy(canal_app_t *app, const canal_cors_t *p)
 {
-    struct canal__ops *ops = canal__ops_of(app);
+    struct cors_state *ops = canal__feature_on(app, &feature);
     if (ops == NULL)
         return NULL;
     /* the controller filter attaches one policy to many routes, again at each rebuild of its
@@ -124,7 +142,7 @@ static int add_rule(canal_app_t *app, const char *prefix, const canal_route_t *r
     struct canal__cors *c = cors_copy(app, policy);
     if (c == NULL)
         return CANAL_ENOMEM;
-    struct canal__ops *ops = app->ops;
+    struct cors_state *ops = canal__feature_state(app, &feature);
     struct cors_rule *grown = realloc(ops->rules, (ops->nrules + 1) * sizeof(*grown));
     if (grown == NULL)
         return CANAL_ENOMEM;
@@ -199,16 +217,15 @@ static void vary_origin(canal_req_t *req, const struct canal__cors *c)
         add(req, H2O_STRLIT("vary"), H2O_STRLIT("Origin"));
 }
 
-int canal__ops_on_match(canal_req_t *req)
+static int preflight(canal_req_t *req, const void *arg);
+
+/* The guard of a route with a policy: 1 if it answered (a preflight to the route's own OPTIONS
+ * handler) */
+static int cors_guard(canal_req_t *req, const void *arg)
 {
-    const struct canal_endpoint *ep = req->endpoint;
-    if (ep->compress != 0)
-        req->h2o->compress_hint = ep->compress > 0 ? H2O_COMPRESS_HINT_ENABLE : H2O_COMPRESS_HINT_DISABLE;
-    const struct canal__cors *c = ep->cors;
-    if (c == NULL)
-        return 0;
+    const struct canal__cors *c = arg;
     /* an OPTIONS route of the app's own with a policy: the server answers its preflights */
-    if (h2o_memis(req->method.base, req->method.len, H2O_STRLIT("OPTIONS")) && canal__cors_preflight(req))
+    if (preflight(req, NULL))
         return 1;
     vary_origin(req, c);
     h2o_iovec_t origin = find_header(req->h2o, NULL, H2O_STRLIT("origin"));
@@ -242,8 +259,11 @@ static int headers_allowed(const struct canal__cors *c, h2o_iovec_t asked)
     return 1;
 }
 
-int canal__cors_preflight(canal_req_t *req)
+/* A CORS preflight (an OPTIONS request), answered when 1: the unrouted guard, and a route's */
+static int preflight(canal_req_t *req, const void *arg)
 {
+    if (!h2o_memis(req->method.base, req->method.len, H2O_STRLIT("OPTIONS")))
+        return 0;
     h2o_req_t *h = req->h2o;
     h2o_iovec_t origin = find_header(h, NULL, H2O_STRLIT("origin"));
     h2o_iovec_t method = find_header(h, NULL, H2O_STRLIT("access-control-request-method"));
@@ -255,8 +275,8 @@ int canal__cors_preflight(canal_req_t *req)
     if (canal_router_match(req->app->router, (canal_str_t){method.base, method.len}, req->path, scratch,
                            req->path.len + 1, &m) != 200)
         return 0;
-    const struct canal_endpoint *ep = canal__endpoint_of(req->app, m.route);
-    const struct canal__cors *c = ep != NULL ? ep->cors : NULL;
+    const struct cors_state *st = canal__feature_state(req->app, &feature);
+    const struct canal__cors *c = m.index < req->app->nendpoints ? st->by_route[m.index] : NULL;
     if (c == NULL)
         return 0;
     h2o_iovec_t asked = find_header(h, NULL, H2O_STRLIT("access-control-request-headers"));
@@ -286,28 +306,51 @@ int canal__cors_preflight(canal_req_t *req)
     return 1;
 }
 
-void canal__cors_start(canal_app_t *app, struct canal__ops *ops)
+/* ---- the feature ---- */
+
+/* Each route's policy: the last rule that covers it; a guard where there is one, and the
+ * preflights of routes without an OPTIONS handler answered before the router's own 405 */
+static int cors_start(canal_app_t *app, void *st)
 {
-    /* rules in the order given, so a later one wins */
-    for (size_t i = 0, n = canal_router_route_count(app->router); i < n; i++) {
-        const canal_route_t *r = canal_router_route_at(app->router, i);
-        struct canal_endpoint *ep = &app->endpoints[i];
-        for (size_t k = 0; k < ops->nrules; k++) {
+    struct cors_state *ops = st;
+    if ((ops->by_route = calloc(app->nendpoints + 1, sizeof(*ops->by_route))) == NULL) {
+        canal__log(app, CANAL_LOG_ERROR, "out of memory for CORS");
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < app->nendpoints; i++) {
+        const canal_route_t *r = app->endpoints[i].route;
+        for (size_t k = 0; k < ops->nrules; k++) { /* in the order given, so a later one wins */
             const struct cors_rule *rule = &ops->rules[k];
             if (rule->route != NULL ? rule->route == r : covers(rule->prefix, canal_route_template(r)))
-                ep->cors = rule->policy;
+                ops->by_route[i] = rule->policy;
         }
-        app->ncors += ep->cors != NULL;
-        ep->ops = ep->cors != NULL || ep->compress != 0;
+        if (ops->by_route[i] == NULL)
+            continue;
+        n++;
+        if (canal__endpoint_guard(&app->endpoints[i], GUARD_ORDER, cors_guard, ops->by_route[i]) != 0) {
+            canal__log(app, CANAL_LOG_ERROR, "route %zu: too many guards", i);
+            return -1;
+        }
     }
+    return n > 0 ? canal__app_unrouted(app, preflight, NULL) : 0;
 }
 
-void canal__cors_dispose(struct canal__ops *ops)
+static void cors_dispose(canal_app_t *app, void *st)
 {
+    struct cors_state *ops = st;
     for (size_t i = 0; i < ops->npolicies; i++)
         cors_free(ops->policies[i]);
     free(ops->policies);
     for (size_t i = 0; i < ops->nrules; i++)
         free(ops->rules[i].prefix);
     free(ops->rules);
+    free(ops->by_route);
 }
+
+static const struct canal__feature feature = {
+    .name = "CORS",
+    .size = sizeof(struct cors_state),
+    .start = cors_start,
+    .dispose = cors_dispose,
+};

@@ -14,8 +14,9 @@
  * the least recently seen one. Sets are guarded by NLOCKS striped mutexes: two requests
  * contend only when their keys fall in sets of the same stripe.
  *
- * canal__rate_check() is the one call on the request path (req.c, dispatch()), made only for
- * a route with a limit; the routes' limits are settled at start (canal__guards_start()).
+ * A feature (core/feature.h): each route's limit is settled at start (its own, its groups',
+ * the app's) and checked by the route's guard, rate_check(), before the handler; a route
+ * without one pays nothing.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -167,9 +168,19 @@ static void limit_free(canal_rate_limit_t *l)
     free(l);
 }
 
+/* The feature's state: every limit made, freed with the app */
+struct limits {
+    canal_rate_limit_t *head;
+    size_t n;
+};
+static const struct canal__feature feature;
+#define GUARD_ORDER 10 /* the first guard (core/feature.h) */
+static const char scope_key; /* canal_app_rate_limit()'s scoped setting */
+
 canal_rate_limit_t *canal_rate_limit_create(canal_app_t *app, const canal_rate_limit_options_t *o,
                                            canal_error_info_t *err)
 {
+    struct limits *all = canal__feature_on(app, &feature);
     if (atomic_load(&app->state) != APP_CREATED) {
         canal_error_set(err, CANAL_ESTATE, 0, "rate limits are made before the app starts");
         return NULL;
@@ -181,12 +192,12 @@ canal_rate_limit_t *canal_rate_limit_create(canal_app_t *app, const canal_rate_l
                         "a rate limit needs 1 to 1000000 requests per 1 ms to 1 day, and its key's header or function");
         return NULL;
     }
-    canal_rate_limit_t *l = calloc(1, sizeof(*l));
+    canal_rate_limit_t *l = all != NULL ? calloc(1, sizeof(*l)) : NULL;
     size_t keys = 64, want = o->max_keys ? o->max_keys : 65536;
     while (keys < want && keys < ((size_t)1 << 30))
         keys *= 2;
     char name[32];
-    snprintf(name, sizeof(name), "limit%zu", app->nlimits);
+    snprintf(name, sizeof(name), "limit%zu", all != NULL ? all->n : 0);
     if (l == NULL || (l->ways = calloc(keys, sizeof(struct way))) == NULL ||
         (l->name = strdup(o->name ? o->name : name)) == NULL ||
         (o->header != NULL && (l->header = strdup(o->header)) == NULL)) {
@@ -215,19 +226,15 @@ canal_rate_limit_t *canal_rate_limit_create(canal_app_t *app, const canal_rate_l
     l->w = o->window_ms;
     l->cap = l->r * l->w;
     l->set_mask = keys / WAYS - 1;
-    l->next = app->limits;
-    app->limits = l;
-    app->nlimits++;
+    l->next = all->head;
+    all->head = l;
+    all->n++;
     return l;
 }
 
-void canal__limits_free(canal_app_t *app)
+int canal_app_rate_limit(canal_app_t *app, canal_route_group_t *group, const canal_rate_limit_t *limit)
 {
-    for (canal_rate_limit_t *l = app->limits, *next; l != NULL; l = next) {
-        next = l->next;
-        limit_free(l);
-    }
-    app->limits = NULL;
+    return canal__scope_set(app, &scope_key, group, limit);
 }
 
 /* ---- on the request path ---- */
@@ -242,9 +249,10 @@ static void add_uint(canal_req_t *req, const char *name, size_t nlen, uint32_t v
     h2o_add_header_by_str(&req->h2o->pool, &req->h2o->res.headers, name, nlen, 0, NULL, p, (size_t)(e - p));
 }
 
-int canal__rate_check(canal_req_t *req)
+/* The guard of a route with a limit: 1 if refused (the 429 is set) */
+static int rate_check(canal_req_t *req, const void *arg)
 {
-    canal_rate_limit_t *l = (canal_rate_limit_t *)req->endpoint->rate_limit;
+    canal_rate_limit_t *l = (canal_rate_limit_t *)arg;
     canal_str_t key = {NULL, 0};
     unsigned char kind = 0;
     if (l->kind == CANAL_RATE_KEY_HEADER)
@@ -270,17 +278,51 @@ int canal__rate_check(canal_req_t *req)
     return 1;
 }
 
-/* canal_http_rate_limited_total lines for the metrics (metrics.c) */
-void canal__limits_metrics(canal_app_t *app, FILE *f)
+/* canal_http_rate_limited_total lines for the metrics */
+static void limits_metrics(canal_app_t *app, void *st, FILE *f)
 {
-    if (app->limits == NULL)
+    const struct limits *all = st;
+    if (all->head == NULL)
         return;
     fputs("# HELP canal_http_rate_limited_total Requests refused (429) by a rate limit.\n"
           "# TYPE canal_http_rate_limited_total counter\n",
           f);
-    for (const canal_rate_limit_t *l = app->limits; l != NULL; l = l->next) {
+    for (const canal_rate_limit_t *l = all->head; l != NULL; l = l->next) {
         fputs("canal_http_rate_limited_total{limit=\"", f);
         canal__metrics_label(f, l->name);
         fprintf(f, "\"} %llu\n", (unsigned long long)canal_rate_limit_refused(l));
     }
 }
+
+/* ---- the feature ---- */
+
+/* Each route's limit: its own, its groups', the app's; a guard where there is one */
+static int limits_start(canal_app_t *app, void *st)
+{
+    for (size_t i = 0; i < app->nendpoints; i++) {
+        struct canal_endpoint *ep = &app->endpoints[i];
+        const void *l = canal__scope_get(app, &scope_key, ep, ep->rate_limit);
+        if (l != NULL && canal__endpoint_guard(ep, GUARD_ORDER, rate_check, l) != 0) {
+            canal__log(app, CANAL_LOG_ERROR, "route %zu: too many guards", i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void limits_dispose(canal_app_t *app, void *st)
+{
+    struct limits *all = st;
+    for (canal_rate_limit_t *l = all->head, *next; l != NULL; l = next) {
+        next = l->next;
+        limit_free(l);
+    }
+}
+
+static const struct canal__feature feature = {
+    .name = "rate limits",
+    .size = sizeof(struct limits),
+    .start = limits_start,
+    .dispose = limits_dispose,
+    .metrics = limits_metrics,
+};

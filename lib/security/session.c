@@ -188,6 +188,8 @@ int canal_session_store_memory(size_t max_sessions, const canal_session_store_op
 
 /* ---- sessions ---- */
 
+static const struct canal__feature feature;
+
 struct canal_sessions {
     struct canal_sessions *next; /* the app's list, freed with it */
     char *cookie;
@@ -228,8 +230,14 @@ canal_sessions_t *canal_sessions_create(canal_app_t *app, const canal_sessions_o
     } else if (canal_session_store_memory(o->max_sessions, &s->ops, &s->store) != 0) {
         goto nomem;
     }
-    s->next = app->sessions;
-    app->sessions = s;
+    canal_sessions_t **all = canal__feature_on(app, &feature);
+    if (all == NULL) {
+        if (s->ops->destroy != NULL && o->store_ops == NULL)
+            s->ops->destroy(s->store);
+        goto nomem;
+    }
+    s->next = *all;
+    *all = s;
     return s;
 nomem:
     if (s != NULL) {
@@ -242,9 +250,11 @@ nomem:
     return NULL;
 }
 
-void canal__sessions_free(canal_app_t *app)
+/* The feature's state (core/feature.h): every sessions object, freed with the app */
+static void sessions_free(canal_app_t *app, void *st)
 {
-    for (canal_sessions_t *s = app->sessions, *next; s != NULL; s = next) {
+    canal_sessions_t **all = st;
+    for (canal_sessions_t *s = *all, *next; s != NULL; s = next) {
         next = s->next;
         if (s->ops->destroy != NULL)
             s->ops->destroy(s->store);
@@ -253,8 +263,13 @@ void canal__sessions_free(canal_app_t *app)
         free(s->domain);
         free(s);
     }
-    app->sessions = NULL;
 }
+
+static const struct canal__feature feature = {
+    .name = "sessions",
+    .size = sizeof(canal_sessions_t *),
+    .dispose = sessions_free,
+};
 
 int canal_session_begin(canal_req_t *req, canal_sessions_t *s, canal_str_t data)
 {
