@@ -300,6 +300,17 @@ CANAL_API canal_route_group_t *canal_app_group(canal_app_t *app, canal_route_gro
 /**
  * The app's first registration error: 0 if none, else its code, with *err (if given) a copy
  * of the error info the failing call reported.
+ *
+ * The registration contract: every call that adds a route or a feature's setting before the
+ * start (canal_app_route() and its shortcuts, canal_app_group(), canal_app_static(),
+ * canal_app_compress*(), canal_app_cors*(), canal_app_metrics(), canal_app_health(),
+ * canal_app_every(), canal_app_on_request(), canal_app_ws(), canal_app_openapi(),
+ * canal_app_docs() but for its CANAL_ENOTFOUND, canal_app_schema(), canal_app_policy(),
+ * canal_app_group_policy(), canal_app_rate_limit(), canal_rate_limit_create(),
+ * canal_app_security_headers(), canal_sessions_create()) reports a failure the same way: the
+ * code returned, its err (if it takes one) filled, and the first failure kept here, so that
+ * canal_app_start() fails with it and a program may register everything and check once.
+ * Listeners (canal_app_listen*()) report to their caller only.
  */
 CANAL_API int canal_app_error(const canal_app_t *app, canal_error_info_t *err);
 

@@ -335,6 +335,12 @@ void canal__endpoints_dispose(canal_app_t *app);
 int canal__endpoints_start(canal_app_t *app);
 /* routes.c: keeps err as the app's registration error if it is the first; returns err->code */
 int canal__reg_error(canal_app_t *app, const canal_error_info_t *err);
+/* routes.c: the failure of a registration call, the same way for every one: code and the
+ * message (printf; NULL: canal_strerror(code)) into err (if given) and, if it is the first,
+ * into the app's registration error (canal_app_error(); canal_app_start() fails with it).
+ * Returns code. */
+int canal__reg_fail(canal_app_t *app, canal_error_info_t *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* listen.c: the listeners (canal_app_start() binds them, once per worker) */
 int canal__listener_add(canal_app_t *app, const char *host, uint16_t port);

@@ -12,6 +12,8 @@
  * Registration errors are sticky: the first is kept in app->reg_err, and canal_app_start()
  * fails with it.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/core.h"
@@ -21,6 +23,22 @@ int canal__reg_error(canal_app_t *app, const canal_error_info_t *err)
     if (app->reg_err.code == 0)
         app->reg_err = *err;
     return err->code;
+}
+
+int canal__reg_fail(canal_app_t *app, canal_error_info_t *err, int code, const char *fmt, ...)
+{
+    canal_error_info_t e = {.code = code};
+    if (fmt == NULL) {
+        snprintf(e.message, sizeof(e.message), "%s", canal_strerror(code));
+    } else {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(e.message, sizeof(e.message), fmt, ap);
+        va_end(ap);
+    }
+    if (err != NULL)
+        *err = e;
+    return canal__reg_error(app, &e);
 }
 
 int canal_app_error(const canal_app_t *app, canal_error_info_t *err)

@@ -310,14 +310,18 @@ int canal__model_register(canal_app_t *app, const canal_schema_t *s, const struc
                           canal_error_info_t *err)
 {
     if (atomic_load(&app->state) != APP_CREATED)
-        return canal_error_set(err, CANAL_ESTATE, 0, "schemas are registered before the app starts");
+        return canal__reg_fail(app, err, CANAL_ESTATE, "schemas are registered before the app starts");
     return register_model(app, s, 0, out, err);
 }
 
 int canal_app_schema(canal_app_t *app, const canal_schema_t *schema, canal_error_info_t *err)
 {
     const struct canal__model *m;
-    return canal__model_register(app, schema, &m, err);
+    canal_error_info_t e;
+    int rc = canal__model_register(app, schema, &m, &e);
+    if (rc != 0 && err != NULL)
+        *err = e;
+    return rc != 0 ? canal__reg_error(app, &e) : 0;
 }
 
 /* ---- writing ---- */

@@ -58,7 +58,7 @@ int canal_app_health(canal_app_t *app, const char *prefix, canal_ready_fn ready_
     if (tmpl == NULL || h == NULL) {
         free(tmpl);
         free(h);
-        return CANAL_ENOMEM;
+        return canal__reg_fail(app, NULL, CANAL_ENOMEM, "health endpoints: out of memory");
     }
     *h = (struct canal_health){ready_fn, data};
     snprintf(tmpl, size, "%.*s%slive", (int)n, prefix, n ? "/" : "");

@@ -247,27 +247,15 @@ static int scrape(canal_req_t *req, void *data)
 
 int canal_app_metrics(canal_app_t *app, const char *path, canal_error_info_t *err)
 {
-    if (atomic_load(&app->state) != APP_CREATED) {
-        if (err != NULL)
-            canal_error_set(err, CANAL_ESTATE, 0, "metrics are switched on before the app starts");
-        return CANAL_ESTATE;
-    }
+    if (atomic_load(&app->state) != APP_CREATED)
+        return canal__reg_fail(app, err, CANAL_ESTATE, "metrics are switched on before the app starts");
     struct canal__metrics *m = canal__feature_state(app, &feature);
-    if (m != NULL && m->on) {
-        if (err != NULL)
-            canal_error_set(err, CANAL_EEXIST, 0, "metrics are on already");
-        return CANAL_EEXIST;
-    }
+    if (m != NULL && m->on)
+        return canal__reg_fail(app, err, CANAL_EEXIST, "metrics are on already");
+    if ((m = canal__feature_on(app, &feature)) == NULL)
+        return canal__reg_fail(app, err, CANAL_ENOMEM, "metrics: out of memory");
     int rc = canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = path, .handler = scrape}, NULL, err);
-    if (rc == 0 && (m = canal__feature_on(app, &feature)) == NULL) {
-        canal_error_info_t e;
-        canal_error_set(&e, CANAL_ENOMEM, 0, "metrics: out of memory");
-        if (err != NULL)
-            *err = e;
-        rc = canal__reg_error(app, &e);
-    }
-    if (rc == 0)
-        m->on = 1;
+    m->on = rc == 0;
     return rc;
 }
 

@@ -164,14 +164,25 @@ static int add_rule(canal_app_t *app, const char *prefix, const canal_route_t *r
     return 0;
 }
 
+/* add_rule()'s failure kept as the app's registration error */
+static int cors_result(canal_app_t *app, int rc)
+{
+    if (rc == 0)
+        return 0;
+    return canal__reg_fail(app, NULL, rc, "CORS: %s",
+                           rc == CANAL_ESTATE  ? "policies are set before the app starts"
+                           : rc == CANAL_EINVAL ? "a policy needs origins (and a route, if by route)"
+                                                : "out of memory");
+}
+
 int canal_app_cors(canal_app_t *app, const char *prefix, const canal_cors_t *policy)
 {
-    return add_rule(app, prefix ? prefix : "", NULL, policy);
+    return cors_result(app, add_rule(app, prefix ? prefix : "", NULL, policy));
 }
 
 int canal_app_cors_route(canal_app_t *app, const canal_route_t *route, const canal_cors_t *policy)
 {
-    return route == NULL ? CANAL_EINVAL : add_rule(app, NULL, route, policy);
+    return cors_result(app, route == NULL ? CANAL_EINVAL : add_rule(app, NULL, route, policy));
 }
 
 /* 1 if the template starts with the prefix, on a segment boundary */

@@ -88,13 +88,17 @@ struct canal__sechdr *canal__sechdr_make(canal_app_t *app, const canal_security_
 
 int canal_app_security_headers(canal_app_t *app, canal_route_group_t *group, const canal_security_headers_t *preset)
 {
-    if (atomic_load(&app->state) != APP_CREATED)
-        return CANAL_ESTATE;
     const struct canal__sechdr *sh = NULL;
-    int rc = 0;
-    if (preset != NULL && (sh = canal__sechdr_make(app, preset, &rc)) == NULL)
-        return rc;
-    return canal__scope_set(app, &scope_key, group, sh);
+    int rc = atomic_load(&app->state) != APP_CREATED ? CANAL_ESTATE : 0;
+    if (rc == 0 && preset != NULL)
+        sh = canal__sechdr_make(app, preset, &rc);
+    if (rc == 0)
+        rc = canal__scope_set(app, &scope_key, group, sh);
+    return rc == 0 ? 0
+                   : canal__reg_fail(app, NULL, rc, "security headers: %s",
+                                     rc == CANAL_ESTATE   ? "set before the app starts"
+                                     : rc == CANAL_EINVAL ? "a value has CR or LF, or not a route group of this app"
+                                                          : "out of memory");
 }
 
 /* The head: the preset's fields, and HSTS on a connection accepted by a TLS listener */

@@ -182,13 +182,13 @@ canal_rate_limit_t *canal_rate_limit_create(canal_app_t *app, const canal_rate_l
 {
     struct limits *all = canal__feature_on(app, &feature);
     if (atomic_load(&app->state) != APP_CREATED) {
-        canal_error_set(err, CANAL_ESTATE, 0, "rate limits are made before the app starts");
+        canal__reg_fail(app, err, CANAL_ESTATE, "rate limits are made before the app starts");
         return NULL;
     }
     if (o == NULL || o->requests < 1 || o->requests > 1000000 || o->window_ms < 1 || o->window_ms > 86400000 ||
         (o->key == CANAL_RATE_KEY_HEADER && (o->header == NULL || *o->header == '\0')) ||
         (o->key == CANAL_RATE_KEY_CUSTOM && o->key_fn == NULL) || o->key > CANAL_RATE_KEY_CUSTOM) {
-        canal_error_set(err, CANAL_EINVAL, 0,
+        canal__reg_fail(app, err, CANAL_EINVAL,
                         "a rate limit needs 1 to 1000000 requests per 1 ms to 1 day, and its key's header or function");
         return NULL;
     }
@@ -206,7 +206,7 @@ canal_rate_limit_t *canal_rate_limit_create(canal_app_t *app, const canal_rate_l
             free(l->name);
             free(l);
         }
-        canal_error_set(err, CANAL_ENOMEM, 0, NULL);
+        canal__reg_fail(app, err, CANAL_ENOMEM, "rate limit: out of memory");
         return NULL;
     }
     for (size_t i = 0; i < NLOCKS; i++)
@@ -214,7 +214,7 @@ canal_rate_limit_t *canal_rate_limit_create(canal_app_t *app, const canal_rate_l
     unsigned char seed[16];
     if (RAND_bytes(seed, sizeof(seed)) != 1) {
         limit_free(l);
-        canal_error_set(err, CANAL_ESYS, 0, "no random bytes for the rate limit's hash key");
+        canal__reg_fail(app, err, CANAL_ESYS, "no random bytes for the rate limit's hash key");
         return NULL;
     }
     memcpy(&l->k0, seed, 8);
@@ -234,7 +234,11 @@ canal_rate_limit_t *canal_rate_limit_create(canal_app_t *app, const canal_rate_l
 
 int canal_app_rate_limit(canal_app_t *app, canal_route_group_t *group, const canal_rate_limit_t *limit)
 {
-    return canal__scope_set(app, &scope_key, group, limit);
+    int rc = canal__scope_set(app, &scope_key, group, limit);
+    return rc == 0 ? 0
+                   : canal__reg_fail(app, NULL, rc, "rate limit: %s",
+                                     rc == CANAL_ESTATE ? "set before the app starts"
+                                     : rc == CANAL_EINVAL ? "not a route group of this app" : "out of memory");
 }
 
 /* ---- on the request path ---- */
