@@ -40,6 +40,7 @@
 #include "canal/headers.h"
 #include "canal/schema.h"
 #include "core/feature.h"
+#include "common/common.h"
 
 /* The server's record of a route, at the route's number in app->endpoints (routes.c). */
 struct canal_endpoint {
@@ -302,8 +303,6 @@ struct canal_app {
     size_t ngroups;
     struct canal__scoped *scoped; /* routes.c: the features' settings of the app and its groups */
     size_t nscoped;
-    struct canal__model **models; /* schema.c: every schema registered */
-    size_t nmodels;
     /* the features switched on (feature.h), and what the request path runs of them */
     struct canal__attached features[CANAL__MAX_FEATURES];
     size_t nfeatures, nbegins, nends;
@@ -574,7 +573,8 @@ struct canal__model {
 int canal__model_register(canal_app_t *app, const canal_schema_t *s, const struct canal__model **out,
                           canal_error_info_t *err);
 const struct canal__model *canal__model_find(const canal_app_t *app, const canal_schema_t *s);
-void canal__models_free(canal_app_t *app);
+/* every schema registered (its count; *list borrowed) */
+size_t canal__models_all(const canal_app_t *app, struct canal__model *const **list);
 /* the size of a member of type t (objects: nested's size) */
 size_t canal__type_size(canal_type_t t, const canal_schema_t *nested);
 /* bind.c: checks that m's route fields are route values of r, of the type its constraints say */
@@ -647,9 +647,6 @@ void canal__jwt_dispose(struct canal__jwt *j);
 /* NULL and *claims (a new reference) when tok is valid at now; else why not (static text in
  * RFC 6750 error_description characters) */
 const char *canal__jwt_verify(const struct canal__jwt *j, const char *tok, size_t len, int64_t now, json_t **claims);
-/* decodes base64 (url: unpadded base64url; else padded standard base64), refusing other
- * spellings; out has room for n / 4 * 3 + 2 bytes. 0 or -1. Also signed.c's decoder */
-int canal__b64_decode(const char *s, size_t n, int url, unsigned char *out, size_t *outlen);
 /* auth.c: the scheme and credentials of an Authorization field value ("Bearer abc"): the
  * scheme's name and what follows 1*SP (cred.base NULL: no space after the name) */
 void canal__auth_split(canal_str_t value, canal_str_t *scheme, canal_str_t *cred);

@@ -26,6 +26,7 @@
  *                 a stop begins; busy keeps the drain          feature's per-worker state
  *                 waiting; stop before the loop's context
  *                 goes, exit after it
+ *   reopen        canal_app_reopen_log(), SIGUSR1            feature.reopen (a flag only)
  *   dispose       canal_app_destroy()                        feature.dispose
  *
  * The guards and heads of an endpoint, and the app's begin and end lists, are built once at
@@ -78,6 +79,9 @@ struct canal__feature {
     /* every request */
     void (*begin)(canal_req_t *req, void *st);
     void (*end)(h2o_req_t *h, canal_req_t *req, void *st, void *wst);
+    /* canal_app_reopen_log() (SIGUSR1): the files it writes are opened anew at its next
+     * write; called from a signal handler: only lock-free, async-signal-safe work */
+    void (*reopen)(canal_app_t *app, void *st);
     /* its lines of the metrics (Prometheus text, canal__metrics_label() for label values),
      * written by the metrics endpoint on any worker's thread */
     void (*metrics)(canal_app_t *app, void *st, FILE *f);

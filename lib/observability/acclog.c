@@ -105,11 +105,11 @@ static void acclog_close(canal_app_t *app, void *st)
     a->lock_ready = 0;
 }
 
-void canal_app_reopen_log(canal_app_t *app)
+/* canal_app_reopen_log(), SIGUSR1 */
+static void acclog_reopen(canal_app_t *app, void *st)
 {
-    struct canal__acclog *a = canal__feature_state(app, &feature);
-    if (a != NULL)
-        atomic_store(&a->reopen, 1); /* lock-free: safe in a signal handler */
+    struct canal__acclog *a = st;
+    atomic_store(&a->reopen, 1); /* lock-free: safe in a signal handler */
 }
 
 /* Under the lock: a reopen that was asked for. On failure the old file goes on. */
@@ -212,7 +212,7 @@ static canal_str_t peer_text(h2o_conn_t *conn, struct canal_conn *c, char *buf)
     socklen_t len = conn->callbacks->get_peername != NULL ? conn->callbacks->get_peername(conn, (void *)&ss) : 0;
     canal_str_t s = {"-", 1};
     if (len != 0 && ss.ss_family == AF_INET) {
-        s = (canal_str_t){buf, canal__acclog_ipv4(buf, (const uint8_t *)&((struct sockaddr_in *)&ss)->sin_addr)};
+        s = (canal_str_t){buf, canal__ipv4_text(buf, (const uint8_t *)&((struct sockaddr_in *)&ss)->sin_addr)};
     } else if (len != 0) {
         size_t n = h2o_socket_getnumerichost((void *)&ss, len, buf);
         if (n != SIZE_MAX)
@@ -310,4 +310,5 @@ static const struct canal__feature feature = {
     .worker_stop = worker_stop,
     .worker_exit = worker_exit,
     .end = add,
+    .reopen = acclog_reopen,
 };

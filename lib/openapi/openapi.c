@@ -786,10 +786,11 @@ json_t *canal_openapi_build(canal_app_t *app, const canal_openapi_info_t *info, 
         }
     }
     json_object_set_new(doc, "paths", paths);
-    for (size_t i = 0; i < app->nmodels; i++)
-        if (is_shape(app->models[i]))
-            json_object_set_new(json_object_get(components, "schemas"), app->models[i]->schema->name,
-                                model_schema(app->models[i]));
+    struct canal__model *const *models;
+    for (size_t i = 0, n = canal__models_all(app, &models); i < n; i++)
+        if (is_shape(models[i]))
+            json_object_set_new(json_object_get(components, "schemas"), models[i]->schema->name,
+                                model_schema(models[i]));
     json_object_set_new(doc, "components", components);
     json_decref(ids);
     return doc;
