@@ -35,6 +35,7 @@
 #include <unistd.h>
 #include <openssl/err.h>
 #include "core/core.h"
+#include "observability/observability.h" /* canal__acclog_on(): test/layers-debt.txt */
 
 /* How long a stopping worker waits with no activity before it closes idle connections. */
 #define QUIET_MS 200

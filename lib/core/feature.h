@@ -93,11 +93,15 @@ struct canal__attached {
     void *state;
 };
 
-/* A phase of every request, built at start from the features that have one. */
-struct canal__each {
-    const struct canal__feature *f;
+/* The phases of every request, built at start from the features that have one: the begin
+ * phase for the app, the end phase for each worker (with its per-worker state). */
+struct canal__begin {
+    void (*fn)(canal_req_t *req, void *st);
     void *state;
-    size_t index; /* the feature's place in app->features: its per-worker state's */
+};
+struct canal__end {
+    void (*fn)(h2o_req_t *h, canal_req_t *req, void *st, void *wst);
+    void *state, *wstate;
 };
 
 /* Switches f on in app (once; later calls give the same state): f's state, or NULL when out

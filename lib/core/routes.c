@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/core.h"
+/* the route spec's fields of features (test/layers-debt.txt) */
+#include "models/models.h"
+#include "security/security.h"
 
 int canal__reg_error(canal_app_t *app, const canal_error_info_t *err)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "core/core.h"
+#include "files/files.h"
 #include "canal/ops.h"
 
 /* Debian's libh2o 2.2.5 is built without brotli: the symbol is absent there. A weak reference

@@ -11,7 +11,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "core/core.h"
+#include "files/files.h"
 #include "canal/ops.h"
 
 int canal_app_static(canal_app_t *app, const char *prefix, const char *dir, unsigned flags,

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "core/core.h"
+#include "observability/observability.h"
 #include "canal/ops.h"
 
 /* Upper bounds of the histogram buckets, in nanoseconds (seconds in the output). */
@@ -88,13 +88,17 @@ int64_t canal__elapsed_ns(h2o_req_t *h)
            ((int64_t)now.tv_nsec - (int64_t)h->timestamps.request_begin_at.tv_usec * 1000);
 }
 
+/* A worker's own: its counters (m->slots[k], set by worker_init()) */
+struct mworker {
+    struct canal__mslot *slots;
+};
+
 /* The end of every request of canal's */
 static void record(h2o_req_t *h, canal_req_t *req, void *st, void *wst)
 {
     if (req == NULL)
         return;
-    const struct canal__metrics *m = st;
-    struct canal__mslot *s = &m->slots[req->worker->index][req->endpoint ? req->match->index + 1 : 0];
+    struct canal__mslot *s = &((struct mworker *)wst)->slots[req->endpoint ? req->match->index + 1 : 0];
     int64_t d = canal__elapsed_ns(h);
     uint64_t ns = d > 0 ? (uint64_t)d : 0;
     size_t b = 0;
@@ -308,10 +312,18 @@ static void metrics_dispose(canal_app_t *app, void *st)
     }
 }
 
+static int metrics_worker_init(struct canal_worker *w, void *st, void *wst)
+{
+    ((struct mworker *)wst)->slots = ((struct canal__metrics *)st)->slots[w->index];
+    return 0;
+}
+
 static const struct canal__feature feature = {
     .name = "metrics",
     .size = sizeof(struct canal__metrics),
+    .worker_size = sizeof(struct mworker),
     .start = metrics_start,
     .dispose = metrics_dispose,
+    .worker_init = metrics_worker_init,
     .end = record,
 };

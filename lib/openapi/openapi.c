@@ -20,7 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "canal/openapi.h"
-#include "core/core.h"
+#include "models/models.h"
+#include "security/security.h"
 
 /* ---- the document ---- */
 

@@ -22,7 +22,7 @@
 #include <strings.h>
 #include <time.h>
 #include <openssl/crypto.h>
-#include "core/core.h"
+#include "security/security.h"
 
 enum auth_kind { AUTH_JWT, AUTH_API_KEY, AUTH_BASIC, AUTH_CUSTOM };
 

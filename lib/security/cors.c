@@ -10,8 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "core/core.h"
+#include "security/security.h"
 #include "canal/ops.h"
+
+/* A CORS policy, copied */
+struct canal__cors {
+    const canal_cors_t *source; /* what it was copied from (to share copies of one policy) */
+    char *origins, *methods, *headers, *expose; /* owned, as given ("" for none) */
+    int any_origin, any_header, credentials;
+    char max_age[24];
+};
+
 
 /* Copies a list, trimming the spaces around its items; NULL gives "". */
 static char *copy_list(const char *s)

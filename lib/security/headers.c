@@ -12,8 +12,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/core.h"
+#include "security/security.h"
 #include "canal/headers.h"
+#include "security/security.h"
+
+/* A compiled security headers preset */
+struct canal__sechdr {
+    struct canal__sechdr *next;  /* the app's list */
+    h2o_header_t plain[4];       /* on every answer */
+    char *owned[4];
+    size_t n;
+    char *hsts;                  /* Strict-Transport-Security's value (TLS only), or NULL */
+};
+
 
 static h2o_iovec_t name_nosniff = {"x-content-type-options", 22};
 static h2o_iovec_t name_referrer = {"referrer-policy", 15};

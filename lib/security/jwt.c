@@ -26,7 +26,7 @@
 #include <openssl/params.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
-#include "core/core.h"
+#include "security/security.h"
 
 /* ---- keys ---- */
 

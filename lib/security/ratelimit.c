@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <openssl/rand.h>
-#include "core/core.h"
+#include "security/security.h"
 #include "canal/ratelimit.h"
 
 #define WAYS 8

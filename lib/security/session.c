@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <openssl/rand.h>
-#include "core/core.h"
+#include "security/security.h"
 #include "canal/cookie.h"
 
 #define ID_LEN 16
