@@ -53,10 +53,11 @@ struct canal_endpoint {
     unsigned char docs;             /* openapi.c: the OpenAPI document or its docs page */
     const struct canal__ws_route *ws; /* websocket.c: a WebSocket route's settings, or NULL */
     const canal_route_group_t *group; /* the group it was registered in, or NULL */
-    /* the spec's settings of features, read by them at start (canal__scope_get()) */
-    const canal_rate_limit_t *rate_limit;  /* ratelimit.c */
-    const struct canal__sechdr *sechdr;    /* headers.c */
-    const canal_policy_t *own_policy;      /* auth.c */
+    /* the features' options of the route (feature.h), as their kinds kept them */
+    struct canal__route_option {
+        const struct canal_option_kind *kind;
+        const void *value;
+    } options[CANAL_MAX_ROUTE_OPTIONS];
     size_t max_body;                       /* a larger body is a 413; 0: the app's limit */
     /* the features' guards (by order) and heads, built at start (feature.h) */
     unsigned char nguards, nheads;

@@ -87,6 +87,21 @@ struct canal__feature {
     void (*metrics)(canal_app_t *app, void *st, FILE *f);
 };
 
+/* A kind of route option (canal_route_option_t, canal/app.h): a feature's setting of one
+ * route, reached from the spec so that the core's structs grow no field per feature. At
+ * registration canal_app_route() switches the feature on and asks attach() to check the value
+ * (and keep a copy of its own if it needs one: *kept is what the route keeps); a failure is
+ * the route's registration error. The feature finds it at start with canal__endpoint_option().
+ * The kind's address is also the key of its scoped settings (canal__scope_set()). */
+struct canal_option_kind {
+    const struct canal__feature *feature;
+    const char *name; /* for errors: "policy" */
+    int (*attach)(canal_app_t *app, const void *value, const void **kept, canal_error_info_t *err);
+};
+
+/* The value of ep's option of kind k, or NULL */
+const void *canal__endpoint_option(const struct canal_endpoint *ep, const struct canal_option_kind *k);
+
 /* A feature switched on in an app: the feature and its state. */
 struct canal__attached {
     const struct canal__feature *f;

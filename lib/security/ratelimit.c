@@ -175,7 +175,17 @@ struct limits {
 };
 static const struct canal__feature feature;
 #define GUARD_ORDER 10 /* the first guard (core/feature.h) */
-static const char scope_key; /* canal_app_rate_limit()'s scoped setting */
+
+/* CANAL_RATE_LIMIT(): a route's own limit; its address is also the key of
+ * canal_app_rate_limit()'s scoped setting */
+static int option_attach(canal_app_t *app, const void *value, const void **kept, canal_error_info_t *err)
+{
+    if (value == NULL)
+        return canal_error_set(err, CANAL_EINVAL, 0, "CANAL_RATE_LIMIT(NULL): a rate limit option needs a limit");
+    *kept = value;
+    return 0;
+}
+const canal_option_kind_t canal_rate_limit_option = {&feature, "rate limit", option_attach};
 
 canal_rate_limit_t *canal_rate_limit_create(canal_app_t *app, const canal_rate_limit_options_t *o,
                                            canal_error_info_t *err)
@@ -234,7 +244,7 @@ canal_rate_limit_t *canal_rate_limit_create(canal_app_t *app, const canal_rate_l
 
 int canal_app_rate_limit(canal_app_t *app, canal_route_group_t *group, const canal_rate_limit_t *limit)
 {
-    int rc = canal__scope_set(app, &scope_key, group, limit);
+    int rc = canal__scope_set(app, &canal_rate_limit_option, group, limit);
     return rc == 0 ? 0
                    : canal__reg_fail(app, NULL, rc, "rate limit: %s",
                                      rc == CANAL_ESTATE ? "set before the app starts"
@@ -305,7 +315,7 @@ static int limits_start(canal_app_t *app, void *st)
 {
     for (size_t i = 0; i < app->nendpoints; i++) {
         struct canal_endpoint *ep = &app->endpoints[i];
-        const void *l = canal__scope_get(app, &scope_key, ep, ep->rate_limit);
+        const void *l = canal__scope_get(app, &canal_rate_limit_option, ep, canal__endpoint_option(ep, &canal_rate_limit_option));
         if (l != NULL && canal__endpoint_guard(ep, GUARD_ORDER, rate_check, l) != 0) {
             canal__log(app, CANAL_LOG_ERROR, "route %zu: too many guards", i);
             return -1;

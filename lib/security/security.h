@@ -44,9 +44,7 @@ void canal__auth_split(canal_str_t value, canal_str_t *scheme, canal_str_t *cred
 int canal__b64token(canal_str_t s);
 canal_str_t canal__trim_ows(canal_str_t v);
 int canal__basic_decode(canal_str_t cred, unsigned char *raw, canal_str_t *user, canal_str_t *pass);
-/* auth.c: 0 if a route may have policy (NULL, anonymous, or with a scheme; the policies are
- * then on), CANAL_EINVAL, CANAL_ENOMEM */
-int canal__policy_attach(canal_app_t *app, const canal_policy_t *policy);
+
 /* auth.c, for openapi.c: a scheme's name and its securitySchemes entry (a new reference) */
 const char *canal__auth_name(const canal_auth_t *a);
 json_t *canal__auth_openapi_scheme(const canal_auth_t *a);

@@ -4,7 +4,8 @@
  * reports its failure the same way: the code returned, err (when the call takes one) filled
  * with that code and a message, and the first failure kept by the app, so that
  * canal_app_error() says what it was and canal_app_start() fails with it. One case per call,
- * each on an app of its own; and a later failure never replaces the first.
+ * each on an app of its own, and one per rule of a route's options (canal_route_option_t);
+ * and a later failure never replaces the first.
  */
 #include "test.h"
 #include <canal.h>
@@ -156,7 +157,40 @@ static int c_sessions(canal_app_t *app, canal_error_info_t *err)
     return s == NULL ? err->code : 0;
 }
 
+static int c_option_twice(canal_app_t *app, canal_error_info_t *err)
+{
+    static const canal_policy_t anyone = {.anonymous = 1};
+    return canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "two", .handler = h_ok,
+                                                         .options = {CANAL_POLICY(&anyone), CANAL_POLICY(&anyone)}},
+                           NULL, err);
+}
+
+static int c_option_policy(canal_app_t *app, canal_error_info_t *err)
+{
+    static const canal_policy_t none = {.roles = "admin"}; /* no scheme */
+    return canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "p", .handler = h_ok, .options = {CANAL_POLICY(&none)}},
+                           NULL, err);
+}
+
+static int c_option_rate_limit(canal_app_t *app, canal_error_info_t *err)
+{
+    return canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "r", .handler = h_ok, .options = {CANAL_RATE_LIMIT(NULL)}},
+                           NULL, err);
+}
+
+static int c_option_headers(canal_app_t *app, canal_error_info_t *err)
+{
+    static const canal_security_headers_t bad = {.referrer_policy = "no-referrer\r\nx-evil: 1"};
+    return canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "h", .handler = h_ok,
+                                                         .options = {CANAL_SECURITY_HEADERS(&bad)}},
+                           NULL, err);
+}
+
 static const struct reg_case cases[] = {
+    {"two options of one kind", c_option_twice, CANAL_EINVAL, 1},
+    {"CANAL_POLICY() without a scheme", c_option_policy, CANAL_EINVAL, 1},
+    {"CANAL_RATE_LIMIT(NULL)", c_option_rate_limit, CANAL_EINVAL, 1},
+    {"CANAL_SECURITY_HEADERS() with CR LF", c_option_headers, CANAL_EINVAL, 1},
     {"canal_app_route", c_route, CANAL_EINVAL, 1},
     {"canal_app_get", c_get, CANAL_ESYNTAX, 0},
     {"canal_app_static", c_static, CANAL_EINVAL, 1},
