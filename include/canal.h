@@ -8,7 +8,8 @@
  *                   json.h, async.h, websocket.h)
  *   canal/controller.h  controllers and actions, binding, validation, results, filters
  *   canal/openapi.h  an OpenAPI 3.1 document of the routes, served with a Swagger UI page
- *   canal/ops.h     metrics, static files, compression, CORS
+ *   canal/metrics.h, canal/files.h, canal/cors.h   metrics; static files and compression;
+ *                   CORS policies
  */
 #ifndef CANAL_H
 #define CANAL_H
@@ -20,6 +21,8 @@
 #include "canal/server.h"
 #include "canal/controller.h"
 #include "canal/openapi.h"
-#include "canal/ops.h"
+#include "canal/metrics.h"
+#include "canal/files.h"
+#include "canal/cors.h"
 
 #endif

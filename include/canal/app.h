@@ -22,7 +22,6 @@
 #include "export.h"
 #include "error.h"
 #include "router.h"
-#include "schema.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -237,6 +236,30 @@ CANAL_API const canal_config_t *canal_app_config(const canal_app_t *app);
  * read-only: routes are added with canal_app_route(), which gives each one its handler.
  */
 CANAL_API const canal_router_t *canal_app_router(const canal_app_t *app);
+
+/** A typed model's table (canal/schema.h): a route's arguments, an answer's body. */
+typedef struct canal_schema canal_schema_t;
+
+/** A header a documented answer carries (canal_response_def_t.headers), for OpenAPI. */
+typedef struct canal_header_def {
+    const char *name;        /**< e.g. "Location"; NULL ends a list */
+    const char *description; /**< NULL: none */
+} canal_header_def_t;
+
+/** A documented answer of a route or an action, for OpenAPI. */
+typedef struct canal_response_def {
+    int status;                   /**< 0 ends a list */
+    const canal_schema_t *schema; /**< the body: one schema object (or an array of them with
+                                       array set); NULL: no schema (problem details for >= 400) */
+    int array;                    /**< 1: the body is an array of schema */
+    const char *content_type;     /**< NULL: application/json, application/problem+json >= 400 */
+    const char *description;      /**< NULL: the status's reason phrase */
+    const canal_header_def_t *headers; /**< headers the answer carries (the Location of a 201),
+                                            a list ended by a NULL name; NULL: none */
+} canal_response_def_t;
+
+/** Most documented answers one route or action lists. */
+#define CANAL_MAX_RESPONSES 8
 
 /** A rate limit (canal/ratelimit.h). Opaque; owned by the app. */
 typedef struct canal_rate_limit canal_rate_limit_t;

@@ -54,7 +54,7 @@
 #include <stdint.h>
 #include "server.h"
 #include "openapi.h"
-#include "ops.h"
+#include "cors.h"
 
 #ifdef __cplusplus
 extern "C" {

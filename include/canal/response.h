@@ -128,6 +128,10 @@ CANAL_API int canal_res_on_commit(canal_req_t *req, canal_commit_fn fn, void *da
 /** The reason phrase of an HTTP status ("Not Found"), or "Unknown". Static. */
 CANAL_API const char *canal_status_reason(int status);
 
+/** Compression of this answer, from its handler before it answers, when the app compresses
+ * (canal_app_compress(), canal/files.h): on 0 never, 1 even if its type or size would not be. */
+CANAL_API void canal_res_compress(canal_req_t *req, int on);
+
 #ifdef __cplusplus
 }
 #endif

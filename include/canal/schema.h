@@ -165,26 +165,7 @@ struct canal_schema {
     int (*validate)(canal_req_t *req, void *obj);
 };
 
-/** A header a documented answer carries (canal_response_def_t.headers), for OpenAPI. */
-typedef struct canal_header_def {
-    const char *name;        /**< e.g. "Location"; NULL ends a list */
-    const char *description; /**< NULL: none */
-} canal_header_def_t;
-
-/** A documented answer of a route or an action, for OpenAPI. */
-typedef struct canal_response_def {
-    int status;                   /**< 0 ends a list */
-    const canal_schema_t *schema; /**< the body: one schema object (or an array of them with
-                                       array set); NULL: no schema (problem details for >= 400) */
-    int array;                    /**< 1: the body is an array of schema */
-    const char *content_type;     /**< NULL: application/json, application/problem+json >= 400 */
-    const char *description;      /**< NULL: the status's reason phrase */
-    const canal_header_def_t *headers; /**< headers the answer carries (the Location of a 201),
-                                            a list ended by a NULL name; NULL: none */
-} canal_response_def_t;
-
-/** Most documented answers one route or action lists. */
-#define CANAL_MAX_RESPONSES 8
+/* canal_response_def_t, a documented answer of a route, is in canal/app.h. */
 
 /**
  * Registers a schema (and the schemas it nests) with an app, checking its table. Routes and

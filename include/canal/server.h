@@ -9,7 +9,7 @@
  *   canal/async.h     deferred and offloaded answers
  *   canal/stream.h    streamed answers and server-sent events
  *   canal/websocket.h WebSocket routes, sockets and groups
- *   canal/cookie.h    cookies, signed values, sessions
+ *   canal/cookie.h, signed.h, session.h   cookies, signed values, sessions
  *   canal/ratelimit.h rate limits
  *   canal/headers.h   the security headers preset
  *   canal/schema.h    typed models: binding, validation, JSON and OpenAPI from one table
@@ -28,6 +28,8 @@
 #include "stream.h"
 #include "websocket.h"
 #include "cookie.h"
+#include "signed.h"
+#include "session.h"
 #include "form.h"
 #include "ratelimit.h"
 #include "headers.h"

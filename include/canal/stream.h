@@ -53,7 +53,7 @@
  * **Deadlines.** A stream is not a deferred answer: request_timeout_ms (the 504) does not
  * apply to it; stream_timeout_ms does.
  *
- * **Compression.** libh2o's gzip filter (canal_app_compress(), canal/ops.h) compresses a stream
+ * **Compression.** libh2o's gzip filter (canal_app_compress(), canal/files.h) compresses a stream
  * as it compresses any answer of unknown length (a compressible Content-Type, or
  * canal_res_compress(req, 1) before the begin), and flushes the compressor at every send
  * (Z_SYNC_FLUSH), so each write reaches the client at once. Each compressed stream holds a

@@ -5,7 +5,7 @@
  * the filter applies (app, controller or action level), the routes of the actions it covers
  * get its policy with canal_app_cors_route(). Per request the filter does nothing.
  */
-#include "canal/ops.h"
+#include "canal/cors.h"
 #include "controller_internal.h"
 
 canal_filter_t canal_cors_filter(const canal_cors_t *policy)

@@ -1,38 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The server core's private structures, shared by its files:
+ * The core's private structures and calls, shared by its files (lib/core/), and by the
+ * features above it, which attach through core/feature.h (docs/architecture.md):
  *   app.c        the app's life: create, start, wait (graceful shutdown), destroy, signals
+ *   feature.c    the feature interface: switching on, the phases, per-worker state
  *   config.c     the configuration table: defaults, environment, command line, usage
  *   listen.c     listeners and their sockets, TLS
  *   worker.c     a worker thread: its loop, context and part of a shutdown
  *   conn.c       connections: the cap, slow and idle clients
- *   routes.c     the endpoint table and the registration calls, route groups
+ *   routes.c     the endpoint table and the registration calls, route groups, scoped settings
  *   req.c        the h2o handler (one request's path through the router), request accessors
  *   res.c        the answer: set, committed once; problem details, error pages
  *   async.c      deferred answers, posted completions, the offload pool
- *   stream.c     streamed answers (backpressure, idle limit, shutdown); sse.c  event streams
- *   websocket.c  WebSocket routes, sockets and groups (ws_frame.c: canal's frame checks)
+ *   stream.c     streamed answers (backpressure, idle limit, shutdown)
  *   json.c       the JSON writer;  log.c  the log callback;  proxy.c  trusted proxies, IDs
- *   acclog.c     the access log: per-worker buffers, flushes, reopen (acclog_line.c: formats)
- *   health.c     liveness and readiness;  metrics.c  Prometheus metrics
  *   timer.c      periodic callbacks on worker 0's loop (canal_app_every())
- *   trace.c      W3C trace context, the begin and end hooks (canal/trace.h)
- *   ops.c        static.c, compress.c, cors.c: the parts behind canal/ops.h
- *   cookie.c     signed.c, session.c: cookies, signed values, sessions (canal/cookie.h)
- *   form.c       urlencoded and multipart/form-data bodies, the request's form (canal/form.h)
- *   ratelimit.c  rate limits;  headers.c  the security headers preset
- *   openapi.c    the OpenAPI document and the docs page
+ *   trace.c      W3C trace context (canal/trace.h)
  *   h2o_compat.c everything that depends on libh2o 2.2.5's or jansson 2.14's internals
  */
-#ifndef CANAL_SERVER_INTERNAL_H
-#define CANAL_SERVER_INTERNAL_H
+#ifndef CANAL_CORE_H
+#define CANAL_CORE_H
 
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <h2o.h>
 #include "canal/server.h"
-#include "canal/ops.h"
 #include "canal/cookie.h"
 #include "canal/form.h"
 #include "canal/ratelimit.h"

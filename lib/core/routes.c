@@ -4,7 +4,7 @@
  *
  * The router numbers its routes in registration order; the app keeps one struct canal_endpoint
  * per route at that number (app->endpoints[i] for route i): the handler, its data and what the
- * server settles about the route before it starts (CORS, compression, docs). The router's own
+ * server settles about the route before it starts (its features' options, guards and heads). The router's own
  * data of a route is the handler's data, so canal_route_data() gives the app's user what they
  * registered, never canal's struct. Routes only come in through canal_app_route(): the app's
  * router is handed out read-only.

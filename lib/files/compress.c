@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 #include "files/files.h"
-#include "canal/ops.h"
+#include "canal/files.h"
 
 /* Debian's libh2o 2.2.5 is built without brotli: the symbol is absent there. A weak reference
  * finds out at run time, so the same canal binary uses brotli where libh2o has it. */

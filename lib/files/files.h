@@ -2,8 +2,8 @@
 /*
  * The files feature's calls shared by its files (ops.c, static.c, compress.c).
  */
-#ifndef CANAL_FILES_H
-#define CANAL_FILES_H
+#ifndef CANAL_FILES_INTERNAL_H
+#define CANAL_FILES_INTERNAL_H
 
 #include "core/core.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The files feature (core/feature.h): static files (static.c) and compression (compress.c),
- * behind canal/ops.h. Their settings live in one struct canal__ops, the feature's state,
+ * behind canal/files.h. Their settings live in one struct canal__ops, the feature's state,
  * switched on by the first canal_app_static() or canal_app_compress*(); this file starts them
  * when the app starts and frees them with the app.
  */

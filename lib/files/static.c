@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "files/files.h"
-#include "canal/ops.h"
+#include "canal/files.h"
 
 int canal_app_static(canal_app_t *app, const char *prefix, const char *dir, unsigned flags,
                      canal_error_info_t *err)

@@ -3,8 +3,8 @@
  * The models feature's calls shared by its files (schema.c, bind.c, form.c, cookie.c), and by
  * the features above it (openapi).
  */
-#ifndef CANAL_MODELS_H
-#define CANAL_MODELS_H
+#ifndef CANAL_MODELS_INTERNAL_H
+#define CANAL_MODELS_INTERNAL_H
 
 #include "core/core.h"
 #include <regex.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Signed values (canal/cookie.h): HMAC-SHA256 through OpenSSL, with key rotation.
+ * Signed values (canal/signed.h): HMAC-SHA256 through OpenSSL, with key rotation.
  *
  * A signed value is B "." M: B is the content in unpadded base64url, M the unpadded base64url
  * of HMAC-SHA256(key, purpose NUL B). The MAC covers B as text, and verification compares the
@@ -15,7 +15,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include "models/models.h"
-#include "canal/cookie.h"
+#include "canal/signed.h"
 
 struct canal_signer {
     size_t nkeys;

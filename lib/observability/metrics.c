@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include "observability/observability.h"
-#include "canal/ops.h"
+#include "canal/metrics.h"
 
 /* Upper bounds of the histogram buckets, in nanoseconds (seconds in the output). */
 static const uint64_t bucket_ns[] = {

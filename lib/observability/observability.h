@@ -2,8 +2,8 @@
 /*
  * The observability feature's calls shared by its files (acclog.c, metrics.c, ...).
  */
-#ifndef CANAL_OBSERVABILITY_H
-#define CANAL_OBSERVABILITY_H
+#ifndef CANAL_OBSERVABILITY_INTERNAL_H
+#define CANAL_OBSERVABILITY_INTERNAL_H
 
 #include "core/core.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 #include "security/security.h"
-#include "canal/ops.h"
+#include "canal/cors.h"
 
 /* A CORS policy, copied */
 struct canal__cors {

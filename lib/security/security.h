@@ -3,8 +3,8 @@
  * The security feature's calls shared by its files (auth.c, jwt.c, headers.c, ...), and by the
  * features above it (openapi).
  */
-#ifndef CANAL_SECURITY_H
-#define CANAL_SECURITY_H
+#ifndef CANAL_SECURITY_INTERNAL_H
+#define CANAL_SECURITY_INTERNAL_H
 
 #include "core/core.h"
 #include <openssl/evp.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Sessions (canal/cookie.h): a cookie carrying a signed session ID, and a store from IDs to
+ * Sessions (canal/session.h): a cookie carrying a signed session ID, and a store from IDs to
  * the app's data.
  *
  * The cookie holds canal_signer_sign() of the 16 random bytes of the ID (purpose: the cookie's
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <openssl/rand.h>
 #include "security/security.h"
-#include "canal/cookie.h"
+#include "canal/session.h"
 
 #define ID_LEN 16
 
