@@ -43,8 +43,6 @@ struct canal_endpoint {
     const struct canal__model *args;  /* schema.c: spec.args, registered, or NULL */
     canal_response_def_t *responses;  /* OpenAPI: spec.responses copied (status 0 ends), or NULL */
     const char *summary, *description; /* OpenAPI: spec's, borrowed, or NULL */
-    unsigned char docs;             /* openapi.c: the OpenAPI document or its docs page */
-    const struct canal__ws_route *ws; /* websocket.c: a WebSocket route's settings, or NULL */
     const canal_route_group_t *group; /* the group it was registered in, or NULL */
     /* the features' options of the route (feature.h), as their kinds kept them */
     struct canal__route_option {
@@ -284,7 +282,6 @@ struct canal_app {
     size_t nproxies;
     char id_prefix[10];           /* "5f3a09c1-": this process's request ID prefix */
     atomic_int force;             /* a second stop: workers leave without draining */
-    struct canal__ws_route *ws_routes; /* websocket.c: every WebSocket route's settings */
     struct canal__group *groups; /* routes.c: one per group made with canal_app_group() */
     size_t ngroups;
     struct canal__scoped *scoped; /* routes.c: the features' settings of the app and its groups */

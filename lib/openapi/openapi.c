@@ -22,6 +22,7 @@
 #include "canal/openapi.h"
 #include "models/models.h"
 #include "security/security.h"
+#include "realtime/realtime.h"
 
 /* ---- the document ---- */
 
@@ -719,7 +720,7 @@ json_t *canal_openapi_build(canal_app_t *app, const canal_openapi_info_t *info, 
         if (method == NULL || is_docs_route(app, route))
             continue;
         const struct canal_endpoint *ep = canal__endpoint_of(app, route);
-        int ws = ep != NULL && ep->ws != NULL;
+        int ws = canal__ws_route(app, route);
         if (ws && strcmp(method, "get") != 0)
             continue;
         size_t nsegs = canal_route_segment_count(route);
@@ -837,10 +838,31 @@ static int serve_docs(canal_req_t *req, void *data)
     return canal_res_body_static(req, b->status, b->type, b->body, b->len);
 }
 
+/* The feature's state (core/feature.h): the routes that serve the document or its docs page,
+ * by number, left out of the document */
+struct docs_routes {
+    size_t *routes;
+    size_t n;
+};
+
+static void docs_free(canal_app_t *app, void *st)
+{
+    free(((struct docs_routes *)st)->routes);
+}
+
+static const struct canal__feature feature = {
+    .name = "OpenAPI",
+    .size = sizeof(struct docs_routes),
+    .dispose = docs_free,
+};
+
 static int is_docs_route(canal_app_t *app, const canal_route_t *route)
 {
-    const struct canal_endpoint *ep = canal__endpoint_of(app, route);
-    return ep != NULL && ep->docs;
+    const struct docs_routes *d = canal__feature_state(app, &feature);
+    for (size_t i = 0; d != NULL && i < d->n; i++)
+        if (d->routes[i] == canal_route_index(route))
+            return 1;
+    return 0;
 }
 
 /* Registers GET tmpl answering with b (which the route then owns). */
@@ -849,11 +871,18 @@ static int add_blob(canal_app_t *app, const char *tmpl, canal_handler_fn fn, str
 {
     canal_endpoint_spec_t spec = {.tmpl = tmpl, .handler = fn, .data = b, .dispose = blob_dispose};
     const canal_route_t *route;
+    struct docs_routes *d = canal__feature_on(app, &feature);
+    size_t *grown = d != NULL ? realloc(d->routes, (d->n + 1) * sizeof(*grown)) : NULL;
+    if (grown == NULL) {
+        blob_dispose(b);
+        return canal__reg_fail(app, err, CANAL_ENOMEM, "%s: out of memory", tmpl);
+    }
+    d->routes = grown;
     int rc = canal_app_route(app, &spec, &route, err);
     if (rc != 0)
         blob_dispose(b);
     else
-        canal__endpoint_of(app, route)->docs = 1;
+        d->routes[d->n++] = canal_route_index(route);
     return rc;
 }
 

@@ -35,8 +35,9 @@
 #include <h2o/websocket.h>
 #include "core/core.h"
 #include "realtime/ws_internal.h"
+#include "realtime/realtime.h"
 
-/* A WebSocket route's settings, owned by the app (app->ws_routes). */
+/* A WebSocket route's settings, owned by the feature's state (struct ws_routes). */
 struct canal__ws_route {
     struct canal__ws_route *next;
     canal_ws_open_fn on_open;
@@ -523,9 +524,19 @@ static int refuse(canal_req_t *req, const char **key)
 }
 
 
+/* The feature's state: every WebSocket route's settings, and each route's (NULL for the app's
+ * other routes), at the route's number */
+struct ws_routes {
+    struct canal__ws_route *head;
+    const struct canal__ws_route **by_route;
+    size_t n;
+};
+static const struct canal__feature feature;
+
 static int ws_handshake(canal_req_t *req, void *data)
 {
-    const struct canal__ws_route *r = req->endpoint->ws;
+    const struct ws_routes *all = canal__feature_state(req->app, &feature);
+    const struct canal__ws_route *r = all->by_route[req->match->index];
     struct canal_worker *w = req->worker;
     h2o_req_t *h = req->h2o;
     const char *key;
@@ -588,11 +599,37 @@ static void route_free(struct canal__ws_route *r)
 
 static void ws_routes_free(canal_app_t *app, void *st)
 {
-    while (app->ws_routes != NULL) {
-        struct canal__ws_route *r = app->ws_routes;
-        app->ws_routes = r->next;
+    struct ws_routes *all = st;
+    while (all->head != NULL) {
+        struct canal__ws_route *r = all->head;
+        all->head = r->next;
         route_free(r);
     }
+    free(all->by_route);
+}
+
+int canal__ws_route(const canal_app_t *app, const canal_route_t *route)
+{
+    const struct ws_routes *all = canal__feature_state(app, &feature);
+    size_t i = canal_route_index(route);
+    return all != NULL && i < all->n && all->by_route[i] != NULL;
+}
+
+/* r is the settings of route (its number's slot, the table grown to it); -1: no memory */
+static int set_route(struct ws_routes *all, const canal_route_t *route, const struct canal__ws_route *r)
+{
+    size_t i = canal_route_index(route);
+    if (i >= all->n) {
+        size_t n = i + 16;
+        const struct canal__ws_route **grown = realloc(all->by_route, n * sizeof(*grown));
+        if (grown == NULL)
+            return -1;
+        memset(grown + all->n, 0, (n - all->n) * sizeof(*grown));
+        all->by_route = grown;
+        all->n = n;
+    }
+    all->by_route[i] = r;
+    return 0;
 }
 
 /* The route's settings, copied from spec; NULL when out of memory. */
@@ -608,6 +645,7 @@ static void ws_worker_stop(struct canal_worker *w, void *st, void *wst);
 /* The feature (core/feature.h), switched on by the first WebSocket route */
 static const struct canal__feature feature = {
     .name = "WebSockets",
+    .size = sizeof(struct ws_routes),
     .dispose = ws_routes_free,
     .worker_init = ws_worker_init,
     .worker_drain = ws_worker_drain,
@@ -643,7 +681,8 @@ static struct canal__ws_route *route_new(const canal_ws_spec_t *spec)
 int canal_app_ws(canal_app_t *app, const canal_ws_spec_t *spec, const canal_route_t **route, canal_error_info_t *err)
 {
     canal_error_info_t e = {0};
-    struct canal__ws_route *r = spec != NULL && canal__feature_on(app, &feature) != NULL ? route_new(spec) : NULL;
+    struct ws_routes *all = canal__feature_on(app, &feature);
+    struct canal__ws_route *r = spec != NULL && all != NULL ? route_new(spec) : NULL;
     const canal_route_t *get = NULL, *options = NULL;
     if (r == NULL) {
         canal_error_set(&e, spec == NULL ? CANAL_EINVAL : CANAL_ENOMEM, 0, "a WebSocket route: %s",
@@ -665,10 +704,14 @@ int canal_app_ws(canal_app_t *app, const canal_ws_spec_t *spec, const canal_rout
         route_free(r);
         return rc;
     }
-    canal__endpoint_of(app, get)->ws = r;
-    canal__endpoint_of(app, options)->ws = r;
-    r->next = app->ws_routes;
-    app->ws_routes = r;
+    r->next = all->head;
+    all->head = r; /* freed with the app from now on */
+    if (set_route(all, get, r) != 0 || set_route(all, options, r) != 0) {
+        canal_error_set(&e, CANAL_ENOMEM, 0, "a WebSocket route: out of memory");
+        if (err != NULL)
+            *err = e;
+        return canal__reg_error(app, &e);
+    }
     if (route != NULL)
         *route = get;
     return 0;
