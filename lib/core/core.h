@@ -126,10 +126,6 @@ struct canal_req {
     canal_str_t client_addr;      /* canal_req_client_addr(), made on first use */
     canal_param_t *query_params;  /* parsed on first use (query_parsed) */
     size_t nquery;
-    canal_param_t *form;          /* form.c: the form's fields, parsed on first use (form_parsed) */
-    int form_rc;                  /* their count, or the error (form_err says which) */
-    unsigned char form_parsed;
-    canal_error_info_t *form_err; /* in request memory */
     /* the answer (res.c) */
     struct {
         int status;               /* 0: none set yet */
@@ -139,12 +135,10 @@ struct canal_req {
         const void *body;         /* in request memory or static */
         size_t len;
     } res;
-    json_t *invalid;              /* bind.c: the validation errors so far (canal_req_invalid()) */
-    canal_principal_t *principal; /* auth.c: who the request was authenticated as, or NULL */
     canal_commit_fn on_commit;    /* canal_res_on_commit() */
     void *on_commit_data;
     canal_trace_t *trace;         /* trace.c: canal_req_trace(), made on first use */
-    int64_t start_unix_ns, start_mono_ns; /* hooks.c: set only when the app has hooks */
+    struct canal__rstate *rstate; /* the features' per-request state (canal__req_state()) */
 };
 
 /* Every accepted connection, tracked until h2o closes its socket and no request of it is left:

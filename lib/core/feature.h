@@ -119,6 +119,13 @@ struct canal__end {
     void *state, *wstate;
 };
 
+/* A feature's per-request state: size bytes in the request's memory, zeroed, made on first use
+ * and found by key (an address of the feature's own) for the rest of the request; dispose
+ * (may be NULL) is called on it when the request's memory goes. canal__req_state_find(): the
+ * state of key, or NULL if none was made. (req.c) */
+void *canal__req_state(canal_req_t *req, const void *key, size_t size, void (*dispose)(void *state));
+void *canal__req_state_find(const canal_req_t *req, const void *key);
+
 /* Switches f on in app (once; later calls give the same state): f's state, or NULL when out
  * of memory or after canal_app_start() (then nothing changed). */
 void *canal__feature_on(canal_app_t *app, const struct canal__feature *f);

@@ -78,7 +78,6 @@ void canal__on_req_done(h2o_logger_t *self, h2o_req_t *h)
     if (req->stream != NULL)
         canal__stream_request_done(req->stream);
     json_decref(req->json);
-    json_decref(req->invalid);
     if (req->conn != NULL)
         canal__conn_request_done(req->conn); /* may free the connection */
     atomic_fetch_sub(&w->inflight, 1);
@@ -406,6 +405,43 @@ int canal__on_req(h2o_handler_t *self, h2o_req_t *h)
     run_begins(req); /* refused before routing: no route */
     canal__commit(req);
     return 0;
+}
+
+/* ---- the features' per-request state ---- */
+
+struct canal__rstate {
+    struct canal__rstate *next;
+    const void *key;
+    void (*dispose)(void *state);
+    void *pad; /* the state after it is 32-byte aligned, as h2o's pool memory is */
+};
+
+static void rstate_dispose(void *p)
+{
+    struct canal__rstate *s = p;
+    s->dispose(s + 1);
+}
+
+void *canal__req_state_find(const canal_req_t *req, const void *key)
+{
+    for (struct canal__rstate *s = req->rstate; s != NULL; s = s->next)
+        if (s->key == key)
+            return s + 1;
+    return NULL;
+}
+
+void *canal__req_state(canal_req_t *req, const void *key, size_t size, void (*dispose)(void *state))
+{
+    void *st = canal__req_state_find(req, key);
+    if (st != NULL)
+        return st;
+    h2o_mem_pool_t *pool = &req->h2o->pool;
+    struct canal__rstate *s = dispose != NULL ? h2o_mem_alloc_shared(pool, sizeof(*s) + size, rstate_dispose)
+                                              : h2o_mem_alloc_pool(pool, sizeof(*s) + size);
+    memset(s + 1, 0, size);
+    *s = (struct canal__rstate){.next = req->rstate, .key = key, .dispose = dispose};
+    req->rstate = s;
+    return s + 1;
 }
 
 canal_str_t canal_req_method(const canal_req_t *req)

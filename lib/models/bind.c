@@ -21,12 +21,42 @@
 
 /* ---- the 400 validation problem ---- */
 
+/* A request's own: its validation errors so far (canal_req_invalid()), released with the
+ * request unless they were answered */
+static const char invalid_key;
+struct invalid {
+    json_t *errors;
+};
+
+static void invalid_dispose(void *st)
+{
+    json_decref(((struct invalid *)st)->errors);
+}
+
+/* The request's validation errors so far, or NULL */
+static json_t *errors_of(const canal_req_t *req)
+{
+    const struct invalid *v = canal__req_state_find(req, &invalid_key);
+    return v != NULL ? v->errors : NULL;
+}
+
+/* Forgets the request's validation errors; they are returned (a new reference), or NULL */
+static json_t *take_errors(canal_req_t *req)
+{
+    struct invalid *v = canal__req_state_find(req, &invalid_key);
+    json_t *errors = v != NULL ? v->errors : NULL;
+    if (v != NULL)
+        v->errors = NULL;
+    return errors;
+}
+
 static int add_error(canal_req_t *req, const char *key, const char *msg)
 {
-    if (req->invalid == NULL && (req->invalid = json_object()) == NULL)
+    struct invalid *v = canal__req_state(req, &invalid_key, sizeof(*v), invalid_dispose);
+    if (v->errors == NULL && (v->errors = json_object()) == NULL)
         return CANAL_ENOMEM;
-    json_t *list = json_object_get(req->invalid, key);
-    if (list == NULL && json_object_set_new(req->invalid, key, list = json_array()) != 0)
+    json_t *list = json_object_get(v->errors, key);
+    if (list == NULL && json_object_set_new(v->errors, key, list = json_array()) != 0)
         return CANAL_ENOMEM;
     json_t *s = json_string(msg);
     /* a message quoting bytes that are not UTF-8 cannot be written in JSON */
@@ -45,10 +75,9 @@ int canal_req_invalid(canal_req_t *req, const char *field, const char *fmt, ...)
 
 int canal_res_invalid(canal_req_t *req)
 {
-    if (req->invalid == NULL)
+    json_t *errors = take_errors(req);
+    if (errors == NULL)
         return CANAL_ESTATE;
-    json_t *errors = req->invalid;
-    req->invalid = NULL;
     json_t *p = json_pack("{s:s, s:s, s:o}", "type", "https://tools.ietf.org/html/rfc9110#section-15.5.1", "title",
                           "One or more validation errors occurred.", "errors", errors);
     return canal_res_problem_new(req, 400, p);
@@ -602,7 +631,7 @@ static void bind_object(struct binder *b, const struct canal__model *m, char *ob
         }
         pop(b, old);
     }
-    if (nested && m->schema->validate != NULL && b->req->invalid == NULL && b->failed == 0 &&
+    if (nested && m->schema->validate != NULL && errors_of(b->req) == NULL && b->failed == 0 &&
         m->schema->validate(b->req, obj) < 0)
         b->failed = 1;
 }
@@ -648,7 +677,7 @@ static const canal_param_t *form_fields(struct binder *b, size_t *n)
         *n = (size_t)rc;
         return all;
     }
-    if (b->status == 0 && b->req->invalid == NULL) {
+    if (b->status == 0 && errors_of(b->req) == NULL) {
         b->status = rc == CANAL_ETYPE ? 415 : rc == CANAL_ELIMIT ? 413 : 400;
         if (b->status == 400)
             canal_req_invalid(b->req, "$body", "The form body is malformed: %s.", e.message);
@@ -806,8 +835,7 @@ int canal_req_bind(canal_req_t *req, const canal_schema_t *schema, void *out)
         bind_object(&b, m, obj, b.body, 0);
     }
     if (unsupported || b.status == 413 || b.status == 415) {
-        json_decref(req->invalid);
-        req->invalid = NULL;
+        json_decref(take_errors(req));
         if (b.status == 413)
             canal_res_problem(req, 413, "%s", b.why);
         else
@@ -816,12 +844,12 @@ int canal_req_bind(canal_req_t *req, const canal_schema_t *schema, void *out)
                                           : "application/x-www-form-urlencoded or multipart/form-data");
         return CANAL_EINVAL;
     }
-    if (b.failed || (req->invalid == NULL && schema->validate != NULL && schema->validate(req, obj) < 0)) {
+    if (b.failed || (errors_of(req) == NULL && schema->validate != NULL && schema->validate(req, obj) < 0)) {
         if (canal_req_failure(req) == NULL)
             canal_req_fail(req, "the validate callback of schema %s failed", schema->name);
         return CANAL_ESTATE;
     }
-    if (req->invalid != NULL) {
+    if (errors_of(req) != NULL) {
         canal_res_invalid(req);
         return CANAL_EINVAL;
     }

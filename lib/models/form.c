@@ -388,24 +388,31 @@ int canal_multipart_next(canal_multipart_t *mp, canal_part_t *part, canal_error_
 
 /* ---- the request's form ---- */
 
-static void parse_form(canal_req_t *req)
+/* A request's own: its form's fields, parsed on first use (key: form_key's address) */
+static const char form_key;
+struct form {
+    canal_param_t *fields;
+    int rc;                  /* their count, or the error (err says which) */
+    canal_error_info_t *err; /* in request memory */
+};
+
+static void parse_form(canal_req_t *req, struct form *f)
 {
     canal_str_t body = canal_req_body(req), ct = canal_req_header(req, "content-type");
     canal_error_info_t e = {0};
     int rc = 0, count = 0;
-    req->form_parsed = 1;
     if (body.len == 0) {
-        req->form_rc = 0;
+        f->rc = 0;
         return;
     }
     if (type_is(ct, "application/x-www-form-urlencoded")) {
         size_t n = 1;
         for (const char *p = body.base, *end = body.base + body.len; (p = memchr(p, '&', (size_t)(end - p))) != NULL; p++)
             n++;
-        req->form = canal_req_alloc(req, n * sizeof(*req->form));
+        f->fields = canal_req_alloc(req, n * sizeof(*f->fields));
         char *buf = canal_req_alloc(req, body.len);
         size_t at = 0;
-        while ((rc = canal_form_next(body, &at, buf, &req->form[count], &e)) == 1) {
+        while ((rc = canal_form_next(body, &at, buf, &f->fields[count], &e)) == 1) {
             if (count++ == INT32_MAX - 1) { /* the count is an int: a body of 4 GiB of "a&" */
                 rc = canal_error_set(&e, CANAL_ELIMIT, at, "more than %d form fields", INT32_MAX - 1);
                 break;
@@ -417,33 +424,36 @@ static void parse_form(canal_req_t *req)
         if ((rc = canal_multipart_init(&mp, ct, body, &e)) == CANAL_ETYPE)
             canal_error_set(&e, rc, 0, "the content type is not application/x-www-form-urlencoded or multipart/form-data");
         if (rc == 0)
-            req->form = canal_req_alloc(req, CANAL_MULTIPART_MAX_PARTS * sizeof(*req->form));
+            f->fields = canal_req_alloc(req, CANAL_MULTIPART_MAX_PARTS * sizeof(*f->fields));
         while (rc == 0 && (rc = canal_multipart_next(&mp, &part, &e)) == 1) {
             if (!CANAL_PART_IS_FILE(&part))
-                req->form[count++] = (canal_param_t){part.name, part.data};
+                f->fields[count++] = (canal_param_t){part.name, part.data};
             rc = 0;
         }
     }
     if (rc < 0) {
-        req->form_err = canal_req_alloc(req, sizeof(e));
-        *req->form_err = e;
-        req->form_rc = rc;
+        f->err = canal_req_alloc(req, sizeof(e));
+        *f->err = e;
+        f->rc = rc;
     } else {
-        req->form_rc = count;
+        f->rc = count;
     }
 }
 
 int canal_req_form_all(canal_req_t *req, const canal_param_t **params, canal_error_info_t *err)
 {
-    if (!req->form_parsed)
-        parse_form(req);
-    if (req->form_rc < 0) {
-        if (err != NULL)
-            *err = *req->form_err;
-        return req->form_rc;
+    struct form *f = canal__req_state_find(req, &form_key);
+    if (f == NULL) {
+        f = canal__req_state(req, &form_key, sizeof(*f), NULL);
+        parse_form(req, f);
     }
-    *params = req->form;
-    return req->form_rc;
+    if (f->rc < 0) {
+        if (err != NULL)
+            *err = *f->err;
+        return f->rc;
+    }
+    *params = f->fields;
+    return f->rc;
 }
 
 int canal_req_form(canal_req_t *req, const char *name, canal_str_t *value)

@@ -44,10 +44,15 @@ static int64_t clock_ns(clockid_t clock)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static canal_request_info_t info_of(canal_req_t *req)
+/* A request's own: its start on the two clocks */
+struct start {
+    int64_t unix_ns, mono_ns;
+};
+
+static canal_request_info_t info_of(canal_req_t *req, const struct start *t)
 {
     return (canal_request_info_t){
-        .start_unix_ns = req->start_unix_ns,
+        .start_unix_ns = t->unix_ns,
         .method = req->method,
         .route = req->endpoint != NULL ? canal_route_template(req->endpoint->route) : NULL,
         .trace = canal_req_trace(req),
@@ -57,10 +62,11 @@ static canal_request_info_t info_of(canal_req_t *req)
 static void hook_begin(canal_req_t *req, void *st)
 {
     const struct hooks *hk = st;
-    req->start_unix_ns = clock_ns(CLOCK_REALTIME);
-    req->start_mono_ns = clock_ns(CLOCK_MONOTONIC);
+    struct start *t = canal__req_state(req, &feature, sizeof(*t), NULL);
+    t->unix_ns = clock_ns(CLOCK_REALTIME);
+    t->mono_ns = clock_ns(CLOCK_MONOTONIC);
     if (hk->begin != NULL) {
-        canal_request_info_t info = info_of(req);
+        canal_request_info_t info = info_of(req, t);
         hk->begin(req, &info, hk->data);
     }
 }
@@ -68,11 +74,12 @@ static void hook_begin(canal_req_t *req, void *st)
 static void hook_end(h2o_req_t *h, canal_req_t *req, void *st, void *wst)
 {
     const struct hooks *hk = st;
-    if (req == NULL || hk->end == NULL)
+    const struct start *t = req != NULL ? canal__req_state_find(req, &feature) : NULL;
+    if (t == NULL || hk->end == NULL)
         return;
-    canal_request_info_t info = info_of(req);
+    canal_request_info_t info = info_of(req, t);
     info.status = h->res.status;
-    info.duration_ns = clock_ns(CLOCK_MONOTONIC) - req->start_mono_ns;
+    info.duration_ns = clock_ns(CLOCK_MONOTONIC) - t->mono_ns;
     info.bytes = h->bytes_sent;
     hk->end(req, &info, hk->data);
 }

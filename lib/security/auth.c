@@ -295,9 +295,13 @@ static int list_has(const canal_str_t *list, size_t n, const char *s, size_t len
     return 0;
 }
 
+/* A request's own: who it was authenticated as */
+static const char principal_key;
+
 const canal_principal_t *canal_req_principal(const canal_req_t *req)
 {
-    return req->principal;
+    canal_principal_t *const *p = canal__req_state_find(req, &principal_key);
+    return p != NULL ? *p : NULL;
 }
 
 const char *canal_principal_scheme(const canal_principal_t *p)
@@ -653,7 +657,7 @@ static int policy_guard(canal_req_t *req, const void *arg)
         const char *w = NULL;
         canal_auth_result_t r = authenticate(a, req, p, &w);
         if (r == CANAL_AUTH_OK)
-            req->principal = p, by = a;
+            *(canal_principal_t **)canal__req_state(req, &principal_key, sizeof(p), NULL) = p, by = a;
         else if (r > worst)
             worst = r, bad = a, why = w;
     }
@@ -661,7 +665,7 @@ static int policy_guard(canal_req_t *req, const void *arg)
         unauthenticated(req, pol, worst, bad, why);
         return 1;
     }
-    const canal_principal_t *p = req->principal;
+    const canal_principal_t *p = canal_req_principal(req);
     if ((pol->scopes != NULL && !holds(p->scopes, p->nscopes, pol->scopes, 1)) ||
         (pol->roles != NULL && pol->roles[0] != '\0' && !holds(p->roles, p->nroles, pol->roles, 0)) ||
         (pol->allow != NULL && pol->allow(req, p, pol->data) != 1)) {
