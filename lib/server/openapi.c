@@ -190,7 +190,7 @@ static json_t *param_schema(const canal_route_t *route, size_t i, const canal_ro
             break;
         case CANAL_CONSTRAINT_REGEX:
             schema_type(s, "string", NULL);
-            schema_add(s, "pattern", json_string(c.regex ? c.regex : ""));
+            schema_add(s, "pattern", json_string(c.ecma ? c.ecma : ""));
             break;
         case CANAL_CONSTRAINT_UTF8:
             schema_type(s, "string", NULL); /* a JSON string is Unicode already */
