@@ -27,7 +27,7 @@
  * Regex dialect: regex(...) is PCRE2 (UTF-8, JIT-compiled), read as ASP.NET Core reads its
  * regex constraint: found anywhere in the value (not anchored: write ^...$), case-insensitive
  * unless the router is case_sensitive; `\d`, `\w`, `\s`, `\b` are ASCII-only (as in
- * ECMA-262); `$` matches only at the very end; a byte that is not valid UTF-8 never matches.
+ * ECMA-262); `$` matches only at the very end; a value that is not valid UTF-8 matches no regex.
  * Matching allocates nothing (with the JIT) and is thread-safe. Every regex must also have an
  * ECMA-262 form (canal_constraint_info_t.ecma, OpenAPI's `pattern`): backreferences,
  * possessive quantifiers, atomic groups, inline options ((?i)), recursion, conditionals and

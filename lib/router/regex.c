@@ -9,9 +9,12 @@
  * router is, as it is by default; ASP.NET Core always is), \d \w \s \b ASCII-only (as in
  * ECMA-262; .NET's \d also takes other scripts' digits). '$' matches only at the very end
  * (PCRE2_DOLLAR_ENDONLY: "abc\n" does not pass ^[a-z]+$), and '.' anything but "\n". A route
- * value may be any bytes after percent-decoding: the pattern is compiled with
- * PCRE2_MATCH_INVALID_UTF, so a byte that is not part of valid UTF-8 never matches anything
- * and never makes the match fail or read out of bounds.
+ * value may be any bytes after percent-decoding, and pcre2_jit_match() does not check UTF-8
+ * (invalid input is undefined behaviour there): a value that is not valid UTF-8
+ * (canal_utf8_valid(), RFC 3629 as PCRE2's own check) matches no regex, and the match itself
+ * runs with PCRE2_NO_UTF_CHECK. (PCRE2_MATCH_INVALID_UTF would let such values match in
+ * parts, but 10.42's JIT then fails \S, \D and \W on any non-ASCII character: PCRE2 issue
+ * 224, fixed in 10.43.)
  *
  * Matching needs a match data block, which PCRE2 allocates and which one thread cannot share
  * with another. Each match makes its own from a small arena on the stack (a general context
@@ -56,7 +59,7 @@ void canal__regex_use_jit(int on)
 int canal__regex_compile(struct constraint *c, const char *text, size_t len, int caseless,
                          size_t pos, canal_error_info_t *err)
 {
-    uint32_t opts = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_DOLLAR_ENDONLY |
+    uint32_t opts = PCRE2_UTF | PCRE2_DOLLAR_ENDONLY |
                     PCRE2_NEVER_UCP | PCRE2_NEVER_BACKSLASH_C | (caseless ? PCRE2_CASELESS : 0);
     int code;
     PCRE2_SIZE off;
@@ -142,6 +145,8 @@ static void arena_free(void *p, void *data)
 
 int canal__regex_match(const struct constraint *c, canal_str_t v)
 {
+    if (!canal_utf8_valid(v))
+        return 0;
     struct arena a;
     a.used = 0;
     pcre2_general_context *g = pcre2_general_context_create(arena_malloc, arena_free, &a);
@@ -150,7 +155,7 @@ int canal__regex_match(const struct constraint *c, canal_str_t v)
     if (md != NULL) {
         PCRE2_SPTR s = (PCRE2_SPTR)(v.base != NULL ? v.base : "");
         rc = c->jit ? pcre2_jit_match(c->re, s, v.len, 0, 0, md, c->mctx)
-                    : pcre2_match(c->re, s, v.len, 0, 0, md, c->mctx);
+                    : pcre2_match(c->re, s, v.len, 0, PCRE2_NO_UTF_CHECK, md, c->mctx);
     }
     pcre2_match_data_free(md);
     pcre2_general_context_free(g);
@@ -368,12 +373,9 @@ static void class_bits(struct tr *t, const unsigned char bits[128], int beyond)
         class_range(&plain, c, e);
         c = e;
     }
+    /* (PCRE2 does not fold KELVIN SIGN and LONG S into a POSIX class) */
     if (beyond)
         puts_(&plain.o, "\\u{80}-\\u{10FFFF}");
-    else if (t->caseless && all['k'])
-        puts_(&plain.o, "\\u{212A}");
-    if (!beyond && t->caseless && all['s'])
-        puts_(&plain.o, "\\u{17F}");
     t->o = plain.o;
 }
 

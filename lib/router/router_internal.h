@@ -185,13 +185,13 @@ void canal__route_free_segments(struct canal_route *route);
 int canal__constraints_ok(const struct constraint *cons, size_t ncons, canal_str_t value);
 
 /* regex.c */
-/* Compiles text[0..len) into c (re, mctx, jit, ecma): PCRE2 with UTF, invalid-UTF-safe
- * matching, '$' at the very end only, case-insensitive when caseless; and its ECMA-262
+/* Compiles text[0..len) into c (re, mctx, jit, ecma): PCRE2 with UTF, '$' at the very end only, case-insensitive when caseless; and its ECMA-262
  * translation. Errors (CANAL_EINVAL for a pattern PCRE2 refuses or that cannot be written as
  * ECMA-262, CANAL_ENOMEM) name pos. On failure c is unchanged. */
 int canal__regex_compile(struct constraint *c, const char *text, size_t len, int caseless,
                          size_t pos, canal_error_info_t *err);
-/* 1 if the regex of c is found in v. Allocates nothing with the JIT; thread-safe. */
+/* 1 if the regex of c is found in v (0 if v is not valid UTF-8). Allocates nothing with the
+ * JIT; thread-safe. */
 int canal__regex_match(const struct constraint *c, canal_str_t v);
 /* Frees what canal__regex_compile() made (the fields may be NULL). */
 void canal__regex_free(struct constraint *c);
