@@ -70,7 +70,10 @@ ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 
 PURE_SRC   = $(wildcard lib/common/*.c lib/router/*.c)
-SERVER_SRC = $(wildcard lib/server/*.c)
+# The server: the core (lib/core/, which names no feature) and the features, a folder each
+# (docs/architecture.md; test/check-layers.py keeps the direction).
+FEATURES   = models security files realtime observability openapi
+SERVER_SRC = $(wildcard lib/core/*.c) $(foreach f,$(FEATURES),$(wildcard lib/$(f)/*.c))
 CTRL_SRC   = $(wildcard lib/controller/*.c)
 LIB_SRC    = $(PURE_SRC) $(SERVER_SRC) $(CTRL_SRC)
 PURE_OBJ   = $(PURE_SRC:%.c=$(B)/obj/%.o)
@@ -107,7 +110,7 @@ lib: $(SHARED) $(STATIC) $(B)/lib/canal.pc $(TESTING_SHARED) $(TESTING_STATIC) $
 
 $(B)/obj/lib/common/%.o: CFLAGS_EXTRA =
 $(B)/obj/lib/router/%.o: CFLAGS_EXTRA = $(PCRE2_CFLAGS)
-$(B)/obj/lib/server/%.o: CFLAGS_EXTRA = $(DEP_CFLAGS)
+$(B)/obj/lib/core/%.o $(foreach f,$(FEATURES),$(B)/obj/lib/$(f)/%.o): CFLAGS_EXTRA = $(DEP_CFLAGS) -Ilib
 # The controller layer sees only the public headers (include/), like any app would.
 $(B)/obj/lib/controller/%.o: CFLAGS_EXTRA = $(DEP_CFLAGS)
 # So does the test client.
@@ -239,7 +242,7 @@ check:
 exports-update: lib
 	sh test/check-exports.sh --update $(B)
 
-# The table of canal's settings in docs/server.md is generated from lib/server/config.c;
+# The table of canal's settings in docs/server.md is generated from lib/core/config.c;
 # config_test fails when the two differ. This writes the generated one into the docs.
 .PHONY: config-table
 config-table: $(B)/test/config_test

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # needs: curl python3
-# The access log (lib/server/acclog.c) against canal-demo: CLF byte for byte as libh2o's own
+# The access log (lib/observability/acclog.c) against canal-demo: CLF byte for byte as libh2o's own
 # logger writes it (canal-h2olog, the same requests, hostile bytes included), JSON lines that
 # all parse, libh2o's own 413 and a static file logged, a line written within about a second
 # when idle, reopen on SIGUSR1 with nothing lost, and no line lost on SIGTERM under load.

@@ -16,17 +16,17 @@
 #   link      link generation and its round trip        json     canal__json_write and canal_jw_t vs jansson
 #   binding   whole requests through the in-process server: binding, validation, statuses
 #   query     the query string through the in-process server, against a reference parser
-#   proxy     trusted proxy lists and the X-Forwarded-For / Forwarded walk (lib/server/proxy.c)
-#   ws        canal's WebSocket frame scan and UTF-8 check (lib/server/ws_frame.c), whole vs chunked
-#   cookie    the Cookie field parser and the signed-value verifier (lib/server/cookie.c, signed.c)
-#   acclog    the access log's CLF and JSON line formatters (lib/server/acclog_line.c) on hostile bytes
-#   form      the urlencoded form iterator against a reference decoder (lib/server/form.c)
-#   multipart the multipart/form-data reader: any body, and a round trip of parts (lib/server/form.c)
+#   proxy     trusted proxy lists and the X-Forwarded-For / Forwarded walk (lib/core/proxy.c)
+#   ws        canal's WebSocket frame scan and UTF-8 check (lib/realtime/ws_frame.c), whole vs chunked
+#   cookie    the Cookie field parser and the signed-value verifier (lib/models/cookie.c, signed.c)
+#   acclog    the access log's CLF and JSON line formatters (lib/observability/acclog_line.c) on hostile bytes
+#   form      the urlencoded form iterator against a reference decoder (lib/models/form.c)
+#   multipart the multipart/form-data reader: any body, and a round trip of parts (lib/models/form.c)
 #   model     a struct written by its schema against jansson's dump of the same object (schema.c)
-#   trace     the traceparent and tracestate parsers (lib/server/trace.c)
-#   jwt       the JWT verifier and the base64 decoders (lib/server/jwt.c)
+#   trace     the traceparent and tracestate parsers (lib/core/trace.c)
+#   jwt       the JWT verifier and the base64 decoders (lib/security/jwt.c)
 #   authz     the Authorization field parsers: scheme split, Bearer b64token, Basic's base64 and
-#             colon split, the API key's trim (lib/server/auth.c)
+#             colon split, the API key's trim (lib/security/auth.c)
 # binding and query start the app on 127.0.0.1 and an ephemeral port. They run with
 # LSAN_OPTIONS=suppressions=test/lsan.supp: libh2o's per-thread free lists look leaked once
 # the worker thread has ended.
@@ -75,7 +75,8 @@ for src in lib/common/*.c lib/router/*.c; do
 done
 LIB_OBJ=$ROUTER_OBJ
 if [ "$need_lib" = 1 ]; then
-    for src in lib/server/*.c lib/controller/*.c; do
+    for src in lib/core/*.c lib/models/*.c lib/security/*.c lib/files/*.c lib/realtime/*.c \
+               lib/observability/*.c lib/openapi/*.c lib/controller/*.c; do
         LIB_OBJ="$LIB_OBJ $(compile "$src")"
     done
 fi
@@ -88,21 +89,21 @@ for t in $TARGETS; do
     jwt)
         # jwt.c alone, with the error helpers
         # shellcheck disable=SC2086
-        "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_jwt.c lib/server/jwt.c lib/common/error.c \
+        "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_jwt.c lib/security/jwt.c lib/common/error.c \
             $DEP_LIBS -o "$OUT/fuzz_jwt" ;;
     json)
         # json.c alone; its pool allocations are wrapped (see fuzz_json.c)
         # shellcheck disable=SC2086
-        "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_json.c lib/server/json.c \
+        "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_json.c lib/core/json.c \
             -Wl,--wrap=h2o_mem_alloc_pool $DEP_LIBS -o "$OUT/fuzz_json" ;;
     ws)
         # ws_frame.c and the router's values.c (canal_utf8_valid): libc only
         # shellcheck disable=SC2086
-        "$CLANG" $CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_ws.c lib/server/ws_frame.c lib/router/values.c -o "$OUT/fuzz_ws" ;;
+        "$CLANG" $CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_ws.c lib/realtime/ws_frame.c lib/router/values.c -o "$OUT/fuzz_ws" ;;
     acclog)
         # acclog_line.c and the router's values.c (canal_utf8_valid), jansson to read the JSON
         # shellcheck disable=SC2086
-        "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_acclog.c lib/server/acclog_line.c \
+        "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_acclog.c lib/observability/acclog_line.c \
             lib/router/values.c $DEP_LIBS -o "$OUT/fuzz_acclog" ;;
     binding | query | proxy | cookie | form | multipart | trace | authz | model)
         # shellcheck disable=SC2086

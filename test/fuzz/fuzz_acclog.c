@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: the access log's two line formatters (lib/server/acclog_line.c) on
+ * libFuzzer target: the access log's two line formatters (lib/observability/acclog_line.c) on
  * arbitrary method, target, Referer, User-Agent and route bytes. Checks, besides the
  * sanitizers:
  *   - both lines fit in canal__acclog_bound() and end with their only newline;
@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "server/acclog_internal.h"
+#include "observability/acclog_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

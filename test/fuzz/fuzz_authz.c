@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: the parsers of credentials in lib/server/auth.c, on any bytes as an
+ * libFuzzer target: the parsers of credentials in lib/security/auth.c, on any bytes as an
  * Authorization (or X-Api-Key) field value. Oracles, each independent of the code it checks:
  * - canal__auth_split(): scheme is the bytes before the first SP, cred what follows the run
  *   of SPs after it, and nothing else is lost (scheme, spaces, cred rebuild the value);
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <openssl/evp.h>
-#include "server/server_internal.h"
+#include "core/core.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

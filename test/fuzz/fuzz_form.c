@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: the urlencoded form iterator (canal_form_next(), lib/server/form.c).
+ * libFuzzer target: the urlencoded form iterator (canal_form_next(), lib/models/form.c).
  * Checks, besides the sanitizers, against a reference decoder written here:
  *   - the pairs come out in order, each name and value equal to the reference's decoding
  *     ('&' pieces, empty ones skipped, the first '=' splits, %XX and '+'), inside the buffer;

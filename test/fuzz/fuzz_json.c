@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: canal's JSON writer (lib/server/json.c, canal__json_write) against
+ * libFuzzer target: canal's JSON writer (lib/core/json.c, canal__json_write) against
  * jansson's json_dumpb(JSON_COMPACT | JSON_ENCODE_ANY), which it promises to reproduce byte
  * for byte. Two sources of documents:
  *   - the input parsed by json_loadb(JSON_DECODE_ANY | JSON_ALLOW_NUL): when it parses, both
@@ -36,7 +36,7 @@
 #include <string.h>
 #include <h2o.h>
 #include <jansson.h>
-#include "server/server_internal.h"
+#include "core/core.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);

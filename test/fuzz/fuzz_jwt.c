@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: the JWT verifier and the base64 decoders under it (lib/server/jwt.c), on
+ * libFuzzer target: the JWT verifier and the base64 decoders under it (lib/security/jwt.c), on
  * any bytes. Each input is checked as a Bearer token against an HS256 key, and decoded as
  * base64url and as padded base64 (what Basic credentials are). Oracles: a token accepted has an
  * object of claims with sub and exp (the seed is signed with the key), a refused one none; a successful base64
@@ -11,7 +11,7 @@
 #include <assert.h>
 #include <string.h>
 #include <openssl/evp.h>
-#include "server/server_internal.h"
+#include "core/core.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

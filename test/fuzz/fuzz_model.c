@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: writing a struct by its schema (canal_jw_model(), lib/server/schema.c)
+ * libFuzzer target: writing a struct by its schema (canal_jw_model(), lib/models/schema.c)
  * against jansson's json_dumps(JSON_COMPACT) of the same object built member by member, which
  * canal/schema.h promises to reproduce byte for byte.
  *
@@ -22,7 +22,7 @@
 #include <string.h>
 #include <h2o.h>
 #include <jansson.h>
-#include "server/server_internal.h"
+#include "core/core.h"
 
 typedef struct {
     canal_str_t name;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the multipart/form-data reader (canal_multipart_boundary(), _init(),
- * _next(), lib/server/form.c). Two modes, by the first byte:
+ * _next(), lib/models/form.c). Two modes, by the first byte:
  *   0     round trip: the rest, split at 0xFF bytes into at most 16 chunks, is encoded as a
  *         form (fields and, every other one, file parts) with a fixed boundary; unless a chunk
  *         holds the delimiter itself, the reader must give back exactly those parts, names,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: the trusted proxy list and the client address walk (lib/server/proxy.c),
+ * libFuzzer target: the trusted proxy list and the client address walk (lib/core/proxy.c),
  * the code that reads X-Forwarded-For and Forwarded, which any client can send.
  * The input is split on its first two newlines: a trusted proxy list, then a header value,
  * then the peer address (text). The first byte of the header part chooses Forwarded (odd)
@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "server/server_internal.h"
+#include "core/core.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

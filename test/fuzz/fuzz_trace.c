@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: the W3C Trace Context parsers (lib/server/trace.c), which read the
+ * libFuzzer target: the W3C Trace Context parsers (lib/core/trace.c), which read the
  * traceparent and tracestate any client can send. The first byte chooses the parser (even:
  * traceparent, odd: tracestate); the rest is the field value. Checks, besides the sanitizers:
  *   - a traceparent accepted is at least 55 bytes, exactly 55 for version 00, not version ff,
@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "server/server_internal.h"
+#include "core/core.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

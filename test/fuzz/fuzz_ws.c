@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: canal's own part of RFC 6455 (lib/server/ws_frame.c), alone.
+ * libFuzzer target: canal's own part of RFC 6455 (lib/realtime/ws_frame.c), alone.
  *
  * The input's first two bytes choose a message limit and a chunking; the rest is a client's
  * byte stream. It is scanned twice, as the server does it (websocket.c's ws_recv(): what is
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "canal/router.h"
-#include "server/ws_internal.h"
+#include "realtime/ws_internal.h"
 #include "ws_oracle.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

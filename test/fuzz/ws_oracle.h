@@ -3,7 +3,7 @@
  * An independent UTF-8 check for test/unit/ws_test.c and test/fuzz/fuzz_ws.c, written from
  * RFC 3629's definition rather than its table: decode each sequence by its lead byte, then
  * refuse overlong forms, surrogates and values past U+10FFFF. canal_utf8_valid()
- * (lib/server/ws_frame.c) must agree with it on every input.
+ * (lib/realtime/ws_frame.c) must agree with it on every input.
  */
 #ifndef CANAL_WS_ORACLE_H
 #define CANAL_WS_ORACLE_H

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the access log's line formats (lib/server/acclog_line.c): CLF as libh2o 2.2.5
+ * Unit tests of the access log's line formats (lib/observability/acclog_line.c): CLF as libh2o 2.2.5
  * escapes (every byte value checked against its rule), JSON strings for hostile bytes, the
  * UTC time stamp, absent fields, the word-at-a-time scan at every place, the route's leading
  * '/', and the bound: no line is ever longer than
  * canal__acclog_bound() says, on random bytes.
  */
 #include "test.h"
-#include "server/acclog_internal.h"
+#include "observability/acclog_internal.h"
 
 #define S(lit) ((canal_str_t){(lit), sizeof(lit) - 1})
 #define NONE ((canal_str_t){NULL, 0})

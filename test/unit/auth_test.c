@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The JWT verifier (lib/server/jwt.c) on tokens made by an independent implementation,
+ * The JWT verifier (lib/security/jwt.c) on tokens made by an independent implementation,
  * Debian's python3-jwt (PyJWT), at a fixed "now"; keys made by openssl. (HS256 keyed with the
  * RS256 public key, which PyJWT refuses to make, is built by hand in test/e2e/auth.sh.) The HTTP side (the
  * Authorization field, challenges, 401/403/400, API key and Basic) is test/e2e/auth.sh.
  */
 #include "test.h"
-#include "server/server_internal.h"
+#include "core/core.h"
 
 #define NOW 1700000000
 static char dir[] = "/tmp/canal-auth-test.XXXXXX";

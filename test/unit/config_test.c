@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the configuration table (lib/server/config.c): every row is checked, every
+ * Unit tests of the configuration table (lib/core/config.c): every row is checked, every
  * flag parses its smallest and largest value (and refuses one past them), every flag's
  * environment variable is read, unknown flags and --help have their own outcomes, the usage
  * text names every flag, and the table in docs/server.md is the one the code generates.
@@ -9,7 +9,7 @@
  */
 #include "test.h"
 #include <canal.h>
-#include "server/config_internal.h"
+#include "core/config_internal.h"
 
 static size_t noptions;
 static const struct canal__option *options;

@@ -10,7 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <canal.h>
-#include "server/server_internal.h"
+#include "core/core.h"
 #include "client.h"
 
 /* ---- the trusted proxy list ---- */
@@ -369,7 +369,7 @@ static void drain_delay(void **state)
  * socket buffers in a list per thread, without a lock, and a socket's buffers come from and go
  * back to the list of the thread that created it: the workers' sockets (their message pipes
  * included) must be made on the workers' threads, or two workers share the starting thread's
- * list and, rarely, free a buffer that is still listed (lib/server/app.c, worker_init). Started
+ * list and, rarely, free a buffer that is still listed (lib/core/app.c, worker_init). Started
  * in a thread of its own, the app must leave that thread's list as it found it: empty. */
 struct lender {
     size_t count;

@@ -14,7 +14,7 @@
 #include <h2o.h>
 #include <canal/controller.h>
 #include <canal/testing.h>
-#include "server/server_internal.h"
+#include "core/core.h"
 #include "counting_malloc.h"
 
 static h2o_mem_pool_t pool;

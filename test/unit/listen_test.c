@@ -14,7 +14,7 @@
 #include <sys/un.h>
 #include <time.h>
 #include <canal.h>
-#include "server/server_internal.h"
+#include "core/core.h"
 #include "client.h"
 
 static int h_who(canal_req_t *req, void *data)

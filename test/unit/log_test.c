@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of canal's log (canal_config_t.log, lib/server/log.c): with a callback, the
+ * Unit tests of canal's log (canal_config_t.log, lib/core/log.c): with a callback, the
  * messages of a bind failure and of failing handlers (on worker threads; a long one whole)
  * reach it and nothing reaches stderr; without one they go to stderr. canal_log() from a
  * handler carries the request's context (request ID, route, trace and span); the built-in

@@ -8,7 +8,7 @@
  */
 #include "test.h"
 #include <h2o.h>
-#include "server/server_internal.h"
+#include "core/core.h"
 #include "counting_malloc.h"
 
 /* Keys are never dereferenced: addresses spaced like real h2o_req_t's (which sit in

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <h2o.h>
 #include <canal.h>
-#include "server/server_internal.h"
+#include "core/core.h"
 #include "client.h"
 
 /* ---- a nested model: an order with lines ---- */

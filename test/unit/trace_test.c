@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of W3C Trace Context and the request hooks (lib/server/trace.c, canal/trace.h):
+ * Unit tests of W3C Trace Context and the request hooks (lib/core/trace.c, canal/trace.h):
  * the traceparent parser on the specification's rules (version 00 exactly, later versions by
  * their prefix, version ff, case, zeros, lengths), the tracestate bounds (32 members, 512
  * bytes) and syntax, and in a running app: a caller's trace continued (IDs, flags,
@@ -13,7 +13,7 @@
 #include <canal.h>
 #include <canal/testing.h>
 #include "client.h"
-#include "server/server_internal.h"
+#include "core/core.h"
 
 #define TRACE "4bf92f3577b34da6a3ce929d0e0e4736"
 #define PARENT "00f067aa0ba902b7"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * WebSockets through the in-process server (lib/server/websocket.c), for what a client of
+ * WebSockets through the in-process server (lib/realtime/websocket.c), for what a client of
  * examples/realtime cannot see: canal_ws_post() and canal_ws_group_send() from a thread that
  * is not a worker (order kept, every member reached on two workers), references outliving the
  * socket and the app, the subprotocol picked from the route's list, the argument checks of

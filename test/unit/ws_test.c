@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * canal's own part of RFC 6455 (lib/server/ws_frame.c): the UTF-8 check (against an
+ * canal's own part of RFC 6455 (lib/realtime/ws_frame.c): the UTF-8 check (against an
  * independent decoder on every sequence of up to three bytes, and at the edges of four),
  * close codes, Sec-WebSocket-Key, and the scan of a client's frames: what it passes on to
  * wslay, where it stops, and the close code of every rule it enforces.
  */
 #include "test.h"
 #include "canal/router.h"
-#include "server/ws_internal.h"
+#include "realtime/ws_internal.h"
 #include "../fuzz/ws_oracle.h"
 
 static void test_utf8(void **state)

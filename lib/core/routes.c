@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An app's routes: the server's endpoint table and the registration calls.
+ *
+ * The router numbers its routes in registration order; the app keeps one struct canal_endpoint
+ * per route at that number (app->endpoints[i] for route i): the handler, its data and what the
+ * server settles about the route before it starts (CORS, compression, docs). The router's own
+ * data of a route is the handler's data, so canal_route_data() gives the app's user what they
+ * registered, never canal's struct. Routes only come in through canal_app_route(): the app's
+ * router is handed out read-only.
+ *
+ * Registration errors are sticky: the first is kept in app->reg_err, and canal_app_start()
+ * fails with it.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "core/core.h"
+
+int canal__reg_error(canal_app_t *app, const canal_error_info_t *err)
+{
+    if (app->reg_err.code == 0)
+        app->reg_err = *err;
+    return err->code;
+}
+
+int canal_app_error(const canal_app_t *app, canal_error_info_t *err)
+{
+    if (err != NULL && app->reg_err.code != 0)
+        *err = app->reg_err;
+    return app->reg_err.code;
+}
+
+/* The documented answers of a spec, copied, with their schemas registered; 0 or an error. */
+static int copy_responses(canal_app_t *app, const canal_response_def_t *in, canal_response_def_t **out,
+                          canal_error_info_t *e)
+{
+    size_t n = 0;
+    while (n < CANAL_MAX_RESPONSES && in[n].status != 0)
+        n++;
+    *out = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const struct canal__model *m;
+        if (in[i].status < 100 || in[i].status > 599)
+            return canal_error_set(e, CANAL_EINVAL, 0, "a documented answer has status %d", in[i].status);
+        if (in[i].schema != NULL && canal__model_register(app, in[i].schema, &m, e) != 0)
+            return e->code;
+        for (const canal_header_def_t *h = in[i].headers; h != NULL && h->name != NULL; h++) {
+            size_t k = 0;
+            while (canal__is_tchar((unsigned char)h->name[k]))
+                k++;
+            if (k == 0 || h->name[k] != '\0')
+                return canal_error_set(e, CANAL_EINVAL, 0, "answer %d documents a header named '%s', not a token",
+                                       in[i].status, h->name);
+        }
+    }
+    if (n > 0 && (*out = calloc(n + 1, sizeof(**out))) == NULL)
+        return canal_error_set(e, CANAL_ENOMEM, 0, NULL);
+    if (n > 0)
+        memcpy(*out, in, n * sizeof(**out));
+    return 0;
+}
+
+int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const canal_route_t **route,
+                    canal_error_info_t *err)
+{
+    canal_error_info_t e = {0};
+    const canal_route_t *r;
+    const struct canal__model *args = NULL;
+    canal_response_def_t *responses = NULL;
+    if (atomic_load(&app->state) != APP_CREATED)
+        canal_error_set(&e, CANAL_ESTATE, 0, "routes are added before the app starts");
+    else if (spec == NULL || spec->handler == NULL)
+        canal_error_set(&e, CANAL_EINVAL, 0, "a route needs a handler");
+    else if (spec->max_body > app->cfg.max_body_size)
+        canal_error_set(&e, CANAL_EINVAL, 0, "max_body %zu is above the app's max_body_size %zu", spec->max_body,
+                        app->cfg.max_body_size);
+    else if (canal__policy_attach(app, spec->policy) != 0)
+        canal_error_set(&e, CANAL_EINVAL, 0, "a policy needs a scheme, or anonymous");
+    else if (spec->args != NULL && canal__model_register(app, spec->args, &args, &e) != 0)
+        ;
+    else if (copy_responses(app, spec->responses, &responses, &e) != 0)
+        ;
+    else if (app->nendpoints == app->cap_endpoints) {
+        size_t cap = app->cap_endpoints ? 2 * app->cap_endpoints : 16;
+        struct canal_endpoint *grown = realloc(app->endpoints, cap * sizeof(*grown));
+        if (grown == NULL)
+            canal_error_set(&e, CANAL_ENOMEM, 0, NULL);
+        else
+            app->endpoints = grown, app->cap_endpoints = cap;
+    }
+    const struct canal__sechdr *sh = NULL;
+    if (e.code == 0 && spec->security_headers != NULL) {
+        int rc;
+        if ((sh = canal__sechdr_make(app, spec->security_headers, &rc)) == NULL)
+            canal_error_set(&e, rc, 0, rc == CANAL_EINVAL ? "a security header value has CR or LF" : NULL);
+    }
+    if (e.code == 0) {
+        canal_route_spec_t rs = {.method = spec->method, .tmpl = spec->tmpl, .name = spec->name, .data = spec->data};
+        if (spec->group != NULL)
+            canal_group_add(spec->group, &rs, &r, &e);
+        else
+            canal_router_add(app->router, &rs, &r, &e);
+    }
+    if (e.code != 0) {
+        free(responses);
+        if (err != NULL)
+            *err = e;
+        return canal__reg_error(app, &e);
+    }
+    /* routes come in only here, so the router's number for r is the next slot */
+    app->endpoints[app->nendpoints++] = (struct canal_endpoint){.fn = spec->handler, .data = spec->data,
+                                                                .dispose = spec->dispose, .route = r,
+                                                                .args = args, .responses = responses,
+                                                                .summary = spec->summary,
+                                                                .description = spec->description,
+                                                                .group = spec->group,
+                                                                .rate_limit = spec->rate_limit, .sechdr = sh,
+                                                                .own_policy = spec->policy,
+                                                                .max_body = spec->max_body};
+    if (route != NULL)
+        *route = r;
+    /* the route exists now (a router cannot take one back): a mismatch is the app's
+     * registration error, which stops canal_app_start() */
+    if (args != NULL && canal__model_check_route(args, r, &e) != 0) {
+        if (err != NULL)
+            *err = e;
+        return canal__reg_error(app, &e);
+    }
+    return 0;
+}
+
+canal_route_group_t *canal_app_group(canal_app_t *app, canal_route_group_t *parent, const char *prefix)
+{
+    canal_route_group_t *g = canal_router_group(app->router, parent, prefix);
+    struct canal__group *grown = g ? realloc(app->groups, (app->ngroups + 1) * sizeof(*grown)) : NULL;
+    if (grown == NULL) {
+        canal_error_info_t e;
+        canal_error_set(&e, CANAL_ENOMEM, 0, "route group %s: out of memory", prefix);
+        canal__reg_error(app, &e);
+        return NULL;
+    }
+    app->groups = grown;
+    app->groups[app->ngroups++] = (struct canal__group){.group = g, .parent = parent};
+    return g;
+}
+
+/* The record of a group made by canal_app_group(), or NULL */
+static const struct canal__group *group_of(const canal_app_t *app, const canal_route_group_t *g)
+{
+    for (size_t i = 0; g != NULL && i < app->ngroups; i++)
+        if (app->groups[i].group == g)
+            return &app->groups[i];
+    return NULL;
+}
+
+int canal__scope_set(canal_app_t *app, const void *key, const canal_route_group_t *group, const void *value)
+{
+    if (atomic_load(&app->state) != APP_CREATED)
+        return CANAL_ESTATE;
+    if (group != NULL && group_of(app, group) == NULL)
+        return CANAL_EINVAL; /* not a group of this app */
+    for (size_t i = 0; i < app->nscoped; i++)
+        if (app->scoped[i].key == key && app->scoped[i].group == group) {
+            app->scoped[i].value = value;
+            return 0;
+        }
+    struct canal__scoped *grown = realloc(app->scoped, (app->nscoped + 1) * sizeof(*grown));
+    if (grown == NULL)
+        return CANAL_ENOMEM;
+    app->scoped = grown;
+    app->scoped[app->nscoped++] = (struct canal__scoped){key, group, value};
+    return 0;
+}
+
+/* The value of key set for the scope group (NULL: the app), or NULL */
+static const void *scoped(const canal_app_t *app, const void *key, const canal_route_group_t *group)
+{
+    for (size_t i = 0; i < app->nscoped; i++)
+        if (app->scoped[i].key == key && app->scoped[i].group == group)
+            return app->scoped[i].value;
+    return NULL;
+}
+
+const void *canal__scope_get(const canal_app_t *app, const void *key, const struct canal_endpoint *ep,
+                             const void *own)
+{
+    const void *v = own;
+    for (const struct canal__group *g = ep != NULL ? group_of(app, ep->group) : NULL; v == NULL && g != NULL;
+         g = group_of(app, g->parent))
+        v = scoped(app, key, g->group);
+    return v != NULL ? v : scoped(app, key, NULL);
+}
+
+/* A body over the route's own limit (spec.max_body, below the app's, which libh2o holds): a
+ * 413 before the handler runs, the last guard. libh2o has buffered the body whole by now; the
+ * connection is kept, as the body was read to its end. 1 if refused. */
+static int body_guard(canal_req_t *req, const void *arg)
+{
+    size_t max = req->endpoint->max_body;
+    if (req->h2o->entity.len <= max)
+        return 0;
+    canal_res_problem(req, 413, "the body is larger than this route's limit of %zu bytes", max);
+    return 1;
+}
+
+int canal__endpoints_start(canal_app_t *app)
+{
+    for (size_t i = 0; i < app->nendpoints; i++)
+        if (app->endpoints[i].max_body != 0 && canal__endpoint_guard(&app->endpoints[i], 40, body_guard, NULL) != 0)
+            return -1;
+    return 0;
+}
+
+#define METHOD_SHORTCUT(fn, verb)                                                                \
+    int fn(canal_app_t *app, const char *tmpl, canal_handler_fn h, void *data)                 \
+    {                                                                                          \
+        canal_endpoint_spec_t spec = {.method = verb, .tmpl = tmpl, .handler = h, .data = data}; \
+        return canal_app_route(app, &spec, NULL, NULL);                                        \
+    }
+METHOD_SHORTCUT(canal_app_get, "GET")
+METHOD_SHORTCUT(canal_app_post, "POST")
+METHOD_SHORTCUT(canal_app_put, "PUT")
+METHOD_SHORTCUT(canal_app_delete, "DELETE")
+METHOD_SHORTCUT(canal_app_patch, "PATCH")
+#undef METHOD_SHORTCUT
+
+const canal_router_t *canal_app_router(const canal_app_t *app)
+{
+    return app->router;
+}
+
+struct canal_endpoint *canal__endpoint_of(canal_app_t *app, const canal_route_t *route)
+{
+    size_t i = canal_route_index(route);
+    return i < app->nendpoints && app->endpoints[i].route == route ? &app->endpoints[i] : NULL;
+}
+
+void canal__endpoints_dispose(canal_app_t *app)
+{
+    for (size_t i = 0; i < app->nendpoints; i++) {
+        if (app->endpoints[i].dispose != NULL)
+            app->endpoints[i].dispose(app->endpoints[i].data);
+        free(app->endpoints[i].responses);
+    }
+    free(app->endpoints);
+    app->endpoints = NULL;
+    app->nendpoints = app->cap_endpoints = 0;
+    free(app->groups);
+    app->groups = NULL;
+    app->ngroups = 0;
+    free(app->scoped);
+    app->scoped = NULL;
+    app->nscoped = 0;
+}

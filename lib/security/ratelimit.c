@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Rate limits (canal/ratelimit.h): token buckets in a fixed-size table per limit, shared by
+ * every worker thread.
+ *
+ * Tokens are counted exactly, in integers: a bucket holds tokens * W (W the window in ms), a
+ * request costs W, and each millisecond refills R, so R requests per W ms need no division
+ * and no floating point. The capacity is R * W.
+ *
+ * The table is set-associative: a key's 64-bit hash (SipHash-2-4 with a random key per
+ * limit, so a client cannot choose keys that collide) picks a set of WAYS entries, and the key
+ * is identified by its hash alone (two keys of one limit sharing a 64-bit keyed hash is a
+ * 2^-64 event per pair). A new key takes an empty entry, one whose bucket has refilled, or
+ * the least recently seen one. Sets are guarded by NLOCKS striped mutexes: two requests
+ * contend only when their keys fall in sets of the same stripe.
+ *
+ * A feature (core/feature.h): each route's limit is settled at start (its own, its groups',
+ * the app's) and checked by the route's guard, rate_check(), before the handler; a route
+ * without one pays nothing.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <openssl/rand.h>
+#include "core/core.h"
+#include "canal/ratelimit.h"
+
+#define WAYS 8
+#define NLOCKS 64
+
+struct way {
+    uint64_t hash;   /* 0: empty */
+    uint64_t tokens; /* tokens * window_ms */
+    uint64_t last;   /* ms of the last refill */
+};
+
+struct canal_rate_limit {
+    struct canal_rate_limit *next; /* the app's list */
+    char *name, *header;
+    canal_rate_key_t kind;
+    canal_rate_key_fn key_fn;
+    void *key_data;
+    uint64_t r, w, cap;
+    size_t set_mask;
+    struct way *ways;
+    uint64_t k0, k1;
+    pthread_mutex_t locks[NLOCKS];
+    atomic_ullong refused;
+};
+
+/* ---- SipHash-2-4 (Aumasson and Bernstein), written from the paper's description ---- */
+
+#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND(v0, v1, v2, v3)                                                                                 \
+    do {                                                                                                       \
+        v0 += v1, v1 = ROTL(v1, 13), v1 ^= v0, v0 = ROTL(v0, 32);                                               \
+        v2 += v3, v3 = ROTL(v3, 16), v3 ^= v2;                                                                  \
+        v0 += v3, v3 = ROTL(v3, 21), v3 ^= v0;                                                                  \
+        v2 += v1, v1 = ROTL(v1, 17), v1 ^= v2, v2 = ROTL(v2, 32);                                               \
+    } while (0)
+
+static uint64_t siphash(uint64_t k0, uint64_t k1, const unsigned char *p, size_t n)
+{
+    uint64_t v0 = k0 ^ 0x736f6d6570736575ULL, v1 = k1 ^ 0x646f72616e646f6dULL;
+    uint64_t v2 = k0 ^ 0x6c7967656e657261ULL, v3 = k1 ^ 0x7465646279746573ULL;
+    uint64_t b = (uint64_t)n << 56, m;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&m, p + i, 8); /* little-endian hosts; the hash only needs to be keyed, not portable */
+        v3 ^= m;
+        SIPROUND(v0, v1, v2, v3);
+        SIPROUND(v0, v1, v2, v3);
+        v0 ^= m;
+    }
+    for (size_t j = 0; i + j < n; j++)
+        b |= (uint64_t)p[i + j] << (8 * j);
+    v3 ^= b;
+    SIPROUND(v0, v1, v2, v3);
+    SIPROUND(v0, v1, v2, v3);
+    v0 ^= b;
+    v2 ^= 0xff;
+    for (int r = 0; r < 4; r++)
+        SIPROUND(v0, v1, v2, v3);
+    return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/* ---- the table ---- */
+
+static uint32_t ceil_div(uint64_t a, uint64_t b)
+{
+    uint64_t q = (a + b - 1) / b;
+    return q > UINT32_MAX ? UINT32_MAX : (uint32_t)q;
+}
+
+/* Refills e up to now; returns its tokens */
+static uint64_t refill(const canal_rate_limit_t *l, struct way *e, uint64_t now)
+{
+    if (now > e->last) {
+        uint64_t elapsed = now - e->last;
+        e->tokens = elapsed >= l->w || e->tokens + elapsed * l->r >= l->cap ? l->cap : e->tokens + elapsed * l->r;
+        e->last = now;
+    }
+    return e->tokens;
+}
+
+/* 1 if e's bucket has refilled by now: forgetting it changes nothing */
+static int is_full(const canal_rate_limit_t *l, const struct way *e, uint64_t now)
+{
+    uint64_t elapsed = now > e->last ? now - e->last : 0;
+    return elapsed >= l->w || e->tokens + elapsed * l->r >= l->cap;
+}
+
+static void take_hash(canal_rate_limit_t *l, uint64_t h, uint64_t now, canal_rate_decision_t *out)
+{
+    h |= 1; /* 0 marks an empty entry */
+    size_t set = (size_t)(h >> 20) & l->set_mask;
+    struct way *ways = &l->ways[set * WAYS], *e = NULL;
+    pthread_mutex_t *lock = &l->locks[set % NLOCKS];
+    pthread_mutex_lock(lock);
+    for (size_t i = 0; i < WAYS && e == NULL; i++)
+        if (ways[i].hash == h)
+            e = &ways[i];
+    if (e == NULL) {
+        /* an empty entry, else a refilled one, else the least recently seen */
+        for (size_t i = 0; i < WAYS; i++) {
+            if (ways[i].hash == 0 || is_full(l, &ways[i], now)) {
+                e = &ways[i];
+                break;
+            }
+            if (e == NULL || ways[i].last < e->last)
+                e = &ways[i];
+        }
+        *e = (struct way){h, l->cap, now};
+    }
+    uint64_t t = refill(l, e, now);
+    out->allowed = t >= l->w;
+    if (out->allowed)
+        t = e->tokens -= l->w;
+    out->limit = (uint32_t)l->r;
+    out->remaining = (uint32_t)(t / l->w);
+    out->retry_after = out->allowed ? 0 : ceil_div(ceil_div(l->w - t, l->r), 1000);
+    if (!out->allowed && out->retry_after == 0)
+        out->retry_after = 1;
+    out->reset = ceil_div(ceil_div(l->cap - t, l->r), 1000);
+    pthread_mutex_unlock(lock);
+    if (!out->allowed)
+        atomic_fetch_add_explicit(&l->refused, 1, memory_order_relaxed);
+}
+
+void canal_rate_limit_take(canal_rate_limit_t *l, canal_str_t key, uint64_t now_ms, canal_rate_decision_t *out)
+{
+    take_hash(l, siphash(l->k0, l->k1, (const unsigned char *)key.base, key.len), now_ms, out);
+}
+
+uint64_t canal_rate_limit_refused(const canal_rate_limit_t *l)
+{
+    return atomic_load_explicit(&((canal_rate_limit_t *)l)->refused, memory_order_relaxed);
+}
+
+static void limit_free(canal_rate_limit_t *l)
+{
+    for (size_t i = 0; i < NLOCKS; i++)
+        pthread_mutex_destroy(&l->locks[i]);
+    free(l->ways);
+    free(l->name);
+    free(l->header);
+    free(l);
+}
+
+/* The feature's state: every limit made, freed with the app */
+struct limits {
+    canal_rate_limit_t *head;
+    size_t n;
+};
+static const struct canal__feature feature;
+#define GUARD_ORDER 10 /* the first guard (core/feature.h) */
+static const char scope_key; /* canal_app_rate_limit()'s scoped setting */
+
+canal_rate_limit_t *canal_rate_limit_create(canal_app_t *app, const canal_rate_limit_options_t *o,
+                                           canal_error_info_t *err)
+{
+    struct limits *all = canal__feature_on(app, &feature);
+    if (atomic_load(&app->state) != APP_CREATED) {
+        canal_error_set(err, CANAL_ESTATE, 0, "rate limits are made before the app starts");
+        return NULL;
+    }
+    if (o == NULL || o->requests < 1 || o->requests > 1000000 || o->window_ms < 1 || o->window_ms > 86400000 ||
+        (o->key == CANAL_RATE_KEY_HEADER && (o->header == NULL || *o->header == '\0')) ||
+        (o->key == CANAL_RATE_KEY_CUSTOM && o->key_fn == NULL) || o->key > CANAL_RATE_KEY_CUSTOM) {
+        canal_error_set(err, CANAL_EINVAL, 0,
+                        "a rate limit needs 1 to 1000000 requests per 1 ms to 1 day, and its key's header or function");
+        return NULL;
+    }
+    canal_rate_limit_t *l = all != NULL ? calloc(1, sizeof(*l)) : NULL;
+    size_t keys = 64, want = o->max_keys ? o->max_keys : 65536;
+    while (keys < want && keys < ((size_t)1 << 30))
+        keys *= 2;
+    char name[32];
+    snprintf(name, sizeof(name), "limit%zu", all != NULL ? all->n : 0);
+    if (l == NULL || (l->ways = calloc(keys, sizeof(struct way))) == NULL ||
+        (l->name = strdup(o->name ? o->name : name)) == NULL ||
+        (o->header != NULL && (l->header = strdup(o->header)) == NULL)) {
+        if (l != NULL) {
+            free(l->ways);
+            free(l->name);
+            free(l);
+        }
+        canal_error_set(err, CANAL_ENOMEM, 0, NULL);
+        return NULL;
+    }
+    for (size_t i = 0; i < NLOCKS; i++)
+        pthread_mutex_init(&l->locks[i], NULL);
+    unsigned char seed[16];
+    if (RAND_bytes(seed, sizeof(seed)) != 1) {
+        limit_free(l);
+        canal_error_set(err, CANAL_ESYS, 0, "no random bytes for the rate limit's hash key");
+        return NULL;
+    }
+    memcpy(&l->k0, seed, 8);
+    memcpy(&l->k1, seed + 8, 8);
+    l->kind = o->key;
+    l->key_fn = o->key_fn;
+    l->key_data = o->key_data;
+    l->r = o->requests;
+    l->w = o->window_ms;
+    l->cap = l->r * l->w;
+    l->set_mask = keys / WAYS - 1;
+    l->next = all->head;
+    all->head = l;
+    all->n++;
+    return l;
+}
+
+int canal_app_rate_limit(canal_app_t *app, canal_route_group_t *group, const canal_rate_limit_t *limit)
+{
+    return canal__scope_set(app, &scope_key, group, limit);
+}
+
+/* ---- on the request path ---- */
+
+/* A header field of an unsigned integer, in request memory */
+static void add_uint(canal_req_t *req, const char *name, size_t nlen, uint32_t v)
+{
+    char *s = canal_req_alloc(req, 11), *e = s + 11, *p = e;
+    do
+        *--p = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    h2o_add_header_by_str(&req->h2o->pool, &req->h2o->res.headers, name, nlen, 0, NULL, p, (size_t)(e - p));
+}
+
+/* The guard of a route with a limit: 1 if refused (the 429 is set) */
+static int rate_check(canal_req_t *req, const void *arg)
+{
+    canal_rate_limit_t *l = (canal_rate_limit_t *)arg;
+    canal_str_t key = {NULL, 0};
+    unsigned char kind = 0;
+    if (l->kind == CANAL_RATE_KEY_HEADER)
+        key = canal_req_header(req, l->header), kind = 1;
+    else if (l->kind == CANAL_RATE_KEY_CUSTOM && l->key_fn(req, &key, l->key_data) != 0)
+        key.base = NULL;
+    else if (l->kind == CANAL_RATE_KEY_CUSTOM)
+        kind = 2;
+    if (key.base == NULL)
+        key = canal_req_client_addr(req), kind = 0;
+    /* the kind of key is hashed in: a header value cannot pose as an address */
+    uint64_t h = siphash(l->k0 + kind, l->k1, (const unsigned char *)key.base, key.len);
+    canal_rate_decision_t d;
+    take_hash(l, h, canal__now_ms(), &d);
+    add_uint(req, H2O_STRLIT("ratelimit-limit"), d.limit);
+    add_uint(req, H2O_STRLIT("ratelimit-remaining"), d.remaining);
+    add_uint(req, H2O_STRLIT("ratelimit-reset"), d.reset);
+    if (d.allowed)
+        return 0;
+    add_uint(req, H2O_STRLIT("retry-after"), d.retry_after);
+    canal_res_problem(req, 429, "rate limit %s: %u requests per %.3g s; retry after %u s", l->name, d.limit,
+                      (double)l->w / 1000, d.retry_after);
+    return 1;
+}
+
+/* canal_http_rate_limited_total lines for the metrics */
+static void limits_metrics(canal_app_t *app, void *st, FILE *f)
+{
+    const struct limits *all = st;
+    if (all->head == NULL)
+        return;
+    fputs("# HELP canal_http_rate_limited_total Requests refused (429) by a rate limit.\n"
+          "# TYPE canal_http_rate_limited_total counter\n",
+          f);
+    for (const canal_rate_limit_t *l = all->head; l != NULL; l = l->next) {
+        fputs("canal_http_rate_limited_total{limit=\"", f);
+        canal__metrics_label(f, l->name);
+        fprintf(f, "\"} %llu\n", (unsigned long long)canal_rate_limit_refused(l));
+    }
+}
+
+/* ---- the feature ---- */
+
+/* Each route's limit: its own, its groups', the app's; a guard where there is one */
+static int limits_start(canal_app_t *app, void *st)
+{
+    for (size_t i = 0; i < app->nendpoints; i++) {
+        struct canal_endpoint *ep = &app->endpoints[i];
+        const void *l = canal__scope_get(app, &scope_key, ep, ep->rate_limit);
+        if (l != NULL && canal__endpoint_guard(ep, GUARD_ORDER, rate_check, l) != 0) {
+            canal__log(app, CANAL_LOG_ERROR, "route %zu: too many guards", i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void limits_dispose(canal_app_t *app, void *st)
+{
+    struct limits *all = st;
+    for (canal_rate_limit_t *l = all->head, *next; l != NULL; l = next) {
+        next = l->next;
+        limit_free(l);
+    }
+}
+
+static const struct canal__feature feature = {
+    .name = "rate limits",
+    .size = sizeof(struct limits),
+    .start = limits_start,
+    .dispose = limits_dispose,
+    .metrics = limits_metrics,
+};

@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sessions (canal/cookie.h): a cookie carrying a signed session ID, and a store from IDs to
+ * the app's data.
+ *
+ * The cookie holds canal_signer_sign() of the 16 random bytes of the ID (purpose: the cookie's
+ * name). A request's session is found by verifying the cookie (a forged or foreign-key value
+ * is no cookie), then asking the store for the ID: a revoked or expired ID is no session.
+ *
+ * The in-memory store is a chained hash table over a fixed array of max_sessions entries,
+ * under one mutex, shared by every worker thread. All its sessions have the same lifetime,
+ * so the order they were put in is the order they expire in: a FIFO list of the entries finds
+ * the oldest in O(1), to drop when the store is full or when it has expired.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <openssl/rand.h>
+#include "core/core.h"
+#include "canal/cookie.h"
+
+#define ID_LEN 16
+
+/* ---- the in-memory store ---- */
+
+struct mem_entry {
+    unsigned char id[ID_LEN];
+    uint64_t expires;
+    struct mem_entry *chain;      /* next in the same hash bucket */
+    struct mem_entry *older, *newer; /* the FIFO, oldest first */
+    size_t len;
+    unsigned char *data;
+};
+
+struct mem_store {
+    pthread_mutex_t lock;
+    struct mem_entry **buckets;
+    size_t mask;
+    struct mem_entry *entries, *free_list; /* max entries; the unused ones chained by chain */
+    struct mem_entry *oldest, *newest;
+    size_t n, max;
+};
+
+static size_t id_hash(const struct mem_store *m, const unsigned char *id)
+{
+    uint64_t h;
+    memcpy(&h, id, sizeof(h)); /* IDs are random bytes */
+    return (size_t)h & m->mask;
+}
+
+static struct mem_entry **find_slot(struct mem_store *m, const unsigned char *id)
+{
+    struct mem_entry **p = &m->buckets[id_hash(m, id)];
+    while (*p != NULL && memcmp((*p)->id, id, ID_LEN) != 0)
+        p = &(*p)->chain;
+    return p;
+}
+
+static void mem_drop(struct mem_store *m, struct mem_entry **slot)
+{
+    struct mem_entry *e = *slot;
+    *slot = e->chain;
+    if (e->older)
+        e->older->newer = e->newer;
+    else
+        m->oldest = e->newer;
+    if (e->newer)
+        e->newer->older = e->older;
+    else
+        m->newest = e->older;
+    free(e->data);
+    e->data = NULL;
+    e->chain = m->free_list;
+    m->free_list = e;
+    m->n--;
+}
+
+static int mem_get(void *store, canal_str_t id, uint64_t now, void *buf, size_t size)
+{
+    struct mem_store *m = store;
+    if (id.len != ID_LEN)
+        return CANAL_ENOTFOUND;
+    int rc = CANAL_ENOTFOUND;
+    pthread_mutex_lock(&m->lock);
+    struct mem_entry **slot = find_slot(m, (const unsigned char *)id.base);
+    if (*slot != NULL && (*slot)->expires <= now) {
+        mem_drop(m, slot);
+    } else if (*slot != NULL) {
+        rc = (*slot)->len > size ? CANAL_ELIMIT : (int)(*slot)->len;
+        if (rc >= 0)
+            memcpy(buf, (*slot)->data, (*slot)->len);
+    }
+    pthread_mutex_unlock(&m->lock);
+    return rc;
+}
+
+static int mem_put(void *store, canal_str_t id, canal_str_t data, uint64_t now, uint64_t ttl)
+{
+    struct mem_store *m = store;
+    if (id.len != ID_LEN)
+        return CANAL_EINVAL;
+    unsigned char *copy = malloc(data.len ? data.len : 1);
+    if (copy == NULL)
+        return CANAL_ENOMEM;
+    memcpy(copy, data.base, data.len);
+    pthread_mutex_lock(&m->lock);
+    struct mem_entry **slot = find_slot(m, (const unsigned char *)id.base);
+    if (*slot != NULL)
+        mem_drop(m, slot); /* a fresh random ID never meets this: an app store may reuse one */
+    /* the expired first, then, when full, the oldest live session */
+    while (m->oldest != NULL && (m->oldest->expires <= now || m->n == m->max))
+        mem_drop(m, find_slot(m, m->oldest->id));
+    struct mem_entry *e = m->free_list;
+    m->free_list = e->chain;
+    memcpy(e->id, id.base, ID_LEN);
+    e->expires = now + ttl;
+    e->data = copy;
+    e->len = data.len;
+    slot = find_slot(m, e->id);
+    e->chain = NULL;
+    *slot = e;
+    e->older = m->newest;
+    e->newer = NULL;
+    if (m->newest)
+        m->newest->newer = e;
+    else
+        m->oldest = e;
+    m->newest = e;
+    m->n++;
+    pthread_mutex_unlock(&m->lock);
+    return 0;
+}
+
+static int mem_revoke(void *store, canal_str_t id)
+{
+    struct mem_store *m = store;
+    if (id.len != ID_LEN)
+        return CANAL_ENOTFOUND;
+    pthread_mutex_lock(&m->lock);
+    struct mem_entry **slot = find_slot(m, (const unsigned char *)id.base);
+    int found = *slot != NULL;
+    if (found)
+        mem_drop(m, slot);
+    pthread_mutex_unlock(&m->lock);
+    return found ? 0 : CANAL_ENOTFOUND;
+}
+
+static void mem_destroy(void *store)
+{
+    struct mem_store *m = store;
+    if (m == NULL)
+        return;
+    for (size_t i = 0; m->entries != NULL && i < m->max; i++)
+        free(m->entries[i].data);
+    free(m->entries);
+    free(m->buckets);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+static const canal_session_store_ops_t mem_ops = {mem_get, mem_put, mem_revoke, mem_destroy};
+
+int canal_session_store_memory(size_t max_sessions, const canal_session_store_ops_t **ops, void **store)
+{
+    struct mem_store *m = calloc(1, sizeof(*m));
+    if (m == NULL)
+        return CANAL_ENOMEM;
+    m->max = max_sessions ? max_sessions : 10000;
+    size_t nb = 16;
+    while (nb < m->max)
+        nb *= 2;
+    m->mask = nb - 1;
+    m->buckets = calloc(nb, sizeof(*m->buckets));
+    m->entries = calloc(m->max, sizeof(*m->entries));
+    if (m->buckets == NULL || m->entries == NULL || pthread_mutex_init(&m->lock, NULL) != 0) {
+        free(m->buckets);
+        free(m->entries);
+        free(m);
+        return CANAL_ENOMEM;
+    }
+    for (size_t i = 0; i < m->max; i++)
+        m->entries[i].chain = i + 1 < m->max ? &m->entries[i + 1] : NULL;
+    m->free_list = m->entries;
+    *ops = &mem_ops;
+    *store = m;
+    return 0;
+}
+
+/* ---- sessions ---- */
+
+static const struct canal__feature feature;
+
+struct canal_sessions {
+    struct canal_sessions *next; /* the app's list, freed with it */
+    char *cookie;
+    const canal_signer_t *signer;
+    canal_cookie_options_t cookie_options;
+    char *path, *domain;         /* owned copies of cookie_options' strings */
+    uint64_t ttl_ms;
+    size_t max_data;
+    const canal_session_store_ops_t *ops;
+    void *store;
+};
+
+canal_sessions_t *canal_sessions_create(canal_app_t *app, const canal_sessions_options_t *o, canal_error_info_t *err)
+{
+    if (o == NULL || o->signer == NULL) {
+        canal_error_set(err, CANAL_EINVAL, 0, "sessions need a signer");
+        return NULL;
+    }
+    const char *name = o->cookie ? o->cookie : "sid";
+    char probe[4096];
+    if (canal_cookie_format(probe, sizeof(probe), name, (canal_str_t){"", 0}, &o->cookie_options, err) < 0)
+        return NULL;
+    canal_sessions_t *s = calloc(1, sizeof(*s));
+    if (s == NULL || (s->cookie = strdup(name)) == NULL ||
+        (o->cookie_options.path && (s->path = strdup(o->cookie_options.path)) == NULL) ||
+        (o->cookie_options.domain && (s->domain = strdup(o->cookie_options.domain)) == NULL))
+        goto nomem;
+    s->signer = o->signer;
+    s->cookie_options = o->cookie_options;
+    s->cookie_options.path = s->path;
+    s->cookie_options.domain = s->domain;
+    s->ttl_ms = (uint64_t)(o->ttl_s ? o->ttl_s : 8 * 3600) * 1000;
+    s->cookie_options.max_age = (int64_t)(s->ttl_ms / 1000);
+    s->max_data = o->max_data ? o->max_data : 1024;
+    if (o->store_ops != NULL) {
+        s->ops = o->store_ops;
+        s->store = o->store;
+    } else if (canal_session_store_memory(o->max_sessions, &s->ops, &s->store) != 0) {
+        goto nomem;
+    }
+    canal_sessions_t **all = canal__feature_on(app, &feature);
+    if (all == NULL) {
+        if (s->ops->destroy != NULL && o->store_ops == NULL)
+            s->ops->destroy(s->store);
+        goto nomem;
+    }
+    s->next = *all;
+    *all = s;
+    return s;
+nomem:
+    if (s != NULL) {
+        free(s->cookie);
+        free(s->path);
+        free(s->domain);
+        free(s);
+    }
+    canal_error_set(err, CANAL_ENOMEM, 0, NULL);
+    return NULL;
+}
+
+/* The feature's state (core/feature.h): every sessions object, freed with the app */
+static void sessions_free(canal_app_t *app, void *st)
+{
+    canal_sessions_t **all = st;
+    for (canal_sessions_t *s = *all, *next; s != NULL; s = next) {
+        next = s->next;
+        if (s->ops->destroy != NULL)
+            s->ops->destroy(s->store);
+        free(s->cookie);
+        free(s->path);
+        free(s->domain);
+        free(s);
+    }
+}
+
+static const struct canal__feature feature = {
+    .name = "sessions",
+    .size = sizeof(canal_sessions_t *),
+    .dispose = sessions_free,
+};
+
+int canal_session_begin(canal_req_t *req, canal_sessions_t *s, canal_str_t data)
+{
+    unsigned char id[ID_LEN];
+    if (data.len > s->max_data)
+        return CANAL_ELIMIT;
+    if (RAND_bytes(id, sizeof(id)) != 1)
+        return CANAL_ESYS;
+    int rc = s->ops->put(s->store, (canal_str_t){(const char *)id, ID_LEN}, data, canal__now_ms(), s->ttl_ms);
+    if (rc != 0)
+        return rc;
+    size_t n = canal_signed_length(ID_LEN) + 1;
+    char *value = canal_req_alloc(req, n);
+    int len = canal_signer_sign(s->signer, s->cookie, (canal_str_t){(const char *)id, ID_LEN}, value, n);
+    return canal_res_cookie(req, s->cookie, (canal_str_t){value, (size_t)len}, &s->cookie_options, NULL);
+}
+
+/* The ID of the request's cookie, verified: 0, or CANAL_ENOTFOUND */
+static int session_id(canal_req_t *req, canal_sessions_t *s, canal_str_t *id)
+{
+    canal_str_t v;
+    if (canal_req_cookie_signed(req, s->signer, s->cookie, &v) != 0 || v.len != ID_LEN)
+        return CANAL_ENOTFOUND;
+    *id = v;
+    return 0;
+}
+
+int canal_session_get(canal_req_t *req, canal_sessions_t *s, canal_str_t *data)
+{
+    canal_str_t id;
+    if (session_id(req, s, &id) != 0)
+        return CANAL_ENOTFOUND;
+    char *buf = canal_req_alloc(req, s->max_data);
+    int n = s->ops->get(s->store, id, canal__now_ms(), buf, s->max_data);
+    if (n < 0)
+        return CANAL_ENOTFOUND;
+    *data = (canal_str_t){buf, (size_t)n};
+    return 0;
+}
+
+int canal_session_end(canal_req_t *req, canal_sessions_t *s)
+{
+    canal_str_t id;
+    if (session_id(req, s, &id) != 0 || s->ops->revoke(s->store, id) != 0)
+        return CANAL_ENOTFOUND;
+    return canal_res_cookie_delete(req, s->cookie, &s->cookie_options, NULL);
+}
