@@ -28,7 +28,6 @@
 #define CANAL_SERVER_INTERNAL_H
 
 #include <pthread.h>
-#include <regex.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <h2o.h>
@@ -551,10 +550,11 @@ union canal__val {
     canal_str_t s;
     const char *cs;
 };
+struct canal__regex;
 struct canal__mfield {
     const canal_field_t *f;
     const struct canal__model *nested; /* objects and arrays of objects: the field's schema */
-    regex_t *re;                       /* the anchored pattern, or NULL */
+    struct canal__regex *re;           /* the pattern, whole-value (router/regex_internal.h), or NULL */
     int has_def;
     union canal__val defv;             /* the parsed default */
 };

@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "regex_internal.h"
 #include "router_internal.h"
 
 /* Matching that takes longer than this many steps of PCRE2's matcher is "no match": a
@@ -56,11 +57,13 @@ void canal__regex_use_jit(int on)
 
 /* ---- compiling and matching ------------------------------------------------------------- */
 
-int canal__regex_compile(struct constraint *c, const char *text, size_t len, int caseless,
-                         size_t pos, canal_error_info_t *err)
+static int compile(struct constraint *c, const char *text, size_t len, int flags, size_t pos,
+                   canal_error_info_t *err)
 {
-    uint32_t opts = PCRE2_UTF | PCRE2_DOLLAR_ENDONLY |
-                    PCRE2_NEVER_UCP | PCRE2_NEVER_BACKSLASH_C | (caseless ? PCRE2_CASELESS : 0);
+    int caseless = (flags & CANAL__REGEX_CASELESS) != 0;
+    uint32_t opts = PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_NEVER_UCP | PCRE2_NEVER_BACKSLASH_C |
+                    (caseless ? PCRE2_CASELESS : 0) |
+                    (flags & CANAL__REGEX_WHOLE ? PCRE2_ANCHORED | PCRE2_ENDANCHORED : 0);
     int code;
     PCRE2_SIZE off;
     pcre2_compile_context *cc = pcre2_compile_context_create(NULL);
@@ -89,6 +92,20 @@ int canal__regex_compile(struct constraint *c, const char *text, size_t len, int
             return canal__error(err, CANAL_ENOMEM, pos, "out of memory");
         return canal__error(err, CANAL_EINVAL, pos, "regex at offset %zu: %s", at, why);
     }
+    if (flags & CANAL__REGEX_WHOLE) { /* the ECMA-262 pattern may match anywhere: anchor it */
+        size_t n = strlen(ecma);
+        char *whole = malloc(n + 5);
+        if (whole == NULL) {
+            pcre2_code_free(re);
+            free(ecma);
+            return canal__error(err, CANAL_ENOMEM, pos, "out of memory");
+        }
+        memcpy(whole, "^(", 2);
+        memcpy(whole + 2, ecma, n);
+        memcpy(whole + 2 + n, ")$", 3);
+        free(ecma);
+        ecma = whole;
+    }
     pcre2_match_context *mc = pcre2_match_context_create(NULL);
     if (mc == NULL) {
         pcre2_code_free(re);
@@ -103,6 +120,48 @@ int canal__regex_compile(struct constraint *c, const char *text, size_t len, int
     c->mctx = mc;
     c->ecma = ecma;
     return 0;
+}
+
+int canal__regex_compile(struct constraint *c, const char *text, size_t len, int caseless,
+                         size_t pos, canal_error_info_t *err)
+{
+    return compile(c, text, len, caseless ? CANAL__REGEX_CASELESS : 0, pos, err);
+}
+
+struct canal__regex {
+    struct constraint c;
+};
+
+struct canal__regex *canal__regex_create(const char *pattern, int flags, canal_error_info_t *err)
+{
+    struct canal__regex *re = calloc(1, sizeof(*re));
+    if (re == NULL) {
+        canal__error(err, CANAL_ENOMEM, 0, "out of memory");
+        return NULL;
+    }
+    if (compile(&re->c, pattern, strlen(pattern), flags, 0, err) != 0) {
+        free(re);
+        return NULL;
+    }
+    return re;
+}
+
+int canal__regex_test(const struct canal__regex *re, canal_str_t v)
+{
+    return canal__regex_match(&re->c, v);
+}
+
+const char *canal__regex_ecma_form(const struct canal__regex *re)
+{
+    return re->c.ecma;
+}
+
+void canal__regex_destroy(struct canal__regex *re)
+{
+    if (re == NULL)
+        return;
+    canal__regex_free(&re->c);
+    free(re);
 }
 
 void canal__regex_free(struct constraint *c)
