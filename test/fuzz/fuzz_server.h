@@ -35,6 +35,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <regex.h> /* the oracle's own check of the declared patterns (POSIX, apart from canal's PCRE2) */
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
