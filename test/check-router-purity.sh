@@ -18,7 +18,7 @@ for f in lib/router/*.c lib/router/*.h lib/tools/*.c; do
 done
 
 # canal's own headers, as they may be spelled in a quoted include
-own='canal/router.h canal/error.h canal/export.h router.h error.h export.h router_internal.h'
+own='canal/router.h canal/error.h canal/export.h router.h error.h export.h router_internal.h regex_internal.h'
 
 # C11 and POSIX.1-2017 headers
 std='assert.h complex.h ctype.h errno.h fenv.h float.h inttypes.h iso646.h limits.h locale.h
@@ -95,6 +95,8 @@ if command -v "$cc" >/dev/null 2>&1; then
             include/canal/router.h|include/canal/error.h|include/canal/export.h)
                 ;;
             "$PWD"/lib/router/router_internal.h|lib/router/router_internal.h)
+                ;;
+            "$PWD"/lib/router/regex_internal.h|lib/router/regex_internal.h)
                 ;;
             "$PWD"/*|include/*|lib/*)
                 echo "not ok - $f reads $d, which is not a router header"
