@@ -71,7 +71,7 @@ static const canal_action_def_t home_actions[] = {
      .handler = orders_ndjson,
      .summary = "Every order, one JSON object per line, streamed",
      .responses = {{.status = 200, .content_type = "application/x-ndjson", .description = "One Order object per line."}}},
-    {.name = "Secret", .handler = secret, .policy = &demo_key_policy, .summary = "Only with the API key",
+    {.name = "Secret", .handler = secret, .options = {CANAL_POLICY(&demo_key_policy)}, .summary = "Only with the API key",
      .responses = {{.status = 200, .schema = &demo_message_schema}}},
     {.name = NULL},
 };

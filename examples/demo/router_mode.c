@@ -68,7 +68,7 @@ int demo_router_mode(canal_app_t *app, canal_error_info_t *err)
          .summary = "Every order, one JSON object per line, streamed",
          .responses = {{.status = 200, .content_type = "application/x-ndjson", .description = "One Order object per line."}}},
         {.tmpl = "api/woo", .handler = woo, .summary = "The Woo object", .responses = {{.status = 200, .schema = &demo_woo_schema}}},
-        {.tmpl = "home/secret", .handler = secret, .policy = &demo_key_policy, .summary = "Only with the API key",
+        {.tmpl = "home/secret", .handler = secret, .options = {CANAL_POLICY(&demo_key_policy)}, .summary = "Only with the API key",
          .responses = {{.status = 200, .schema = &demo_message_schema}}},
     };
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {

@@ -51,22 +51,22 @@ int secure_controller_mode(canal_mvc_t *mvc, const secure_t *s, canal_error_info
     cookie_other = (canal_policy_t){.schemes = {s->cookie_other}};
     anyone = (canal_policy_t){.anonymous = 1};
     const canal_action_def_t session[] = {
-        {.name = "Login", .methods = "POST", .routes = {"login"}, .handler = login, .policy = &basic},
+        {.name = "Login", .methods = "POST", .routes = {"login"}, .handler = login, .options = {CANAL_POLICY(&basic)}},
         {.name = "Show", .routes = {"session"}, .handler = show},
         {.name = "Logout", .methods = "POST", .routes = {"logout"}, .handler = logout},
         {.name = NULL}};
     const canal_action_def_t other[] = {
-        {.name = "Login", .methods = "POST", .routes = {"login"}, .handler = login, .policy = &basic},
+        {.name = "Login", .methods = "POST", .routes = {"login"}, .handler = login, .options = {CANAL_POLICY(&basic)}},
         {.name = "Show", .routes = {"session"}, .handler = show},
         {.name = NULL}};
     const canal_action_def_t limit[] = {
-        {.name = "Index", .routes = {"limited"}, .handler = limited, .rate_limit = s->limit},
+        {.name = "Index", .routes = {"limited"}, .handler = limited, .options = {CANAL_RATE_LIMIT(s->limit)}},
         {.name = NULL}};
     const canal_controller_def_t ctls[] = {
-        {.name = "Session", .state = s->sessions, .policy = &cookie, .actions = session},
-        {.name = "OtherSession", .prefix = "other", .state = s->sessions_other, .policy = &cookie_other,
+        {.name = "Session", .state = s->sessions, .options = {CANAL_POLICY(&cookie)}, .actions = session},
+        {.name = "OtherSession", .prefix = "other", .state = s->sessions_other, .options = {CANAL_POLICY(&cookie_other)},
          .actions = other},
-        {.name = "Limited", .policy = &anyone, .actions = limit},
+        {.name = "Limited", .options = {CANAL_POLICY(&anyone)}, .actions = limit},
     };
     for (size_t i = 0; i < sizeof(ctls) / sizeof(ctls[0]); i++) {
         int rc = canal_mvc_add_controller(mvc, &ctls[i], NULL, err);

@@ -46,12 +46,12 @@ int secure_router_mode(canal_app_t *app, const secure_t *s, canal_error_info_t *
     api_key = (canal_policy_t){.schemes = {s->api_key}};
     basic_auth = (canal_policy_t){.schemes = {s->basic}};
     const canal_endpoint_spec_t routes[] = {
-        {.tmpl = "/public", .handler = public, .policy = &anyone},
-        {.tmpl = "/me", .handler = me, .policy = &bearer},
-        {.tmpl = "/hs/me", .handler = me, .policy = &hs_only},
-        {.tmpl = "/admin", .handler = me, .policy = &admin},
-        {.tmpl = "/key", .handler = key, .policy = &api_key},
-        {.tmpl = "/basic", .handler = basic, .policy = &basic_auth},
+        {.tmpl = "/public", .handler = public, .options = {CANAL_POLICY(&anyone)}},
+        {.tmpl = "/me", .handler = me, .options = {CANAL_POLICY(&bearer)}},
+        {.tmpl = "/hs/me", .handler = me, .options = {CANAL_POLICY(&hs_only)}},
+        {.tmpl = "/admin", .handler = me, .options = {CANAL_POLICY(&admin)}},
+        {.tmpl = "/key", .handler = key, .options = {CANAL_POLICY(&api_key)}},
+        {.tmpl = "/basic", .handler = basic, .options = {CANAL_POLICY(&basic_auth)}},
     };
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
         int rc = canal_app_route(app, &routes[i], NULL, err);

@@ -243,6 +243,25 @@ typedef struct canal_rate_limit canal_rate_limit_t;
 /** A security headers preset (canal/headers.h). */
 typedef struct canal_security_headers canal_security_headers_t;
 
+/** The kind of a route option: a feature's (opaque). */
+typedef struct canal_option_kind canal_option_kind_t;
+
+/**
+ * A feature's setting of one route: canal_endpoint_spec_t.options, and an action's or a
+ * controller's (canal/controller.h). Made with the feature's macro, never by hand:
+ * CANAL_RATE_LIMIT(limit) (canal/ratelimit.h), CANAL_POLICY(policy) (canal/auth.h),
+ * CANAL_SECURITY_HEADERS(preset) (canal/headers.h); a feature's settings come this way so
+ * that a new feature adds its own without a field in the spec. An entry with kind NULL (all
+ * zero) ends the list; a route has at most one option of each kind.
+ */
+typedef struct canal_route_option {
+    const canal_option_kind_t *kind; /**< the feature's; NULL ends the list */
+    const void *value;               /**< the setting, as the feature's macro says */
+} canal_route_option_t;
+
+/** The most options a route, an action or a controller carries. */
+#define CANAL_MAX_ROUTE_OPTIONS 6
+
 /** One route of an app, for canal_app_route(). Designated initializers: zero is a default. */
 typedef struct canal_endpoint_spec {
     const char *method;       /**< an HTTP method token; NULL means "GET" */
@@ -263,13 +282,10 @@ typedef struct canal_endpoint_spec {
                                    Borrowed like summary */
     canal_response_def_t responses[CANAL_MAX_RESPONSES]; /**< OpenAPI: the documented answers
                                      (status 0 ends); none: a "default" answer */
-    const canal_rate_limit_t *rate_limit; /**< checked before the handler (canal/ratelimit.h);
-                                               NULL: the group's or the app's, if any */
-    const canal_security_headers_t *security_headers; /**< on every answer of the route
-                                               (canal/headers.h), copied; NULL: the group's or
-                                               the app's, if any */
-    const struct canal_policy *policy; /**< who may call it (canal/auth.h), checked before the
-                                            handler; NULL: the group's or the app's default */
+    canal_route_option_t options[CANAL_MAX_ROUTE_OPTIONS]; /**< the features' settings of this
+                                   route (canal_route_option_t): its rate limit, its policy,
+                                   its security headers...; a feature without one here uses
+                                   the group's or the app's, if any */
     size_t max_body;          /**< the largest request body this route takes, at most the app's
                                    max_body_size; a larger one is a 413 problem before the
                                    handler runs (after the rate limit, CORS and the policy).
@@ -280,8 +296,9 @@ typedef struct canal_endpoint_spec {
  * Registers a route and its handler. Strings are copied. Only before canal_app_start().
  * *route (if route is not NULL) receives the new route, owned by the app's router.
  * Returns 0 or a canal error, with err (if given) filled on every failure: a router error
- * (the position in the template and the reason), CANAL_EINVAL without a handler or with a
- * max_body above the app's max_body_size,
+ * (the position in the template and the reason), CANAL_EINVAL without a handler, with a
+ * max_body above the app's max_body_size, with two options of one kind or an option its
+ * feature refuses (a policy without a scheme, a security header value with CR or LF),
  * CANAL_ESTATE once started, CANAL_ENOMEM. The first failure of any registration call is
  * also kept by the app: canal_app_start() then fails with it, and canal_app_error() says
  * what it was, so a program may register everything and check once.
@@ -300,6 +317,17 @@ CANAL_API canal_route_group_t *canal_app_group(canal_app_t *app, canal_route_gro
 /**
  * The app's first registration error: 0 if none, else its code, with *err (if given) a copy
  * of the error info the failing call reported.
+ *
+ * The registration contract: every call that adds a route or a feature's setting before the
+ * start (canal_app_route() and its shortcuts, canal_app_group(), canal_app_static(),
+ * canal_app_compress*(), canal_app_cors*(), canal_app_metrics(), canal_app_health(),
+ * canal_app_every(), canal_app_on_request(), canal_app_ws(), canal_app_openapi(),
+ * canal_app_docs() but for its CANAL_ENOTFOUND, canal_app_schema(), canal_app_policy(),
+ * canal_app_group_policy(), canal_app_rate_limit(), canal_rate_limit_create(),
+ * canal_app_security_headers(), canal_sessions_create()) reports a failure the same way: the
+ * code returned, its err (if it takes one) filled, and the first failure kept here, so that
+ * canal_app_start() fails with it and a program may register everything and check once.
+ * Listeners (canal_app_listen*()) report to their caller only.
  */
 CANAL_API int canal_app_error(const canal_app_t *app, canal_error_info_t *err);
 

@@ -8,7 +8,7 @@
  *
  * A scheme (canal_auth_t) is made once at start-up from a configuration and destroyed after
  * the app; a policy (canal_policy_t) is a const struct naming schemes and requirements. A
- * policy is attached to a route (canal_endpoint_spec_t.policy), a route group
+ * policy is attached to a route (CANAL_POLICY() among its options), a route group
  * (canal_app_group_policy()), the whole app as its default (canal_app_policy()), or a
  * controller or an action (canal/controller.h). The nearest one wins: route (action, then
  * controller), then the groups from the innermost, then the app's default. A policy with
@@ -276,6 +276,15 @@ CANAL_API int canal_app_policy(canal_app_t *app, const canal_policy_t *policy);
  */
 CANAL_API int canal_app_group_policy(canal_app_t *app, canal_route_group_t *group,
                                      const canal_policy_t *policy);
+
+/** The kind of CANAL_POLICY() (canal_route_option_t). */
+CANAL_API extern const canal_option_kind_t canal_policy_option;
+/**
+ * A route's, an action's or a controller's policy (a const canal_policy_t *, borrowed: it
+ * must outlive the app), among its options: `.options = {CANAL_POLICY(&admins)}`. A policy
+ * with neither anonymous nor a scheme is CANAL_EINVAL at registration.
+ */
+#define CANAL_POLICY(policy) {&canal_policy_option, (policy)}
 
 /**
  * The policy that guards route, as it will be checked once the app starts: the route's,

@@ -117,13 +117,10 @@ typedef struct canal_action_def {
     const char *summary;         /**< OpenAPI: a one-line summary, or NULL */
     canal_response_def_t responses[CANAL_MAX_RESPONSES]; /**< OpenAPI: its answers; 0 ends */
     const char *description;     /**< OpenAPI: a longer description (CommonMark), or NULL */
-    const canal_policy_t *policy; /**< who may call it (canal/auth.h), checked before the
-                                       filters and the binding; NULL: the controller's */
-    const canal_rate_limit_t *rate_limit; /**< its routes' rate limit (canal/ratelimit.h),
-                                       checked before the filters and the binding; NULL:
-                                       the controller's, else the group's or the app's */
-    const canal_security_headers_t *security_headers; /**< the preset on every answer of
-                                       its routes (canal/headers.h), copied; NULL: the
+    canal_route_option_t options[CANAL_MAX_ROUTE_OPTIONS]; /**< the features' settings of its
+                                       routes (canal/app.h): CANAL_POLICY() (checked before
+                                       the filters and the binding), CANAL_RATE_LIMIT(),
+                                       CANAL_SECURITY_HEADERS()...; a kind it has not: the
                                        controller's, else the group's or the app's */
     size_t max_body;             /**< its routes' body limit in bytes, below the app's
                                       (canal_endpoint_spec_t.max_body: over it 413); 0: the
@@ -138,14 +135,11 @@ typedef struct canal_controller_def {
     void (*dispose)(void *state);/**< called on state when the mvc object is destroyed */
     canal_filter_t filters[CANAL_MAX_FILTERS]; /**< controller-level filters; unused all NULL */
     const canal_action_def_t *actions; /**< a table ended by .name == NULL, or NULL */
-    const canal_policy_t *policy; /**< the policy of its actions without one of their own;
-                                       NULL: the route group's or the app's default */
-    const canal_rate_limit_t *rate_limit; /**< the rate limit of its actions without one of
-                                       their own; NULL: the group's or the app's */
-    const canal_security_headers_t *security_headers; /**< the preset of its actions without
-                                       one of their own, copied into each action's routes as
-                                       they are registered (borrowed until the controller's
-                                       last action is added); NULL: the group's or the app's */
+    canal_route_option_t options[CANAL_MAX_ROUTE_OPTIONS]; /**< the settings of its actions
+                                       that have none of the kind (a policy, a rate limit, a
+                                       security headers preset: borrowed until its last action
+                                       is added); a kind neither has: the group's or the
+                                       app's */
 } canal_controller_def_t;
 
 /**

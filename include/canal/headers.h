@@ -36,12 +36,21 @@ struct canal_security_headers {
     int no_nosniff;              /**< 1: no X-Content-Type-Options */
 };
 
-/* canal_security_headers_t is declared in canal/app.h (canal_endpoint_spec_t.security_headers). */
+/* canal_security_headers_t is declared in canal/app.h (CANAL_SECURITY_HEADERS()). */
+
+/** The kind of CANAL_SECURITY_HEADERS() (canal_route_option_t). */
+CANAL_API extern const canal_option_kind_t canal_security_headers_option;
+/**
+ * A route's, an action's or a controller's preset (a const canal_security_headers_t *,
+ * copied at registration), among its options: `.options = {CANAL_SECURITY_HEADERS(&strict)}`.
+ * A value with CR, LF or NUL is CANAL_EINVAL at registration.
+ */
+#define CANAL_SECURITY_HEADERS(preset) {&canal_security_headers_option, (preset)}
 
 /**
  * Applies preset (copied) to every answer of group's routes (and its subgroups'), or with
  * group NULL to every answer of the app, unrouted ones included. A route's own preset
- * (canal_endpoint_spec_t.security_headers, copied at registration) wins over its group's,
+ * (CANAL_SECURITY_HEADERS(), copied at registration) wins over its group's,
  * the nearest group over outer ones, any group over the app's; preset NULL removes a group's
  * or the app's. Settled when the app starts. Returns 0; CANAL_EINVAL for a value with CR, LF
  * or NUL; CANAL_ESTATE once started; CANAL_ENOMEM.

@@ -61,11 +61,20 @@ typedef struct canal_rate_limit_options {
     const char *name;         /**< a name for the metrics (copied; NULL: "limit<N>") */
 } canal_rate_limit_options_t;
 
-/* canal_rate_limit_t is declared in canal/app.h (canal_endpoint_spec_t.rate_limit). */
+/* canal_rate_limit_t is declared in canal/app.h (CANAL_RATE_LIMIT()). */
+
+/** The kind of CANAL_RATE_LIMIT() (canal_route_option_t). */
+CANAL_API extern const canal_option_kind_t canal_rate_limit_option;
+/**
+ * A route's, an action's or a controller's rate limit (a canal_rate_limit_t * of the app's),
+ * among its options: `.options = {CANAL_RATE_LIMIT(logins)}`. NULL is CANAL_EINVAL at
+ * registration.
+ */
+#define CANAL_RATE_LIMIT(limit) {&canal_rate_limit_option, (limit)}
 
 /**
  * Makes a rate limit owned by the app (freed with it). Attach it with
- * canal_endpoint_spec_t.rate_limit, canal_app_rate_limit() or both: one limit attached to
+ * CANAL_RATE_LIMIT() among a route's options, canal_app_rate_limit() or both: one limit attached to
  * several routes is one budget for all of them. NULL with err filled: CANAL_EINVAL for a
  * setting out of range, CANAL_ESTATE once started, CANAL_ENOMEM.
  */
@@ -74,7 +83,7 @@ CANAL_API canal_rate_limit_t *canal_rate_limit_create(canal_app_t *app, const ca
 
 /**
  * Attaches limit to every route of group (and of its subgroups), or with group NULL to every
- * route of the app. A route's own limit (canal_endpoint_spec_t.rate_limit) wins over its
+ * route of the app. A route's own limit (CANAL_RATE_LIMIT()) wins over its
  * group's, the nearest group over outer ones, and any group over the app's; limit NULL
  * removes a group's or the app's. Settled when the app starts, so it covers routes
  * registered before or after the call. Returns 0, CANAL_ESTATE once started, CANAL_ENOMEM.

@@ -28,10 +28,9 @@ struct canal_controller {
     void (*dispose)(void *);
     canal_filter_t filters[CANAL_MAX_FILTERS];
     size_t nfilters;
-    const canal_policy_t *policy;  /* for its actions without one of their own, or NULL */
-    const canal_rate_limit_t *rate_limit;             /* likewise */
-    const canal_security_headers_t *security_headers; /* likewise; the def's, borrowed until
-                                                         its actions' routes copy it */
+    canal_route_option_t options[CANAL_MAX_ROUTE_OPTIONS]; /* for its actions without one of
+                                                      the kind; the def's values, borrowed
+                                                      until its actions' routes take them */
     canal_action_t **actions;
     size_t nactions;
 };

@@ -209,12 +209,23 @@ static int add_route(canal_action_t *a, const char *method, const char *tmpl, co
     canal_error_info_t e;
     canal_endpoint_spec_t spec = {.method = method, .tmpl = tmpl, .name = name, .handler = canal__mvc_dispatch, .data = a,
                                   .args = a->def.args, .summary = a->def.summary,
-                                  .description = a->def.description, .policy = a->def.policy ? a->def.policy : a->ctrl->policy,
-                                  .rate_limit = a->def.rate_limit ? a->def.rate_limit : a->ctrl->rate_limit,
-                                  .max_body = a->def.max_body,
-                                  .security_headers = a->def.security_headers ? a->def.security_headers
-                                                                               : a->ctrl->security_headers};
+                                  .description = a->def.description, .max_body = a->def.max_body};
     memcpy(spec.responses, a->def.responses, sizeof(spec.responses));
+    /* the action's options, then the controller's of the kinds the action has not: the
+     * nearest scope wins, and the route gets the result as its own */
+    size_t n = 0;
+    for (size_t i = 0; i < CANAL_MAX_ROUTE_OPTIONS && a->def.options[i].kind != NULL; i++)
+        spec.options[n++] = a->def.options[i];
+    for (size_t i = 0; i < CANAL_MAX_ROUTE_OPTIONS && a->ctrl->options[i].kind != NULL; i++) {
+        size_t k = 0;
+        while (k < n && spec.options[k].kind != a->ctrl->options[i].kind)
+            k++;
+        if (k == n && n == CANAL_MAX_ROUTE_OPTIONS)
+            return canal_error_set(err, CANAL_EINVAL, 0, "%s.%s: more than %d options with the controller's",
+                                   a->ctrl->name, a->def.name, CANAL_MAX_ROUTE_OPTIONS);
+        if (k == n)
+            spec.options[n++] = a->ctrl->options[i];
+    }
     int rc = canal_app_route(app, &spec, &a->routes[a->nroutes], &e);
     if (rc != 0)
         return canal_error_set(err, rc, 0, "%s.%s: %s %s: %s", a->ctrl->name, a->def.name, method, tmpl, e.message);
@@ -447,9 +458,7 @@ int canal_mvc_add_controller(canal_mvc_t *mvc, const canal_controller_def_t *def
     canal_controller_t *c = canal_mvc_controller(mvc, def->name, def->prefix, def->state, def->dispose, err);
     if (c == NULL)
         return err->code;
-    c->policy = def->policy;
-    c->rate_limit = def->rate_limit;
-    c->security_headers = def->security_headers;
+    memcpy(c->options, def->options, sizeof(c->options));
     for (size_t i = 0; i < CANAL_MAX_FILTERS; i++)
         if (filter_used(&def->filters[i]))
             c->filters[c->nfilters++] = def->filters[i];

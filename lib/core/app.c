@@ -35,6 +35,7 @@
 #include <unistd.h>
 #include <openssl/err.h>
 #include "core/core.h"
+#include "observability/observability.h" /* canal__acclog_on(): test/layers-debt.txt */
 
 /* How long a stopping worker waits with no activity before it closes idle connections. */
 #define QUIET_MS 200
@@ -151,7 +152,6 @@ void canal_app_destroy(canal_app_t *app)
     canal_router_destroy(app->router);
     canal__endpoints_dispose(app);
     canal__features_dispose(app);
-    canal__models_free(app);
     if (app->hostconf != NULL)
         h2o_config_dispose(&app->globalconf);
     for (size_t i = 0; i < app->nlisteners; i++) {
@@ -302,6 +302,14 @@ fail:
         canal__offload_stop(app);
     atomic_store(&app->state, APP_STOPPED);
     return CANAL_ESYS;
+}
+
+void canal_app_reopen_log(canal_app_t *app)
+{
+    /* the features' reopen hooks set a flag each: safe in a signal handler */
+    for (size_t i = 0; i < app->nfeatures; i++)
+        if (app->features[i].f->reopen != NULL)
+            app->features[i].f->reopen(app, app->features[i].state);
 }
 
 /* The app that the signal handlers stop: the one waiting with signals on. */

@@ -39,6 +39,7 @@
 #include "canal/headers.h"
 #include "canal/schema.h"
 #include "core/feature.h"
+#include "common/common.h"
 
 /* The server's record of a route, at the route's number in app->endpoints (routes.c). */
 struct canal_endpoint {
@@ -52,24 +53,16 @@ struct canal_endpoint {
     unsigned char docs;             /* openapi.c: the OpenAPI document or its docs page */
     const struct canal__ws_route *ws; /* websocket.c: a WebSocket route's settings, or NULL */
     const canal_route_group_t *group; /* the group it was registered in, or NULL */
-    /* the spec's settings of features, read by them at start (canal__scope_get()) */
-    const canal_rate_limit_t *rate_limit;  /* ratelimit.c */
-    const struct canal__sechdr *sechdr;    /* headers.c */
-    const canal_policy_t *own_policy;      /* auth.c */
+    /* the features' options of the route (feature.h), as their kinds kept them */
+    struct canal__route_option {
+        const struct canal_option_kind *kind;
+        const void *value;
+    } options[CANAL_MAX_ROUTE_OPTIONS];
     size_t max_body;                       /* a larger body is a 413; 0: the app's limit */
     /* the features' guards (by order) and heads, built at start (feature.h) */
     unsigned char nguards, nheads;
     struct canal__guard guards[CANAL__MAX_GUARDS];
     struct canal__head heads[CANAL__MAX_HEADS];
-};
-
-/* headers.c: a compiled security headers preset */
-struct canal__sechdr {
-    struct canal__sechdr *next;  /* the app's list */
-    h2o_header_t plain[4];       /* on every answer */
-    char *owned[4];
-    size_t n;
-    char *hsts;                  /* Strict-Transport-Security's value (TLS only), or NULL */
 };
 
 /* What canal_app_group() records of a group (routes.c): its parent, for the scoped settings */
@@ -241,6 +234,8 @@ struct canal_worker {
     atomic_ullong ws_opened, ws_received, ws_sent, ws_dropped;
     struct canal_reqmap reqs;      /* req.c: the requests being handled */
     void *fstate[CANAL__MAX_FEATURES]; /* the features' per-worker state (feature.h) */
+    struct canal__end ends[CANAL__MAX_FEATURES]; /* their end phase, with that state */
+    size_t nends;
     /* shutdown state, worker only (done: written by the worker, read by canal_app_wait) */
     int stopping, exit;
     atomic_int done;
@@ -301,13 +296,11 @@ struct canal_app {
     size_t ngroups;
     struct canal__scoped *scoped; /* routes.c: the features' settings of the app and its groups */
     size_t nscoped;
-    struct canal__model **models; /* schema.c: every schema registered */
-    size_t nmodels;
     /* the features switched on (feature.h), and what the request path runs of them */
     struct canal__attached features[CANAL__MAX_FEATURES];
-    size_t nfeatures, nbegins, nends;
+    size_t nfeatures, nbegins;
     unsigned char nheads;
-    struct canal__each begins[CANAL__MAX_FEATURES], ends[CANAL__MAX_FEATURES];
+    struct canal__begin begins[CANAL__MAX_FEATURES];
     struct canal__head heads[CANAL__MAX_HEADS]; /* on answers without a route */
     struct canal__guard unrouted; /* before the router's own 405 and OPTIONS 204, or {NULL} */
     /* canal_app_start() waits for each worker thread to have made its own loop and context */
@@ -320,10 +313,6 @@ struct canal_app {
     atomic_int timers_stopped;    /* set by canal_app_stop(): no timer calls the app after it */
 };
 
-/* acclog.c: switches the access log on (canal_app_create(), with cfg.access_log); -1 when
- * out of memory */
-#define CANAL__ACCLOG_BUF (64u * 1024)
-int canal__acclog_on(canal_app_t *app);
 /* proxy.c: the client address behind the trusted proxies (the peer's without), in h's memory */
 canal_str_t canal__client_addr(const canal_app_t *app, h2o_req_t *h);
 
@@ -334,6 +323,12 @@ void canal__endpoints_dispose(canal_app_t *app);
 int canal__endpoints_start(canal_app_t *app);
 /* routes.c: keeps err as the app's registration error if it is the first; returns err->code */
 int canal__reg_error(canal_app_t *app, const canal_error_info_t *err);
+/* routes.c: the failure of a registration call, the same way for every one: code and the
+ * message (printf; NULL: canal_strerror(code)) into err (if given) and, if it is the first,
+ * into the app's registration error (canal_app_error(); canal_app_start() fails with it).
+ * Returns code. */
+int canal__reg_fail(canal_app_t *app, canal_error_info_t *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* listen.c: the listeners (canal_app_start() binds them, once per worker) */
 int canal__listener_add(canal_app_t *app, const char *host, uint16_t port);
@@ -416,51 +411,6 @@ int canal__client_from_headers(const canal_app_t *app, const struct canal_addr *
                                size_t nxff, struct canal_addr *client);
 void canal__request_id_init(canal_app_t *app);
 
-/* ops.c, static.c, compress.c, cors.c: the settings of canal/ops.h's static files,
- * compression and CORS */
-struct canal__cors {
-    const canal_cors_t *source; /* what it was copied from (to share copies of one policy) */
-    char *origins, *methods, *headers, *expose; /* owned, as given ("" for none) */
-    int any_origin, any_header, credentials;
-    char max_age[24];
-};
-
-struct static_dir {
-    char *prefix, *dir;
-    unsigned flags;
-};
-
-/* files/ops.c: the files feature's state: static paths and compression */
-struct canal__ops {
-    struct static_dir *statics;
-    size_t nstatics;
-    int compress;
-    h2o_compress_args_t compress_args;
-    struct canal__hint {           /* canal_app_compress_route(): a route's own setting */
-        size_t route;              /* its number */
-        int on;
-    } *hints;
-    size_t nhints;
-};
-
-struct canal__ops *canal__ops_of(canal_app_t *app); /* switched on; NULL: no memory, or started */
-int canal__static_start(canal_app_t *app, struct canal__ops *ops);
-void canal__static_dispose(struct canal__ops *ops);
-void canal__compress_register(struct canal__ops *ops, h2o_pathconf_t *pc); /* if on */
-int canal__compress_start(canal_app_t *app, struct canal__ops *ops); /* the routes' guards */
-
-/* headers.c */
-/* cookie.c: RFC 9110 5.6.2 tchar (cookie names, form part header names and parameters) */
-int canal__is_tchar(unsigned char c);
-
-struct canal__sechdr *canal__sechdr_make(canal_app_t *app, const canal_security_headers_t *p, int *rc);
-
-/* metrics.c */
-/* Nanoseconds from the request's first bytes (libh2o's loop clock) to now (a clock read:
- * microsecond granularity and better); -1 if libh2o has no start time for it. Metrics and the
- * JSON access log's duration. */
-int64_t canal__elapsed_ns(h2o_req_t *h);
-
 /* req.c: the handler of every request, and the logger that ends each one (both on the app's
  * path) */
 int canal__on_req(h2o_handler_t *self, h2o_req_t *req);
@@ -540,43 +490,6 @@ int canal__jw_room(struct canal_jw *w, size_t n);
 /* json.c: records err as w's sticky error (if it has none) and returns w's error */
 int canal__jw_fail(struct canal_jw *w, int err, const char *why);
 
-/* schema.c and bind.c: a registered schema, checked and pre-parsed (canal/schema.h) */
-union canal__val {
-    int32_t i32;
-    int64_t i64;
-    double d;
-    int b;
-    int e;
-    canal_str_t s;
-    const char *cs;
-};
-struct canal__regex;
-struct canal__mfield {
-    const canal_field_t *f;
-    const struct canal__model *nested; /* objects and arrays of objects: the field's schema */
-    struct canal__regex *re;           /* the pattern, whole-value (router/regex_internal.h), or NULL */
-    int has_def;
-    union canal__val defv;             /* the parsed default */
-};
-struct canal__model {
-    const canal_schema_t *schema;
-    struct canal__mfield *fields;      /* one per field, in table order */
-    size_t nfields;
-    int body;                          /* some field comes from the body */
-};
-/* registers s (and what it nests) with app once: 0, or a canal error with err set */
-int canal__model_register(canal_app_t *app, const canal_schema_t *s, const struct canal__model **out,
-                          canal_error_info_t *err);
-const struct canal__model *canal__model_find(const canal_app_t *app, const canal_schema_t *s);
-void canal__models_free(canal_app_t *app);
-/* the size of a member of type t (objects: nested's size) */
-size_t canal__type_size(canal_type_t t, const canal_schema_t *nested);
-/* bind.c: checks that m's route fields are route values of r, of the type its constraints say */
-int canal__model_check_route(const struct canal__model *m, const canal_route_t *r, canal_error_info_t *err);
-/* bind.c: parses and checks a field's default and example at registration */
-int canal__model_field_values(const canal_schema_t *s, const canal_field_t *f, struct canal__mfield *mf,
-                              canal_error_info_t *err);
-
 /* h2o_compat.c: what libh2o 2.2.5 and jansson 2.14 make canal do (read the file's top) */
 struct canal_conn *canal__conn_of(h2o_req_t *h); /* the request's connection record, or NULL */
 /* RFC 9112 framing faults of an HTTP/1 request (sock: its socket, or NULL; folded: a header
@@ -620,45 +533,5 @@ void canal__log(const canal_app_t *app, canal_log_level_t level, const char *fmt
 /* log.c: canal's own message about req, with its context (as canal_log() gives) */
 void canal__log_req(canal_req_t *req, canal_log_level_t level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-
-/* jwt.c: the JWT verifier (a canal_auth_jwt() scheme's) and strict base64 */
-struct canal__jwt_key {
-    canal_jwt_alg_t alg;
-    EVP_MAC_CTX *hmac;     /* HS256: HMAC-SHA-256 keyed once; a verification works on a dup */
-    EVP_PKEY *pkey;        /* RS256, ES256 */
-    EVP_MD_CTX *verify;    /* RS256, ES256: EVP_DigestVerifyInit() done once; a verification
-                              works on a copy */
-    char *kid;             /* a JWKS key's "kid", or NULL */
-};
-struct canal__jwt {
-    struct canal__jwt_key keys[CANAL_JWT_MAX_KEYS + CANAL_JWKS_MAX_KEYS];
-    size_t nkeys;
-    char *issuer, *audience, *roles_claim;
-    unsigned leeway;
-};
-int canal__jwt_init(struct canal__jwt *j, const canal_jwt_config_t *cfg, canal_error_info_t *err);
-void canal__jwt_dispose(struct canal__jwt *j);
-/* NULL and *claims (a new reference) when tok is valid at now; else why not (static text in
- * RFC 6750 error_description characters) */
-const char *canal__jwt_verify(const struct canal__jwt *j, const char *tok, size_t len, int64_t now, json_t **claims);
-/* decodes base64 (url: unpadded base64url; else padded standard base64), refusing other
- * spellings; out has room for n / 4 * 3 + 2 bytes. 0 or -1. Also signed.c's decoder */
-int canal__b64_decode(const char *s, size_t n, int url, unsigned char *out, size_t *outlen);
-/* auth.c: the scheme and credentials of an Authorization field value ("Bearer abc"): the
- * scheme's name and what follows 1*SP (cred.base NULL: no space after the name) */
-void canal__auth_split(canal_str_t value, canal_str_t *scheme, canal_str_t *cred);
-/* auth.c, the other parsers of credentials (pure, for fuzz_authz): 1 if s is one RFC 6750
- * b64token; an API key field's value less surrounding SP and HTAB; Basic credentials
- * (padded base64 of UTF-8 "user:password", split at the first ':') decoded into raw (room
- * for cred.len + 1 bytes), 0 with *user and *pass pointing into raw, or -1 */
-int canal__b64token(canal_str_t s);
-canal_str_t canal__trim_ows(canal_str_t v);
-int canal__basic_decode(canal_str_t cred, unsigned char *raw, canal_str_t *user, canal_str_t *pass);
-/* auth.c: 0 if a route may have policy (NULL, anonymous, or with a scheme; the policies are
- * then on), CANAL_EINVAL, CANAL_ENOMEM */
-int canal__policy_attach(canal_app_t *app, const canal_policy_t *policy);
-/* auth.c, for openapi.c: a scheme's name and its securitySchemes entry (a new reference) */
-const char *canal__auth_name(const canal_auth_t *a);
-json_t *canal__auth_openapi_scheme(const canal_auth_t *a);
 
 #endif

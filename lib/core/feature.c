@@ -91,11 +91,8 @@ int canal__features_start(canal_app_t *app)
         const struct canal__attached *a = &app->features[i];
         if (a->f->start != NULL && a->f->start(app, a->state) != 0)
             return -1;
-        struct canal__each e = {a->f, a->state, i};
         if (a->f->begin != NULL)
-            app->begins[app->nbegins++] = e;
-        if (a->f->end != NULL)
-            app->ends[app->nends++] = e;
+            app->begins[app->nbegins++] = (struct canal__begin){a->f->begin, a->state};
     }
     return 0;
 }
@@ -107,16 +104,19 @@ void canal__features_dispose(canal_app_t *app)
             app->features[i].f->dispose(app, app->features[i].state);
         free(app->features[i].state);
     }
-    app->nfeatures = app->nbegins = app->nends = 0;
+    app->nfeatures = app->nbegins = 0;
 }
 
 int canal__features_worker_prepare(struct canal_worker *w)
 {
     const canal_app_t *app = w->app;
-    for (size_t i = 0; i < app->nfeatures; i++)
-        if (app->features[i].f->worker_size > 0 &&
-            (w->fstate[i] = calloc(1, app->features[i].f->worker_size)) == NULL)
+    for (size_t i = 0; i < app->nfeatures; i++) {
+        const struct canal__attached *a = &app->features[i];
+        if (a->f->worker_size > 0 && (w->fstate[i] = calloc(1, a->f->worker_size)) == NULL)
             return -1;
+        if (a->f->end != NULL)
+            w->ends[w->nends++] = (struct canal__end){a->f->end, a->state, w->fstate[i]};
+    }
     return 0;
 }
 
@@ -178,4 +178,5 @@ void canal__features_worker_free(struct canal_worker *w)
         free(w->fstate[i]);
         w->fstate[i] = NULL;
     }
+    w->nends = 0;
 }

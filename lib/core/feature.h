@@ -26,6 +26,7 @@
  *                 a stop begins; busy keeps the drain          feature's per-worker state
  *                 waiting; stop before the loop's context
  *                 goes, exit after it
+ *   reopen        canal_app_reopen_log(), SIGUSR1            feature.reopen (a flag only)
  *   dispose       canal_app_destroy()                        feature.dispose
  *
  * The guards and heads of an endpoint, and the app's begin and end lists, are built once at
@@ -78,10 +79,28 @@ struct canal__feature {
     /* every request */
     void (*begin)(canal_req_t *req, void *st);
     void (*end)(h2o_req_t *h, canal_req_t *req, void *st, void *wst);
+    /* canal_app_reopen_log() (SIGUSR1): the files it writes are opened anew at its next
+     * write; called from a signal handler: only lock-free, async-signal-safe work */
+    void (*reopen)(canal_app_t *app, void *st);
     /* its lines of the metrics (Prometheus text, canal__metrics_label() for label values),
      * written by the metrics endpoint on any worker's thread */
     void (*metrics)(canal_app_t *app, void *st, FILE *f);
 };
+
+/* A kind of route option (canal_route_option_t, canal/app.h): a feature's setting of one
+ * route, reached from the spec so that the core's structs grow no field per feature. At
+ * registration canal_app_route() switches the feature on and asks attach() to check the value
+ * (and keep a copy of its own if it needs one: *kept is what the route keeps); a failure is
+ * the route's registration error. The feature finds it at start with canal__endpoint_option().
+ * The kind's address is also the key of its scoped settings (canal__scope_set()). */
+struct canal_option_kind {
+    const struct canal__feature *feature;
+    const char *name; /* for errors: "policy" */
+    int (*attach)(canal_app_t *app, const void *value, const void **kept, canal_error_info_t *err);
+};
+
+/* The value of ep's option of kind k, or NULL */
+const void *canal__endpoint_option(const struct canal_endpoint *ep, const struct canal_option_kind *k);
 
 /* A feature switched on in an app: the feature and its state. */
 struct canal__attached {
@@ -89,11 +108,15 @@ struct canal__attached {
     void *state;
 };
 
-/* A phase of every request, built at start from the features that have one. */
-struct canal__each {
-    const struct canal__feature *f;
+/* The phases of every request, built at start from the features that have one: the begin
+ * phase for the app, the end phase for each worker (with its per-worker state). */
+struct canal__begin {
+    void (*fn)(canal_req_t *req, void *st);
     void *state;
-    size_t index; /* the feature's place in app->features: its per-worker state's */
+};
+struct canal__end {
+    void (*fn)(h2o_req_t *h, canal_req_t *req, void *st, void *wst);
+    void *state, *wstate;
 };
 
 /* Switches f on in app (once; later calls give the same state): f's state, or NULL when out

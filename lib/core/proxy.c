@@ -341,7 +341,7 @@ canal_str_t canal__client_addr(const canal_app_t *app, h2o_req_t *h)
         return (canal_str_t){"-", 1};
     char *text = h2o_mem_alloc_pool(&h->pool, INET6_ADDRSTRLEN);
     if (client.family == 4) /* the access log's formatter: inet_ntop's sprintf costs ~1,700 */
-        return (canal_str_t){text, canal__acclog_ipv4(text, client.bytes)};
+        return (canal_str_t){text, canal__ipv4_text(text, client.bytes)};
     inet_ntop(AF_INET6, client.bytes, text, INET6_ADDRSTRLEN);
     return (canal_str_t){text, strlen(text)};
 }

@@ -68,10 +68,9 @@ void canal__on_req_done(h2o_logger_t *self, h2o_req_t *h)
 {
     struct canal_worker *w = H2O_STRUCT_FROM_MEMBER(struct canal_worker, ctx, h->conn->ctx);
     canal_req_t *req = canal__reqmap_take(&w->reqs, h);
-    const canal_app_t *app = w->app;
     /* the features' end of every answer (the access log's line), before anything of it goes */
-    for (size_t i = 0; i < app->nends; i++)
-        app->ends[i].f->end(h, req, app->ends[i].state, w->fstate[app->ends[i].index]);
+    for (size_t i = 0; i < w->nends; i++)
+        w->ends[i].fn(h, req, w->ends[i].state, w->ends[i].wstate);
     if (req == NULL)
         return; /* a static file, libh2o's own answer, or answered untracked (canal__reqmap_put failed) */
     if (req->pending != NULL)
@@ -306,7 +305,7 @@ static inline void run_begins(canal_req_t *req)
 {
     const canal_app_t *app = req->app;
     for (size_t i = 0; i < app->nbegins; i++)
-        app->begins[i].f->begin(req, app->begins[i].state);
+        app->begins[i].fn(req, app->begins[i].state);
 }
 
 /* Routes the request and runs its handler; the answer is committed after it unless it is

@@ -12,15 +12,35 @@
  * Registration errors are sticky: the first is kept in app->reg_err, and canal_app_start()
  * fails with it.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/core.h"
+/* the route spec's args and documented answers (test/layers-debt.txt) */
+#include "models/models.h"
 
 int canal__reg_error(canal_app_t *app, const canal_error_info_t *err)
 {
     if (app->reg_err.code == 0)
         app->reg_err = *err;
     return err->code;
+}
+
+int canal__reg_fail(canal_app_t *app, canal_error_info_t *err, int code, const char *fmt, ...)
+{
+    canal_error_info_t e = {.code = code};
+    if (fmt == NULL) {
+        snprintf(e.message, sizeof(e.message), "%s", canal_strerror(code));
+    } else {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(e.message, sizeof(e.message), fmt, ap);
+        va_end(ap);
+    }
+    if (err != NULL)
+        *err = e;
+    return canal__reg_error(app, &e);
 }
 
 int canal_app_error(const canal_app_t *app, canal_error_info_t *err)
@@ -74,8 +94,6 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
     else if (spec->max_body > app->cfg.max_body_size)
         canal_error_set(&e, CANAL_EINVAL, 0, "max_body %zu is above the app's max_body_size %zu", spec->max_body,
                         app->cfg.max_body_size);
-    else if (canal__policy_attach(app, spec->policy) != 0)
-        canal_error_set(&e, CANAL_EINVAL, 0, "a policy needs a scheme, or anonymous");
     else if (spec->args != NULL && canal__model_register(app, spec->args, &args, &e) != 0)
         ;
     else if (copy_responses(app, spec->responses, &responses, &e) != 0)
@@ -88,11 +106,17 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
         else
             app->endpoints = grown, app->cap_endpoints = cap;
     }
-    const struct canal__sechdr *sh = NULL;
-    if (e.code == 0 && spec->security_headers != NULL) {
-        int rc;
-        if ((sh = canal__sechdr_make(app, spec->security_headers, &rc)) == NULL)
-            canal_error_set(&e, rc, 0, rc == CANAL_EINVAL ? "a security header value has CR or LF" : NULL);
+    /* the features' options: each checked (and copied if its feature needs) by its kind */
+    struct canal__route_option options[CANAL_MAX_ROUTE_OPTIONS] = {{0}};
+    for (size_t i = 0; e.code == 0 && i < CANAL_MAX_ROUTE_OPTIONS && spec->options[i].kind != NULL; i++) {
+        const struct canal_option_kind *k = spec->options[i].kind;
+        for (size_t j = 0; j < i; j++)
+            if (options[j].kind == k)
+                canal_error_set(&e, CANAL_EINVAL, 0, "two %s options on one route", k->name);
+        if (e.code == 0 && canal__feature_on(app, k->feature) == NULL)
+            canal_error_set(&e, CANAL_ENOMEM, 0, "%s: out of memory", k->name);
+        if (e.code == 0 && k->attach(app, spec->options[i].value, &options[i].value, &e) == 0)
+            options[i].kind = k;
     }
     if (e.code == 0) {
         canal_route_spec_t rs = {.method = spec->method, .tmpl = spec->tmpl, .name = spec->name, .data = spec->data};
@@ -114,9 +138,8 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
                                                                 .summary = spec->summary,
                                                                 .description = spec->description,
                                                                 .group = spec->group,
-                                                                .rate_limit = spec->rate_limit, .sechdr = sh,
-                                                                .own_policy = spec->policy,
                                                                 .max_body = spec->max_body};
+    memcpy(app->endpoints[app->nendpoints - 1].options, options, sizeof(options));
     if (route != NULL)
         *route = r;
     /* the route exists now (a router cannot take one back): a mismatch is the app's
@@ -142,6 +165,14 @@ canal_route_group_t *canal_app_group(canal_app_t *app, canal_route_group_t *pare
     app->groups = grown;
     app->groups[app->ngroups++] = (struct canal__group){.group = g, .parent = parent};
     return g;
+}
+
+const void *canal__endpoint_option(const struct canal_endpoint *ep, const struct canal_option_kind *k)
+{
+    for (size_t i = 0; i < CANAL_MAX_ROUTE_OPTIONS && ep->options[i].kind != NULL; i++)
+        if (ep->options[i].kind == k)
+            return ep->options[i].value;
+    return NULL;
 }
 
 /* The record of a group made by canal_app_group(), or NULL */

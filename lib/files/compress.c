@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "core/core.h"
+#include "files/files.h"
 #include "canal/ops.h"
 
 /* Debian's libh2o 2.2.5 is built without brotli: the symbol is absent there. A weak reference
@@ -25,17 +25,18 @@ int canal_app_compress(canal_app_t *app, const canal_compress_options_t *opts)
 {
     canal_compress_options_t o = opts ? *opts : (canal_compress_options_t){0};
     if (atomic_load(&app->state) != APP_CREATED)
-        return CANAL_ESTATE;
+        return canal__reg_fail(app, NULL, CANAL_ESTATE, "compression is set before the app starts");
     if (o.gzip_level == 0)
         o.gzip_level = 1;
     if (o.min_size == 0)
         o.min_size = 1024;
     if (o.gzip_level < 1 || o.gzip_level > 9 || o.brotli_level < 0 || o.brotli_level > 11 ||
         (o.brotli_level > 0 && !canal_compress_has_brotli()))
-        return CANAL_EINVAL;
+        return canal__reg_fail(app, NULL, CANAL_EINVAL, "compression: gzip level %d (1-9), brotli level %d (0-11%s)",
+                               o.gzip_level, o.brotli_level, canal_compress_has_brotli() ? "" : "; no brotli here");
     struct canal__ops *ops = canal__ops_of(app);
     if (ops == NULL)
-        return CANAL_ENOMEM;
+        return canal__reg_fail(app, NULL, CANAL_ENOMEM, "compression: out of memory");
     ops->compress = 1;
     ops->compress_args.min_size = o.min_size;
     ops->compress_args.gzip.quality = o.gzip_level;
@@ -62,14 +63,14 @@ static const canal_route_t *find_route(canal_app_t *app, const char *method, con
 int canal_app_compress_route(canal_app_t *app, const char *method, const char *tmpl, int on)
 {
     if (atomic_load(&app->state) != APP_CREATED)
-        return CANAL_ESTATE;
+        return canal__reg_fail(app, NULL, CANAL_ESTATE, "compression is set before the app starts");
     const canal_route_t *r = find_route(app, method, tmpl);
     if (r == NULL)
-        return CANAL_ENOTFOUND;
+        return canal__reg_fail(app, NULL, CANAL_ENOTFOUND, "compression: no route %s %s", method, tmpl);
     struct canal__ops *ops = canal__ops_of(app);
     struct canal__hint *grown = ops != NULL ? realloc(ops->hints, (ops->nhints + 1) * sizeof(*grown)) : NULL;
     if (grown == NULL)
-        return CANAL_ENOMEM;
+        return canal__reg_fail(app, NULL, CANAL_ENOMEM, "compression: out of memory");
     ops->hints = grown;
     ops->hints[ops->nhints++] = (struct canal__hint){canal_route_index(r), on};
     return 0;

@@ -6,7 +6,7 @@
  * when the app starts and frees them with the app.
  */
 #include <stdlib.h>
-#include "core/core.h"
+#include "files/files.h"
 
 static const struct canal__feature feature;
 

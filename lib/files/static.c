@@ -11,32 +11,32 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "core/core.h"
+#include "files/files.h"
 #include "canal/ops.h"
 
 int canal_app_static(canal_app_t *app, const char *prefix, const char *dir, unsigned flags,
                      canal_error_info_t *err)
 {
     if (atomic_load(&app->state) != APP_CREATED)
-        return canal_error_set(err, CANAL_ESTATE, 0, "%s: static files are added before the app starts", prefix);
+        return canal__reg_fail(app, err, CANAL_ESTATE, "%s: static files are added before the app starts", prefix);
     size_t n = prefix ? strlen(prefix) : 0;
     while (n > 1 && prefix[n - 1] == '/')
         n--;
     if (n < 2 || prefix[0] != '/')
-        return canal_error_set(err, CANAL_EINVAL, 0, "bad static prefix '%s' (it starts with '/' and is not the root)",
+        return canal__reg_fail(app, err, CANAL_EINVAL, "bad static prefix '%s' (it starts with '/' and is not the root)",
                        prefix ? prefix : "(null)");
     struct stat st;
     if (dir == NULL || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, R_OK | X_OK) != 0)
-        return canal_error_set(err, CANAL_EINVAL, 0, "%s is not a readable directory", dir ? dir : "(null)");
+        return canal__reg_fail(app, err, CANAL_EINVAL, "%s is not a readable directory", dir ? dir : "(null)");
     struct canal__ops *ops = canal__ops_of(app);
     if (ops == NULL)
-        return CANAL_ENOMEM;
+        return canal__reg_fail(app, err, CANAL_ENOMEM, "%s: out of memory", prefix);
     for (size_t i = 0; i < ops->nstatics; i++)
         if (strlen(ops->statics[i].prefix) == n && strncmp(ops->statics[i].prefix, prefix, n) == 0)
-            return canal_error_set(err, CANAL_EEXIST, 0, "%s is served already", ops->statics[i].prefix);
+            return canal__reg_fail(app, err, CANAL_EEXIST, "%s is served already", ops->statics[i].prefix);
     struct static_dir *grown = realloc(ops->statics, (ops->nstatics + 1) * sizeof(*grown));
     if (grown == NULL)
-        return CANAL_ENOMEM;
+        return canal__reg_fail(app, err, CANAL_ENOMEM, "%s: out of memory", prefix);
     ops->statics = grown;
     struct static_dir *s = &ops->statics[ops->nstatics];
     s->prefix = strndup(prefix, n);
@@ -45,7 +45,7 @@ int canal_app_static(canal_app_t *app, const char *prefix, const char *dir, unsi
     if (s->prefix == NULL || s->dir == NULL) {
         free(s->prefix);
         free(s->dir);
-        return CANAL_ENOMEM;
+        return canal__reg_fail(app, err, CANAL_ENOMEM, "%s: out of memory", prefix);
     }
     ops->nstatics++;
     return 0;

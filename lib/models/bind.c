@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/core.h"
+#include "models/models.h"
 #include "router/regex_internal.h"
 
 /* ---- the 400 validation problem ---- */

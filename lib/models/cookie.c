@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include "core/core.h"
+#include "models/models.h"
 #include "canal/cookie.h"
 
 int canal__is_tchar(unsigned char c)

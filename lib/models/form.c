@@ -15,7 +15,7 @@
  */
 #include <string.h>
 #include <strings.h>
-#include "core/core.h"
+#include "models/models.h"
 
 _Static_assert(CANAL_MULTIPART_MAX_PARTS == 128 && CANAL_MULTIPART_MAX_HEADER == 8192,
                "the limits are written in the error texts below");

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/core.h"
+#include "models/models.h"
 #include "router/regex_internal.h"
 
 /* ---- registration ---- */
@@ -76,20 +76,41 @@ static void free_model(struct canal__model *m)
     free(m);
 }
 
-void canal__models_free(canal_app_t *app)
+/* The feature's state (core/feature.h): every schema registered, switched on by the first */
+struct models {
+    struct canal__model **list;
+    size_t n;
+};
+static const struct canal__feature feature;
+
+static void models_free(canal_app_t *app, void *st)
 {
-    for (size_t i = 0; i < app->nmodels; i++)
-        free_model(app->models[i]);
-    free(app->models);
-    app->models = NULL;
-    app->nmodels = 0;
+    struct models *all = st;
+    for (size_t i = 0; i < all->n; i++)
+        free_model(all->list[i]);
+    free(all->list);
+}
+
+static const struct canal__feature feature = {
+    .name = "models",
+    .size = sizeof(struct models),
+    .dispose = models_free,
+};
+
+size_t canal__models_all(const canal_app_t *app, struct canal__model *const **list)
+{
+    const struct models *all = canal__feature_state(app, &feature);
+    *list = all != NULL ? all->list : NULL;
+    return all != NULL ? all->n : 0;
 }
 
 const struct canal__model *canal__model_find(const canal_app_t *app, const canal_schema_t *s)
 {
-    for (size_t i = 0; i < app->nmodels; i++)
-        if (app->models[i]->schema == s)
-            return app->models[i];
+    struct canal__model *const *list;
+    size_t n = canal__models_all(app, &list);
+    for (size_t i = 0; i < n; i++)
+        if (list[i]->schema == s)
+            return list[i];
     return NULL;
 }
 
@@ -239,8 +260,11 @@ static int register_model(canal_app_t *app, const canal_schema_t *s, int depth, 
         return canal_error_set(err, CANAL_EINVAL, 0, "schema %s: size 0", s->name);
     if (depth > 32)
         return canal_error_set(err, CANAL_EINVAL, 0, "schema %s: nested more than 32 deep (a cycle?)", s->name);
-    for (size_t i = 0; i < app->nmodels; i++)
-        if (strcmp(app->models[i]->schema->name, s->name) == 0)
+    struct models *all = canal__feature_on(app, &feature);
+    if (all == NULL)
+        return canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
+    for (size_t i = 0; i < all->n; i++)
+        if (strcmp(all->list[i]->schema->name, s->name) == 0)
             return canal_error_set(err, CANAL_EEXIST, 0, "two schemas are named %s", s->name);
     size_t n = 0;
     while (s->fields[n].name != NULL)
@@ -248,9 +272,9 @@ static int register_model(canal_app_t *app, const canal_schema_t *s, int depth, 
     struct canal__model *m = calloc(1, sizeof(*m));
     struct canal__mfield *fields = calloc(n ? n : 1, sizeof(*fields));
     struct span *sp = calloc(3 * n + 1, sizeof(*sp));
-    struct canal__model **list = realloc(app->models, (app->nmodels + 1) * sizeof(*list));
+    struct canal__model **list = realloc(all->list, (all->n + 1) * sizeof(*list));
     if (list != NULL)
-        app->models = list;
+        all->list = list;
     if (m == NULL || fields == NULL || sp == NULL || list == NULL) {
         free(m), free(fields), free(sp);
         return canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
@@ -259,7 +283,7 @@ static int register_model(canal_app_t *app, const canal_schema_t *s, int depth, 
     m->fields = fields;
     m->nfields = n;
     /* registered before its fields are checked, so that a cycle is found by name, not recursion */
-    app->models[app->nmodels++] = m;
+    all->list[all->n++] = m;
     int rc = 0, whole = 0, members = 0, form = 0;
     size_t nsp = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
@@ -289,9 +313,9 @@ static int register_model(canal_app_t *app, const canal_schema_t *s, int depth, 
     free(sp);
     if (rc != 0) {
         /* nested models registered on the way stay: they were checked and are fine */
-        for (size_t i = 0; i < app->nmodels; i++)
-            if (app->models[i] == m)
-                app->models[i] = app->models[--app->nmodels];
+        for (size_t i = 0; i < all->n; i++)
+            if (all->list[i] == m)
+                all->list[i] = all->list[--all->n];
         free_model(m);
         *out = NULL;
         return rc;
@@ -304,14 +328,18 @@ int canal__model_register(canal_app_t *app, const canal_schema_t *s, const struc
                           canal_error_info_t *err)
 {
     if (atomic_load(&app->state) != APP_CREATED)
-        return canal_error_set(err, CANAL_ESTATE, 0, "schemas are registered before the app starts");
+        return canal__reg_fail(app, err, CANAL_ESTATE, "schemas are registered before the app starts");
     return register_model(app, s, 0, out, err);
 }
 
 int canal_app_schema(canal_app_t *app, const canal_schema_t *schema, canal_error_info_t *err)
 {
     const struct canal__model *m;
-    return canal__model_register(app, schema, &m, err);
+    canal_error_info_t e;
+    int rc = canal__model_register(app, schema, &m, &e);
+    if (rc != 0 && err != NULL)
+        *err = e;
+    return rc != 0 ? canal__reg_error(app, &e) : 0;
 }
 
 /* ---- writing ---- */

@@ -14,7 +14,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include "core/core.h"
+#include "models/models.h"
 #include "canal/cookie.h"
 
 struct canal_signer {

@@ -35,7 +35,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include "core/core.h"
+#include "observability/observability.h"
 #include "observability/acclog_internal.h"
 
 /* The feature's state: the file all workers write */
@@ -105,11 +105,11 @@ static void acclog_close(canal_app_t *app, void *st)
     a->lock_ready = 0;
 }
 
-void canal_app_reopen_log(canal_app_t *app)
+/* canal_app_reopen_log(), SIGUSR1 */
+static void acclog_reopen(canal_app_t *app, void *st)
 {
-    struct canal__acclog *a = canal__feature_state(app, &feature);
-    if (a != NULL)
-        atomic_store(&a->reopen, 1); /* lock-free: safe in a signal handler */
+    struct canal__acclog *a = st;
+    atomic_store(&a->reopen, 1); /* lock-free: safe in a signal handler */
 }
 
 /* Under the lock: a reopen that was asked for. On failure the old file goes on. */
@@ -212,7 +212,7 @@ static canal_str_t peer_text(h2o_conn_t *conn, struct canal_conn *c, char *buf)
     socklen_t len = conn->callbacks->get_peername != NULL ? conn->callbacks->get_peername(conn, (void *)&ss) : 0;
     canal_str_t s = {"-", 1};
     if (len != 0 && ss.ss_family == AF_INET) {
-        s = (canal_str_t){buf, canal__acclog_ipv4(buf, (const uint8_t *)&((struct sockaddr_in *)&ss)->sin_addr)};
+        s = (canal_str_t){buf, canal__ipv4_text(buf, (const uint8_t *)&((struct sockaddr_in *)&ss)->sin_addr)};
     } else if (len != 0) {
         size_t n = h2o_socket_getnumerichost((void *)&ss, len, buf);
         if (n != SIZE_MAX)
@@ -225,10 +225,18 @@ static canal_str_t peer_text(h2o_conn_t *conn, struct canal_conn *c, char *buf)
     return s;
 }
 
-static canal_str_t header(const h2o_headers_t *hs, const h2o_token_t *token)
+/* The first Referer and User-Agent fields of hs, in one pass (absent: base NULL) */
+static void referer_and_agent(const h2o_headers_t *hs, canal_str_t *referer, canal_str_t *agent)
 {
-    ssize_t i = h2o_find_header(hs, token, -1);
-    return i != -1 ? (canal_str_t){hs->entries[i].value.base, hs->entries[i].value.len} : (canal_str_t){NULL, 0};
+    *referer = *agent = (canal_str_t){NULL, 0};
+    for (size_t i = 0; i < hs->size; i++) {
+        const h2o_header_t *f = &hs->entries[i];
+        canal_str_t *to = f->name == &H2O_TOKEN_REFERER->buf      ? referer
+                          : f->name == &H2O_TOKEN_USER_AGENT->buf ? agent
+                                                                  : NULL;
+        if (to != NULL && to->base == NULL)
+            *to = (canal_str_t){f->value.base, f->value.len};
+    }
 }
 
 /* The end of every answer: its line */
@@ -244,12 +252,11 @@ static void add(h2o_req_t *h, canal_req_t *req, void *st, void *wst)
         .version = h->version,
         .status = h->res.status,
         .bytes = h->bytes_sent,
-        .referer = header(&h->headers, H2O_TOKEN_REFERER),
-        .user_agent = header(&h->headers, H2O_TOKEN_USER_AGENT),
         .id_column = app->cfg.request_id != 0,
         .unix_us = -1,
         .duration_us = -1,
     };
+    referer_and_agent(&h->headers, &e.referer, &e.user_agent);
     /* behind trusted proxies, and always in JSON, the client's address; else the peer's */
     if (app->nproxies > 0 || a->json)
         e.client = req != NULL ? canal_req_client_addr(req) : canal__client_addr(app, h);
@@ -310,4 +317,5 @@ static const struct canal__feature feature = {
     .worker_stop = worker_stop,
     .worker_exit = worker_exit,
     .end = add,
+    .reopen = acclog_reopen,
 };

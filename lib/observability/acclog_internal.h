@@ -36,7 +36,5 @@ size_t canal__acclog_bound(const struct canal__acclog_entry *e);
  * acclog_line.c). JSON: one object a line, always valid JSON and UTF-8. */
 size_t canal__acclog_clf(char *out, const struct canal__acclog_entry *e);
 size_t canal__acclog_json(char *out, const struct canal__acclog_entry *e);
-/* "203.0.113.9" from 4 bytes in network order, as libh2o prints it; returns the length (<= 15) */
-size_t canal__acclog_ipv4(char *out, const uint8_t b[4]);
 
 #endif

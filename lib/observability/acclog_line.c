@@ -61,31 +61,6 @@ static char *put_fixed(char *o, unsigned d, int n)
     return o + n;
 }
 
-/* v (0..255) in 1 to 3 digits: no loop and no 64-bit division */
-static char *put_u8(char *o, unsigned v)
-{
-    if (v >= 10) {
-        if (v >= 100) {
-            *o++ = (char)('0' + v / 100);
-            v %= 100;
-        }
-        *o++ = (char)('0' + v / 10);
-        v %= 10;
-    }
-    *o++ = (char)('0' + v);
-    return o;
-}
-
-size_t canal__acclog_ipv4(char *out, const uint8_t b[4])
-{
-    char *o = put_u8(out, b[0]);
-    for (int i = 1; i < 4; i++) {
-        *o++ = '.';
-        o = put_u8(o, b[i]);
-    }
-    return (size_t)(o - out);
-}
-
 /*
  * The run of bytes at p that need no escape: those from ' ' to max, except q1 and q2. Eight
  * bytes at a time (the word tests of "Bit Twiddling Hacks": hasless, hasmore and haszero, each

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/core.h"
+#include "observability/observability.h"
 
 struct canal_health {
     canal_ready_fn ready;
@@ -58,16 +58,16 @@ int canal_app_health(canal_app_t *app, const char *prefix, canal_ready_fn ready_
     if (tmpl == NULL || h == NULL) {
         free(tmpl);
         free(h);
-        return CANAL_ENOMEM;
+        return canal__reg_fail(app, NULL, CANAL_ENOMEM, "health endpoints: out of memory");
     }
     *h = (struct canal_health){ready_fn, data};
     snprintf(tmpl, size, "%.*s%slive", (int)n, prefix, n ? "/" : "");
     /* probes carry no credentials: the app's default policy does not cover them */
     static const canal_policy_t anonymous = {.anonymous = 1};
-    int rc = canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = tmpl, .handler = live, .policy = &anonymous}, NULL, NULL);
+    int rc = canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = tmpl, .handler = live, .options = {CANAL_POLICY(&anonymous)}}, NULL, NULL);
     if (rc == 0) {
         snprintf(tmpl, size, "%.*s%sready", (int)n, prefix, n ? "/" : "");
-        rc = canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = tmpl, .handler = ready, .data = h, .dispose = free, .policy = &anonymous}, NULL, NULL);
+        rc = canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = tmpl, .handler = ready, .data = h, .dispose = free, .options = {CANAL_POLICY(&anonymous)}}, NULL, NULL);
         if (rc == 0)
             h = NULL; /* the route owns it now */
     }

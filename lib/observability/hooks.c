@@ -8,7 +8,7 @@
  */
 #include <stdio.h>
 #include <time.h>
-#include "core/core.h"
+#include "observability/observability.h"
 
 /* The feature's state: the app's hooks */
 struct hooks {

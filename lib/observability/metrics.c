@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "core/core.h"
+#include "observability/observability.h"
 #include "canal/ops.h"
 
 /* Upper bounds of the histogram buckets, in nanoseconds (seconds in the output). */
@@ -88,13 +88,17 @@ int64_t canal__elapsed_ns(h2o_req_t *h)
            ((int64_t)now.tv_nsec - (int64_t)h->timestamps.request_begin_at.tv_usec * 1000);
 }
 
+/* A worker's own: its counters (m->slots[k], set by worker_init()) */
+struct mworker {
+    struct canal__mslot *slots;
+};
+
 /* The end of every request of canal's */
 static void record(h2o_req_t *h, canal_req_t *req, void *st, void *wst)
 {
     if (req == NULL)
         return;
-    const struct canal__metrics *m = st;
-    struct canal__mslot *s = &m->slots[req->worker->index][req->endpoint ? req->match->index + 1 : 0];
+    struct canal__mslot *s = &((struct mworker *)wst)->slots[req->endpoint ? req->match->index + 1 : 0];
     int64_t d = canal__elapsed_ns(h);
     uint64_t ns = d > 0 ? (uint64_t)d : 0;
     size_t b = 0;
@@ -247,27 +251,15 @@ static int scrape(canal_req_t *req, void *data)
 
 int canal_app_metrics(canal_app_t *app, const char *path, canal_error_info_t *err)
 {
-    if (atomic_load(&app->state) != APP_CREATED) {
-        if (err != NULL)
-            canal_error_set(err, CANAL_ESTATE, 0, "metrics are switched on before the app starts");
-        return CANAL_ESTATE;
-    }
+    if (atomic_load(&app->state) != APP_CREATED)
+        return canal__reg_fail(app, err, CANAL_ESTATE, "metrics are switched on before the app starts");
     struct canal__metrics *m = canal__feature_state(app, &feature);
-    if (m != NULL && m->on) {
-        if (err != NULL)
-            canal_error_set(err, CANAL_EEXIST, 0, "metrics are on already");
-        return CANAL_EEXIST;
-    }
+    if (m != NULL && m->on)
+        return canal__reg_fail(app, err, CANAL_EEXIST, "metrics are on already");
+    if ((m = canal__feature_on(app, &feature)) == NULL)
+        return canal__reg_fail(app, err, CANAL_ENOMEM, "metrics: out of memory");
     int rc = canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = path, .handler = scrape}, NULL, err);
-    if (rc == 0 && (m = canal__feature_on(app, &feature)) == NULL) {
-        canal_error_info_t e;
-        canal_error_set(&e, CANAL_ENOMEM, 0, "metrics: out of memory");
-        if (err != NULL)
-            *err = e;
-        rc = canal__reg_error(app, &e);
-    }
-    if (rc == 0)
-        m->on = 1;
+    m->on = rc == 0;
     return rc;
 }
 
@@ -320,10 +312,18 @@ static void metrics_dispose(canal_app_t *app, void *st)
     }
 }
 
+static int metrics_worker_init(struct canal_worker *w, void *st, void *wst)
+{
+    ((struct mworker *)wst)->slots = ((struct canal__metrics *)st)->slots[w->index];
+    return 0;
+}
+
 static const struct canal__feature feature = {
     .name = "metrics",
     .size = sizeof(struct canal__metrics),
+    .worker_size = sizeof(struct mworker),
     .start = metrics_start,
     .dispose = metrics_dispose,
+    .worker_init = metrics_worker_init,
     .end = record,
 };

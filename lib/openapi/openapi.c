@@ -20,7 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "canal/openapi.h"
-#include "core/core.h"
+#include "models/models.h"
+#include "security/security.h"
 #include "router/regex_internal.h"
 
 /* ---- the document ---- */
@@ -781,10 +782,11 @@ json_t *canal_openapi_build(canal_app_t *app, const canal_openapi_info_t *info, 
         }
     }
     json_object_set_new(doc, "paths", paths);
-    for (size_t i = 0; i < app->nmodels; i++)
-        if (is_shape(app->models[i]))
-            json_object_set_new(json_object_get(components, "schemas"), app->models[i]->schema->name,
-                                model_schema(app->models[i]));
+    struct canal__model *const *models;
+    for (size_t i = 0, n = canal__models_all(app, &models); i < n; i++)
+        if (is_shape(models[i]))
+            json_object_set_new(json_object_get(components, "schemas"), models[i]->schema->name,
+                                model_schema(models[i]));
     json_object_set_new(doc, "components", components);
     json_decref(ids);
     return doc;
@@ -857,9 +859,7 @@ int canal_app_openapi(canal_app_t *app, const char *path, json_t *doc, canal_err
     struct blob *b = text ? calloc(1, sizeof(*b)) : NULL;
     if (b == NULL) {
         free(text);
-        if (err != NULL)
-            canal_error_set(err, CANAL_EINVAL, 0, "no OpenAPI document to serve");
-        return CANAL_EINVAL;
+        return canal__reg_fail(app, err, CANAL_EINVAL, "no OpenAPI document to serve");
     }
     *b = (struct blob){text, strlen(text), "application/json", NULL, 200};
     return add_blob(app, path, serve_openapi, b, err);
@@ -956,12 +956,8 @@ static struct blob *blob_printf(int status, const char *type, const char *fmt, .
 int canal_app_docs(canal_app_t *app, const char *path, const char *openapi_url,
                    const char *assets_dir, canal_error_info_t *err)
 {
-    if (!url_ok(openapi_url) || !url_ok(path)) {
-        if (err != NULL)
-            *err = (canal_error_info_t){CANAL_EINVAL, 0, "the docs path and the document's URL "
-                                                         "must be plain URL characters"};
-        return CANAL_EINVAL;
-    }
+    if (!url_ok(openapi_url) || !url_ok(path))
+        return canal__reg_fail(app, err, CANAL_EINVAL, "the docs path and the document's URL must be plain URL characters");
     /* The page links its files by absolute path, so "/docs/" works as "/docs" does. */
     char base[512], tmpl[600];
     snprintf(base, sizeof(base), "%s%s", path[0] == '/' ? "" : "/", path);
@@ -994,7 +990,7 @@ int canal_app_docs(canal_app_t *app, const char *path, const char *openapi_url,
                                      assets_dir ? assets_dir : "(no directory given)", openapi_url,
                                      openapi_url);
         if (b == NULL)
-            return CANAL_ENOMEM;
+            return canal__reg_fail(app, err, CANAL_ENOMEM, "the docs page: out of memory");
         b->csp = "default-src 'none'";
         int rc = add_blob(app, base, serve_docs, b, err);
         if (rc != 0)
@@ -1010,7 +1006,7 @@ int canal_app_docs(canal_app_t *app, const char *path, const char *openapi_url,
         blob_dispose(js);
         blob_dispose(files[0]);
         blob_dispose(files[1]);
-        return CANAL_ENOMEM;
+        return canal__reg_fail(app, err, CANAL_ENOMEM, "the docs page: out of memory");
     }
     /* Swagger UI sets inline styles; scripts come from this app only. */
     html->csp = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "

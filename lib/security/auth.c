@@ -22,7 +22,7 @@
 #include <strings.h>
 #include <time.h>
 #include <openssl/crypto.h>
-#include "core/core.h"
+#include "security/security.h"
 
 enum auth_kind { AUTH_JWT, AUTH_API_KEY, AUTH_BASIC, AUTH_CUSTOM };
 
@@ -634,7 +634,10 @@ static int holds(const canal_str_t *list, size_t n, const char *want, int all)
 
 static const struct canal__feature feature;
 #define GUARD_ORDER 30 /* after CORS: a 401 carries CORS headers (core/feature.h) */
-static const char scope_key; /* the policies of the app and of its groups */
+static int option_attach(canal_app_t *app, const void *value, const void **kept, canal_error_info_t *err);
+/* CANAL_POLICY(): a route's own policy; the kind's address is also the key of the app's and
+ * the groups' policies (canal__scope_set()) */
+const canal_option_kind_t canal_policy_option = {&feature, "policy", option_attach};
 
 /* The guard of a route with a policy: 1 if the request is not allowed (the 401/403/400 is
  * set) */
@@ -675,11 +678,12 @@ static int policy_valid(const canal_policy_t *pol)
     return pol == NULL || pol->anonymous || pol->schemes[0] != NULL;
 }
 
-int canal__policy_attach(canal_app_t *app, const canal_policy_t *pol)
+static int option_attach(canal_app_t *app, const void *value, const void **kept, canal_error_info_t *err)
 {
-    if (!policy_valid(pol))
-        return CANAL_EINVAL;
-    return pol == NULL || canal__feature_on(app, &feature) != NULL ? 0 : CANAL_ENOMEM;
+    if (value == NULL || !policy_valid(value))
+        return canal_error_set(err, CANAL_EINVAL, 0, "a policy needs a scheme, or anonymous");
+    *kept = value;
+    return 0;
 }
 
 static int attach_error(canal_app_t *app, int code, const char *msg)
@@ -694,9 +698,9 @@ static int set_policy(canal_app_t *app, canal_route_group_t *group, const canal_
 {
     if (atomic_load(&app->state) != APP_CREATED)
         return attach_error(app, CANAL_ESTATE, "policies are set before the app starts");
-    int rc = canal__policy_attach(app, policy);
+    int rc = !policy_valid(policy) ? CANAL_EINVAL : canal__feature_on(app, &feature) == NULL ? CANAL_ENOMEM : 0;
     if (rc == 0)
-        rc = canal__scope_set(app, &scope_key, group, policy);
+        rc = canal__scope_set(app, &canal_policy_option, group, policy);
     if (rc == CANAL_EINVAL)
         return attach_error(app, rc, group != NULL && policy_valid(policy) ? "not a route group of this app"
                                                                           : "a policy needs a scheme, or anonymous");
@@ -717,7 +721,7 @@ int canal_app_group_policy(canal_app_t *app, canal_route_group_t *group, const c
  * NULL for none or an anonymous one. */
 static const canal_policy_t *resolve(const canal_app_t *app, const struct canal_endpoint *ep)
 {
-    const canal_policy_t *pol = canal__scope_get(app, &scope_key, ep, ep->own_policy);
+    const canal_policy_t *pol = canal__scope_get(app, &canal_policy_option, ep, canal__endpoint_option(ep, &canal_policy_option));
     return pol != NULL && !pol->anonymous ? pol : NULL;
 }
 

@@ -10,8 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "core/core.h"
+#include "security/security.h"
 #include "canal/ops.h"
+
+/* A CORS policy, copied */
+struct canal__cors {
+    const canal_cors_t *source; /* what it was copied from (to share copies of one policy) */
+    char *origins, *methods, *headers, *expose; /* owned, as given ("" for none) */
+    int any_origin, any_header, credentials;
+    char max_age[24];
+};
+
 
 /* Copies a list, trimming the spaces around its items; NULL gives "". */
 static char *copy_list(const char *s)
@@ -164,14 +173,25 @@ static int add_rule(canal_app_t *app, const char *prefix, const canal_route_t *r
     return 0;
 }
 
+/* add_rule()'s failure kept as the app's registration error */
+static int cors_result(canal_app_t *app, int rc)
+{
+    if (rc == 0)
+        return 0;
+    return canal__reg_fail(app, NULL, rc, "CORS: %s",
+                           rc == CANAL_ESTATE  ? "policies are set before the app starts"
+                           : rc == CANAL_EINVAL ? "a policy needs origins (and a route, if by route)"
+                                                : "out of memory");
+}
+
 int canal_app_cors(canal_app_t *app, const char *prefix, const canal_cors_t *policy)
 {
-    return add_rule(app, prefix ? prefix : "", NULL, policy);
+    return cors_result(app, add_rule(app, prefix ? prefix : "", NULL, policy));
 }
 
 int canal_app_cors_route(canal_app_t *app, const canal_route_t *route, const canal_cors_t *policy)
 {
-    return route == NULL ? CANAL_EINVAL : add_rule(app, NULL, route, policy);
+    return cors_result(app, route == NULL ? CANAL_EINVAL : add_rule(app, NULL, route, policy));
 }
 
 /* 1 if the template starts with the prefix, on a segment boundary */

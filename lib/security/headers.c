@@ -12,8 +12,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/core.h"
+#include "security/security.h"
 #include "canal/headers.h"
+#include "security/security.h"
+
+/* A compiled security headers preset */
+struct canal__sechdr {
+    struct canal__sechdr *next;  /* the app's list */
+    h2o_header_t plain[4];       /* on every answer */
+    char *owned[4];
+    size_t n;
+    char *hsts;                  /* Strict-Transport-Security's value (TLS only), or NULL */
+};
+
 
 static h2o_iovec_t name_nosniff = {"x-content-type-options", 22};
 static h2o_iovec_t name_referrer = {"referrer-policy", 15};
@@ -37,7 +48,6 @@ struct presets {
     struct canal__sechdr *head;
 };
 static const struct canal__feature feature;
-static const char scope_key; /* canal_app_security_headers()'s scoped setting */
 
 /* Compiles p into the app's list of presets: NULL with CANAL_EINVAL or CANAL_ENOMEM in *rc */
 struct canal__sechdr *canal__sechdr_make(canal_app_t *app, const canal_security_headers_t *p, int *rc)
@@ -86,15 +96,32 @@ struct canal__sechdr *canal__sechdr_make(canal_app_t *app, const canal_security_
     return c;
 }
 
+/* CANAL_SECURITY_HEADERS(): a route's own preset, compiled; the kind's address is also the
+ * key of canal_app_security_headers()'s scoped setting */
+static int option_attach(canal_app_t *app, const void *value, const void **kept, canal_error_info_t *err)
+{
+    int rc = 0;
+    if (value == NULL)
+        return canal_error_set(err, CANAL_EINVAL, 0, "CANAL_SECURITY_HEADERS(NULL): a preset is needed");
+    if ((*kept = canal__sechdr_make(app, value, &rc)) == NULL)
+        return canal_error_set(err, rc, 0, rc == CANAL_EINVAL ? "a security header value has CR or LF" : NULL);
+    return 0;
+}
+const canal_option_kind_t canal_security_headers_option = {&feature, "security headers", option_attach};
+
 int canal_app_security_headers(canal_app_t *app, canal_route_group_t *group, const canal_security_headers_t *preset)
 {
-    if (atomic_load(&app->state) != APP_CREATED)
-        return CANAL_ESTATE;
     const struct canal__sechdr *sh = NULL;
-    int rc = 0;
-    if (preset != NULL && (sh = canal__sechdr_make(app, preset, &rc)) == NULL)
-        return rc;
-    return canal__scope_set(app, &scope_key, group, sh);
+    int rc = atomic_load(&app->state) != APP_CREATED ? CANAL_ESTATE : 0;
+    if (rc == 0 && preset != NULL)
+        sh = canal__sechdr_make(app, preset, &rc);
+    if (rc == 0)
+        rc = canal__scope_set(app, &canal_security_headers_option, group, sh);
+    return rc == 0 ? 0
+                   : canal__reg_fail(app, NULL, rc, "security headers: %s",
+                                     rc == CANAL_ESTATE   ? "set before the app starts"
+                                     : rc == CANAL_EINVAL ? "a value has CR or LF, or not a route group of this app"
+                                                          : "out of memory");
 }
 
 /* The head: the preset's fields, and HSTS on a connection accepted by a TLS listener */
@@ -117,13 +144,13 @@ static int presets_start(canal_app_t *app, void *st)
 {
     for (size_t i = 0; i < app->nendpoints; i++) {
         struct canal_endpoint *ep = &app->endpoints[i];
-        const void *sh = canal__scope_get(app, &scope_key, ep, ep->sechdr);
+        const void *sh = canal__scope_get(app, &canal_security_headers_option, ep, canal__endpoint_option(ep, &canal_security_headers_option));
         if (sh != NULL && canal__endpoint_head(ep, sechdr_head, sh) != 0) {
             canal__log(app, CANAL_LOG_ERROR, "route %zu: too many heads", i);
             return -1;
         }
     }
-    const void *sh = canal__scope_get(app, &scope_key, NULL, NULL);
+    const void *sh = canal__scope_get(app, &canal_security_headers_option, NULL, NULL);
     return sh != NULL ? canal__app_head(app, sechdr_head, sh) : 0;
 }
 

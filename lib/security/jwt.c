@@ -26,55 +26,7 @@
 #include <openssl/params.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
-#include "core/core.h"
-
-/* ---- base64 ---- */
-
-static int b64_value(unsigned char c, int url)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == (url ? '-' : '+'))
-        return 62;
-    if (c == (url ? '_' : '/'))
-        return 63;
-    return -1;
-}
-
-int canal__b64_decode(const char *s, size_t n, int url, unsigned char *out, size_t *outlen)
-{
-    if (!url) { /* RFC 4648 4 with its padding: whole quanta, '=' only at the end */
-        if (n % 4 != 0)
-            return -1;
-        if (n > 0 && s[n - 1] == '=')
-            n--;
-        if (n > 0 && s[n - 1] == '=')
-            n--;
-    }
-    if (n % 4 == 1)
-        return -1;
-    size_t o = 0;
-    uint32_t acc = 0;
-    int bits = 0;
-    for (size_t i = 0; i < n; i++) {
-        int v = b64_value((unsigned char)s[i], url);
-        if (v < 0)
-            return -1;
-        acc = (acc << 6) | (uint32_t)v;
-        if ((bits += 6) >= 8) {
-            bits -= 8;
-            out[o++] = (unsigned char)(acc >> bits);
-        }
-    }
-    if ((acc & ((1u << bits) - 1)) != 0)
-        return -1; /* bits past the last byte: another spelling of the same bytes */
-    *outlen = o;
-    return 0;
-}
+#include "security/security.h"
 
 /* ---- keys ---- */
 

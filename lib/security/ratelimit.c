@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <openssl/rand.h>
-#include "core/core.h"
+#include "security/security.h"
 #include "canal/ratelimit.h"
 
 #define WAYS 8
@@ -175,20 +175,30 @@ struct limits {
 };
 static const struct canal__feature feature;
 #define GUARD_ORDER 10 /* the first guard (core/feature.h) */
-static const char scope_key; /* canal_app_rate_limit()'s scoped setting */
+
+/* CANAL_RATE_LIMIT(): a route's own limit; its address is also the key of
+ * canal_app_rate_limit()'s scoped setting */
+static int option_attach(canal_app_t *app, const void *value, const void **kept, canal_error_info_t *err)
+{
+    if (value == NULL)
+        return canal_error_set(err, CANAL_EINVAL, 0, "CANAL_RATE_LIMIT(NULL): a rate limit option needs a limit");
+    *kept = value;
+    return 0;
+}
+const canal_option_kind_t canal_rate_limit_option = {&feature, "rate limit", option_attach};
 
 canal_rate_limit_t *canal_rate_limit_create(canal_app_t *app, const canal_rate_limit_options_t *o,
                                            canal_error_info_t *err)
 {
     struct limits *all = canal__feature_on(app, &feature);
     if (atomic_load(&app->state) != APP_CREATED) {
-        canal_error_set(err, CANAL_ESTATE, 0, "rate limits are made before the app starts");
+        canal__reg_fail(app, err, CANAL_ESTATE, "rate limits are made before the app starts");
         return NULL;
     }
     if (o == NULL || o->requests < 1 || o->requests > 1000000 || o->window_ms < 1 || o->window_ms > 86400000 ||
         (o->key == CANAL_RATE_KEY_HEADER && (o->header == NULL || *o->header == '\0')) ||
         (o->key == CANAL_RATE_KEY_CUSTOM && o->key_fn == NULL) || o->key > CANAL_RATE_KEY_CUSTOM) {
-        canal_error_set(err, CANAL_EINVAL, 0,
+        canal__reg_fail(app, err, CANAL_EINVAL,
                         "a rate limit needs 1 to 1000000 requests per 1 ms to 1 day, and its key's header or function");
         return NULL;
     }
@@ -206,7 +216,7 @@ canal_rate_limit_t *canal_rate_limit_create(canal_app_t *app, const canal_rate_l
             free(l->name);
             free(l);
         }
-        canal_error_set(err, CANAL_ENOMEM, 0, NULL);
+        canal__reg_fail(app, err, CANAL_ENOMEM, "rate limit: out of memory");
         return NULL;
     }
     for (size_t i = 0; i < NLOCKS; i++)
@@ -214,7 +224,7 @@ canal_rate_limit_t *canal_rate_limit_create(canal_app_t *app, const canal_rate_l
     unsigned char seed[16];
     if (RAND_bytes(seed, sizeof(seed)) != 1) {
         limit_free(l);
-        canal_error_set(err, CANAL_ESYS, 0, "no random bytes for the rate limit's hash key");
+        canal__reg_fail(app, err, CANAL_ESYS, "no random bytes for the rate limit's hash key");
         return NULL;
     }
     memcpy(&l->k0, seed, 8);
@@ -234,7 +244,11 @@ canal_rate_limit_t *canal_rate_limit_create(canal_app_t *app, const canal_rate_l
 
 int canal_app_rate_limit(canal_app_t *app, canal_route_group_t *group, const canal_rate_limit_t *limit)
 {
-    return canal__scope_set(app, &scope_key, group, limit);
+    int rc = canal__scope_set(app, &canal_rate_limit_option, group, limit);
+    return rc == 0 ? 0
+                   : canal__reg_fail(app, NULL, rc, "rate limit: %s",
+                                     rc == CANAL_ESTATE ? "set before the app starts"
+                                     : rc == CANAL_EINVAL ? "not a route group of this app" : "out of memory");
 }
 
 /* ---- on the request path ---- */
@@ -301,7 +315,7 @@ static int limits_start(canal_app_t *app, void *st)
 {
     for (size_t i = 0; i < app->nendpoints; i++) {
         struct canal_endpoint *ep = &app->endpoints[i];
-        const void *l = canal__scope_get(app, &scope_key, ep, ep->rate_limit);
+        const void *l = canal__scope_get(app, &canal_rate_limit_option, ep, canal__endpoint_option(ep, &canal_rate_limit_option));
         if (l != NULL && canal__endpoint_guard(ep, GUARD_ORDER, rate_check, l) != 0) {
             canal__log(app, CANAL_LOG_ERROR, "route %zu: too many guards", i);
             return -1;

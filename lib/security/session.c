@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <openssl/rand.h>
-#include "core/core.h"
+#include "security/security.h"
 #include "canal/cookie.h"
 
 #define ID_LEN 16
@@ -205,13 +205,16 @@ struct canal_sessions {
 canal_sessions_t *canal_sessions_create(canal_app_t *app, const canal_sessions_options_t *o, canal_error_info_t *err)
 {
     if (o == NULL || o->signer == NULL) {
-        canal_error_set(err, CANAL_EINVAL, 0, "sessions need a signer");
+        canal__reg_fail(app, err, CANAL_EINVAL, "sessions need a signer");
         return NULL;
     }
     const char *name = o->cookie ? o->cookie : "sid";
     char probe[4096];
-    if (canal_cookie_format(probe, sizeof(probe), name, (canal_str_t){"", 0}, &o->cookie_options, err) < 0)
+    canal_error_info_t e;
+    if (canal_cookie_format(probe, sizeof(probe), name, (canal_str_t){"", 0}, &o->cookie_options, &e) < 0) {
+        canal__reg_fail(app, err, e.code, "sessions: %s", e.message);
         return NULL;
+    }
     canal_sessions_t *s = calloc(1, sizeof(*s));
     if (s == NULL || (s->cookie = strdup(name)) == NULL ||
         (o->cookie_options.path && (s->path = strdup(o->cookie_options.path)) == NULL) ||
@@ -246,7 +249,7 @@ nomem:
         free(s->domain);
         free(s);
     }
-    canal_error_set(err, CANAL_ENOMEM, 0, NULL);
+    canal__reg_fail(app, err, CANAL_ENOMEM, NULL);
     return NULL;
 }
 

@@ -118,19 +118,19 @@ int main(int argc, char **argv)
         {.name = "Admin", .methods = "POST", .routes = {"/ctl/admin"}, .handler = ctl_admin,
          .args = &admin_args},
         {.name = NULL}};
-    const canal_controller_def_t ctl = {.name = "Ctl", .actions = actions, .policy = &p_admin};
+    const canal_controller_def_t ctl = {.name = "Ctl", .actions = actions, .options = {CANAL_POLICY(&p_admin)}};
     canal_mvc_t *mvc = NULL;
     canal_app_t *app = canal_app_create(&cfg);
     int rc = app == NULL ||
              canal_app_policy(app, &p_jwt) != 0 || /* the default: /me below has none of its own */
-             canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "public", .handler = public, .policy = &p_open}, NULL, &err) ||
+             canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "public", .handler = public, .options = {CANAL_POLICY(&p_open)}}, NULL, &err) ||
              canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "me", .handler = me}, NULL, &err) ||
-             canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "plain/me", .handler = plain_me, .policy = &p_open}, NULL, &err) ||
+             canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "plain/me", .handler = plain_me, .options = {CANAL_POLICY(&p_open)}}, NULL, &err) ||
              canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "me", .handler = me, .group = canal_app_group(app, NULL, "hs"),
-                                                           .policy = &p_hs}, NULL, &err) ||
-             canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "admin", .handler = me, .policy = &p_admin}, NULL, &err) ||
-             canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "key", .handler = public, .policy = &p_key}, NULL, &err) ||
-             canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "basic", .handler = basic_ok, .policy = &p_basic}, NULL, &err) ||
+                                                           .options = {CANAL_POLICY(&p_hs)}}, NULL, &err) ||
+             canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "admin", .handler = me, .options = {CANAL_POLICY(&p_admin)}}, NULL, &err) ||
+             canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "key", .handler = public, .options = {CANAL_POLICY(&p_key)}}, NULL, &err) ||
+             canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "basic", .handler = basic_ok, .options = {CANAL_POLICY(&p_basic)}}, NULL, &err) ||
              (mvc = canal_mvc_create(app)) == NULL ||
              canal_mvc_add_controller(mvc, &ctl, NULL, &err) != 0 ||
              canal_app_openapi(app, "openapi.json", canal_mvc_openapi(mvc, NULL), &err) != 0 ||

@@ -94,7 +94,7 @@ int main(int argc, char **argv)
     canal_app_post(app, "/login", login, NULL);
     canal_app_get(app, "/session", session, NULL);
     canal_app_post(app, "/logout", logout, NULL);
-    canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "/limited", .handler = limited, .rate_limit = limit},
+    canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "/limited", .handler = limited, .options = {CANAL_RATE_LIMIT(limit)}},
                     NULL, NULL);
     canal_app_get(app, "/unlimited", limited, NULL);
     canal_app_metrics(app, "/metrics", NULL);

@@ -89,7 +89,7 @@ for t in $TARGETS; do
     jwt)
         # jwt.c alone, with the error helpers
         # shellcheck disable=SC2086
-        "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_jwt.c lib/security/jwt.c lib/common/error.c \
+        "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_jwt.c lib/security/jwt.c lib/common/error.c lib/common/text.c \
             $DEP_LIBS -o "$OUT/fuzz_jwt" ;;
     json)
         # json.c alone; its pool allocations are wrapped (see fuzz_json.c)

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <openssl/evp.h>
-#include "core/core.h"
+#include "security/security.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,7 +11,7 @@
 #include <assert.h>
 #include <string.h>
 #include <openssl/evp.h>
-#include "core/core.h"
+#include "security/security.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <h2o.h>
 #include <jansson.h>
-#include "core/core.h"
+#include "models/models.h"
 
 typedef struct {
     canal_str_t name;

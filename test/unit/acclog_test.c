@@ -8,6 +8,7 @@
  */
 #include "test.h"
 #include "observability/acclog_internal.h"
+#include "common/common.h"
 
 #define S(lit) ((canal_str_t){(lit), sizeof(lit) - 1})
 #define NONE ((canal_str_t){NULL, 0})
@@ -198,9 +199,9 @@ static void ipv4(void **state)
 {
     char buf[16];
     static const uint8_t a[4] = {0, 10, 255, 127}, b[4] = {127, 0, 0, 1};
-    assert_int_equal(canal__acclog_ipv4(buf, a), 12);
+    assert_int_equal(canal__ipv4_text(buf, a), 12);
     assert_memory_equal(buf, "0.10.255.127", 12);
-    assert_int_equal(canal__acclog_ipv4(buf, b), 9);
+    assert_int_equal(canal__ipv4_text(buf, b), 9);
     assert_memory_equal(buf, "127.0.0.1", 9);
 }
 

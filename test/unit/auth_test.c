@@ -6,7 +6,7 @@
  * Authorization field, challenges, 401/403/400, API key and Basic) is test/e2e/auth.sh.
  */
 #include "test.h"
-#include "core/core.h"
+#include "security/security.h"
 
 #define NOW 1700000000
 static char dir[] = "/tmp/canal-auth-test.XXXXXX";

@@ -325,10 +325,11 @@ static void controller_tables(void **state)
     const canal_security_headers_t same_origin = {.frame_options = "SAMEORIGIN"}, no_referrer = {.referrer_policy = "no-referrer"};
     const canal_action_def_t actions[] = {
         {.name = "Inherits", .routes = {"inherits"}, .handler = ctl_ok},
-        {.name = "Own", .routes = {"own"}, .handler = ctl_ok, .rate_limit = one, .security_headers = &no_referrer},
+        {.name = "Own", .routes = {"own"}, .handler = ctl_ok,
+         .options = {CANAL_RATE_LIMIT(one), CANAL_SECURITY_HEADERS(&no_referrer)}},
         {.name = NULL}};
-    const canal_controller_def_t def = {.name = "Guarded", .actions = actions, .rate_limit = two,
-                                        .security_headers = &same_origin};
+    const canal_controller_def_t def = {.name = "Guarded", .actions = actions,
+                                        .options = {CANAL_RATE_LIMIT(two), CANAL_SECURITY_HEADERS(&same_origin)}};
     canal_mvc_t *mvc = canal_mvc_create(app);
     assert_int_equal(canal_mvc_add_controller(mvc, &def, NULL, &err), 0);
     canal_test_t *t = canal_test_start(app, &err);

@@ -263,14 +263,18 @@ static void from_routes(void **state)
     snprintf(length, sizeof(length), "Content-Length: %zu\r\n", strlen(text));
     free(text);
     assert_int_equal(canal_app_openapi(app, "/openapi.json", doc, &err), 0);
-    assert_int_equal(canal_app_openapi(app, "/other.json", NULL, &err), CANAL_EINVAL);
-    assert_int_equal(canal_app_docs(app, "/d2", "/x\"y", "/nonexistent", &err), CANAL_EINVAL);
-    assert_int_equal(canal_app_docs(app, "/d3", "/x<y>", "/nonexistent", &err), CANAL_EINVAL);
+    /* a failed registration keeps an app from starting: the errors on one of their own */
+    canal_app_t *other = new_app();
+    assert_int_equal(canal_app_openapi(other, "/other.json", NULL, &err), CANAL_EINVAL);
+    assert_int_equal(canal_app_docs(other, "/d2", "/x\"y", "/nonexistent", &err), CANAL_EINVAL);
+    assert_int_equal(canal_app_docs(other, "/d3", "/x<y>", "/nonexistent", &err), CANAL_EINVAL);
+    assert_int_equal(canal_app_start(other), CANAL_EINVAL);
+    canal_app_destroy(other);
     /* a documented header's name is a token */
     static const canal_header_def_t spaced[] = {{"Bad Name", NULL}, {NULL, NULL}};
     canal_endpoint_spec_t bad = {.tmpl = "/bad-header", .handler = ok_handler,
                                  .responses = {{.status = 201, .headers = spaced}}};
-    canal_app_t *other = new_app(); /* a failed registration keeps an app from starting */
+    other = new_app();
     assert_int_equal(canal_app_route(other, &bad, NULL, &err), CANAL_EINVAL);
     assert_non_null(strstr(err.message, "answer 201 documents a header named 'Bad Name'"));
     canal_app_destroy(other);

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <h2o.h>
 #include <canal.h>
-#include "core/core.h"
+#include "models/models.h"
 #include "client.h"
 
 /* ---- a nested model: an order with lines ---- */

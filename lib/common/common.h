@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/common's internal calls (text.c), for the server's layers; libc only. */
+#ifndef CANAL_COMMON_H
+#define CANAL_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Decodes base64 (url: unpadded base64url; else padded standard base64), refusing other
+ * spellings; out has room for n / 4 * 3 + 2 bytes. 0 or -1. */
+int canal__b64_decode(const char *s, size_t n, int url, unsigned char *out, size_t *outlen);
+
+/* "203.0.113.9" from 4 bytes in network order, as libh2o prints it, into out (room for 15
+ * bytes, no NUL); returns the length */
+size_t canal__ipv4_text(char *out, const uint8_t b[4]);
+
+#endif

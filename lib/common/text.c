@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small text conversions shared by the server's layers, in plain C (libc only): strict
+ * base64 (the JWT verifier, signed values) and an IPv4 address's dotted text (client
+ * addresses, the access log).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include "common.h"
+
+static int b64_value(unsigned char c, int url)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == (url ? '-' : '+'))
+        return 62;
+    if (c == (url ? '_' : '/'))
+        return 63;
+    return -1;
+}
+
+int canal__b64_decode(const char *s, size_t n, int url, unsigned char *out, size_t *outlen)
+{
+    if (!url) { /* RFC 4648 4 with its padding: whole quanta, '=' only at the end */
+        if (n % 4 != 0)
+            return -1;
+        if (n > 0 && s[n - 1] == '=')
+            n--;
+        if (n > 0 && s[n - 1] == '=')
+            n--;
+    }
+    if (n % 4 == 1)
+        return -1;
+    size_t o = 0;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < n; i++) {
+        int v = b64_value((unsigned char)s[i], url);
+        if (v < 0)
+            return -1;
+        acc = (acc << 6) | (uint32_t)v;
+        if ((bits += 6) >= 8) {
+            bits -= 8;
+            out[o++] = (unsigned char)(acc >> bits);
+        }
+    }
+    if ((acc & ((1u << bits) - 1)) != 0)
+        return -1; /* bits past the last byte: another spelling of the same bytes */
+    *outlen = o;
+    return 0;
+}
+
+/* v (0..255) in 1 to 3 digits: no loop and no 64-bit division */
+static char *put_u8(char *o, unsigned v)
+{
+    if (v >= 10) {
+        if (v >= 100) {
+            *o++ = (char)('0' + v / 100);
+            v %= 100;
+        }
+        *o++ = (char)('0' + v / 10);
+        v %= 10;
+    }
+    *o++ = (char)('0' + v);
+    return o;
+}
+
+size_t canal__ipv4_text(char *out, const uint8_t b[4])
+{
+    char *o = put_u8(out, b[0]);
+    for (int i = 1; i < 4; i++) {
+        *o++ = '.';
+        o = put_u8(o, b[i]);
+    }
+    return (size_t)(o - out);
+}
