@@ -61,7 +61,11 @@ endif
 BASE_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) $(SAN) -fPIC -fvisibility=hidden -Iinclude
 # WebSockets: canal calls wslay (libwslay-dev, which ships no .pc file) beside libh2o
 DEP_CFLAGS  = $(shell pkg-config --cflags libh2o-evloop jansson) -DH2O_USE_LIBUV=0
-DEP_LIBS    = $(shell pkg-config --libs libh2o-evloop jansson) -lwslay -lssl -lcrypto -lpthread
+# The router's regex constraints use PCRE2 (libpcre2-dev): its flags and library are the only
+# ones the router and the tools get.
+PCRE2_CFLAGS := $(shell pkg-config --cflags libpcre2-8)
+PCRE2_LIBS   := $(shell pkg-config --libs libpcre2-8)
+DEP_LIBS    = $(shell pkg-config --libs libh2o-evloop jansson) $(PCRE2_LIBS) -lwslay -lssl -lcrypto -lpthread
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 
@@ -104,7 +108,8 @@ all: lib tools examples
 
 lib: $(SHARED) $(STATIC) $(B)/lib/canal.pc $(TESTING_SHARED) $(TESTING_STATIC) $(B)/lib/canal-testing.pc
 
-$(B)/obj/lib/common/%.o $(B)/obj/lib/router/%.o: CFLAGS_EXTRA =
+$(B)/obj/lib/common/%.o: CFLAGS_EXTRA =
+$(B)/obj/lib/router/%.o: CFLAGS_EXTRA = $(PCRE2_CFLAGS)
 $(B)/obj/lib/core/%.o $(foreach f,$(FEATURES),$(B)/obj/lib/$(f)/%.o): CFLAGS_EXTRA = $(DEP_CFLAGS) -Ilib
 # The controller layer sees only the public headers (include/), like any app would.
 $(B)/obj/lib/controller/%.o: CFLAGS_EXTRA = $(DEP_CFLAGS)
@@ -145,11 +150,11 @@ $(B)/lib/%.pc: pkgconfig/%.pc.in Makefile
 	@mkdir -p $(dir $@)
 	$(PC_SED) $< > $@
 
-# The tools use the router alone: no h2o or jansson flags, only the router's objects.
+# The tools use the router alone: no h2o or jansson flags, only the router's objects (and PCRE2).
 tools: $(TOOLS)
 $(TOOLS): $(B)/bin/%: lib/tools/%.c $(PURE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(PURE_OBJ) $(ALL_LDFLAGS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(PURE_OBJ) $(ALL_LDFLAGS) $(PCRE2_LIBS)
 
 # Examples link the static library, so they run from the build tree as they are.
 
@@ -178,7 +183,7 @@ $(E2E_APPS): $(B)/test/canal-%: test/e2e/%.c $(STATIC)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $< $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS)
 $(B)/test/router_%: test/unit/router_%.c $(PURE_OBJ) $(FILTER_OBJ) test/unit/test.h test/unit/counting_malloc.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(UNIT_CFLAGS) -o $@ $< $(FILTER_OBJ) $(PURE_OBJ) $(ALL_LDFLAGS) -lcmocka
+	$(CC) $(ALL_CFLAGS) $(PCRE2_CFLAGS) $(UNIT_CFLAGS) -o $@ $< $(FILTER_OBJ) $(PURE_OBJ) $(ALL_LDFLAGS) $(PCRE2_LIBS) -lcmocka
 $(B)/test/%_test: test/unit/%_test.c $(TEST_LIBS) $(FILTER_OBJ) test/unit/test.h test/unit/client.h test/unit/counting_malloc.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) $(UNIT_CFLAGS) -Ilib -o $@ $< $(FILTER_OBJ) $(TEST_LIBS) $(ALL_LDFLAGS) $(DEP_LIBS) -lcmocka

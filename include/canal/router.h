@@ -15,7 +15,7 @@
  *   parameters                {id}                   one non-empty segment
  *   constraints               {id:int}  {id:int:min(1)}  int long bool double guid alpha
  *                             min(n) max(n) range(a,b) length(n) length(a,b) minlength(n)
- *                             maxlength(n) regex(ERE) utf8
+ *                             maxlength(n) regex(PCRE2) utf8
  *   optional, default         {id?}  {action=Index}  only where every later segment may be
  *                             omitted too
  *   catch-all                 {*path}  {**path}      the rest of the path, possibly empty
@@ -24,10 +24,14 @@
  *   escaped braces            {{ and }} in literals and constraint arguments
  * Segments are never empty: "a//b" is an error (CANAL_ESYNTAX at the second '/').
  *
- * Regex dialect: regex(...) is POSIX ERE (the C library's regcomp(), REG_EXTENDED, unanchored,
- * C locale), not PCRE or .NET. ERE has no backslash-letter escapes, so `\d`, `\w`, `\s`, `\D`,
- * `\W`, `\S`, `\b` and any other backslash-letter outside a bracket expression are refused at
- * registration (CANAL_EINVAL, with the POSIX spelling: `[0-9]`, `[[:alnum:]_]`, `[[:space:]]`).
+ * Regex dialect: regex(...) is PCRE2 (UTF-8, JIT-compiled), read as ASP.NET Core reads its
+ * regex constraint: found anywhere in the value (not anchored: write ^...$), case-insensitive
+ * unless the router is case_sensitive; `\d`, `\w`, `\s`, `\b` are ASCII-only (as in
+ * ECMA-262); `$` matches only at the very end; a value that is not valid UTF-8 matches no regex.
+ * Matching allocates nothing (with the JIT) and is thread-safe. Every regex must also have an
+ * ECMA-262 form (canal_constraint_info_t.ecma, OpenAPI's `pattern`): backreferences,
+ * possessive quantifiers, atomic groups, inline options ((?i)), recursion, conditionals and
+ * verbs are refused at registration (CANAL_EINVAL).
  *
  * Priority: at the first segment where candidates differ, a literal beats a constrained
  * parameter or a complex segment (those two in registration order), which beat a plain
@@ -265,7 +269,7 @@ typedef enum canal_constraint_kind {
     CANAL_CONSTRAINT_LENGTH,    /**< length(a) (b == a) or length(a,b): a to b characters */
     CANAL_CONSTRAINT_MINLENGTH, /**< minlength(a) */
     CANAL_CONSTRAINT_MAXLENGTH, /**< maxlength(a) */
-    CANAL_CONSTRAINT_REGEX,     /**< regex(ERE): regexec() finds it in the value (unanchored) */
+    CANAL_CONSTRAINT_REGEX,     /**< regex(PCRE2): found in the value (unanchored), ASP.NET Core's way */
     CANAL_CONSTRAINT_UTF8       /**< utf8: the decoded value is valid UTF-8 (canal_utf8_valid()) */
 } canal_constraint_kind_t;
 
@@ -275,6 +279,10 @@ typedef struct canal_constraint_info {
     int64_t a;           /**< the first integer argument, as the kinds above say; 0 otherwise */
     int64_t b;           /**< the second integer argument (range, length); 0 otherwise */
     const char *regex;   /**< CANAL_CONSTRAINT_REGEX: the expression as written; else NULL */
+    /** CANAL_CONSTRAINT_REGEX: the same expression as ECMA-262 source, valid for JavaScript's
+     *  `new RegExp(ecma, "u")` and meaning what the route matches (OpenAPI's `pattern`); else
+     *  NULL. Registration refuses a regex that has no such form (docs/routing.md). */
+    const char *ecma;
 } canal_constraint_info_t;
 
 /** The number of segments of the route's template ("" has none). */

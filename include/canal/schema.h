@@ -140,7 +140,8 @@ typedef struct canal_field {
     size_t max_length;      /**< strings: most characters; 0: no bound */
     size_t min_items;       /**< arrays: fewest elements */
     size_t max_items;       /**< arrays: most elements; 0: no bound */
-    const char *pattern;    /**< strings: a POSIX ERE the whole value must match, or NULL */
+    const char *pattern;    /**< strings: a regex the whole value must match (PCRE2, case-sensitive;
+                                 the router's dialect, docs/models.md), or NULL */
     const char *const *allowed; /**< strings: the NULL-terminated values allowed; enums: the
                                      names of the C values 0, 1, 2, ... (required for enums) */
     const char *format;     /**< strings: "date-time" (RFC 3339), "date", "uuid", "email",

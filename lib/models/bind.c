@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "models/models.h"
+#include "router/regex_internal.h"
 
 /* ---- the 400 validation problem ---- */
 
@@ -297,11 +298,8 @@ static void check_value(struct sink *k, const struct canal__mfield *mf, canal_ty
         else
             report(k, "The field %s must be a string with a maximum length of %zu.", name, f->max_length);
     }
-    if (mf->re != NULL) {
-        regmatch_t pm[1] = {{0, (regoff_t)s.len}};
-        if (memchr(s.base, '\0', s.len) != NULL || regexec(mf->re, s.base ? s.base : "", 1, pm, REG_STARTEND) != 0)
-            report(k, "The field %s must match the regular expression '%s'.", name, f->pattern);
-    }
+    if (mf->re != NULL && !canal__regex_test(mf->re, s))
+        report(k, "The field %s must match the regular expression '%s'.", name, f->pattern);
     if (f->format != NULL && !valid_format(f->format, s))
         report(k, "The field %s must be a valid %s.", name, f->format);
     if (f->allowed != NULL && enum_value(f, s) < 0)

@@ -7,7 +7,6 @@
 #define CANAL_MODELS_INTERNAL_H
 
 #include "core/core.h"
-#include <regex.h>
 
 /* schema.c and bind.c: a registered schema, checked and pre-parsed (canal/schema.h) */
 union canal__val {
@@ -19,10 +18,11 @@ union canal__val {
     canal_str_t s;
     const char *cs;
 };
+struct canal__regex; /* router/regex_internal.h */
 struct canal__mfield {
     const canal_field_t *f;
     const struct canal__model *nested; /* objects and arrays of objects: the field's schema */
-    regex_t *re;                       /* the anchored pattern, or NULL */
+    struct canal__regex *re;           /* the pattern, on the whole value, or NULL */
     int has_def;
     union canal__val defv;             /* the parsed default */
 };

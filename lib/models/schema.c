@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "models/models.h"
+#include "router/regex_internal.h"
 
 /* ---- registration ---- */
 
@@ -70,10 +71,7 @@ static const char *const formats[] = {"date-time", "date", "uuid", "email", NULL
 static void free_model(struct canal__model *m)
 {
     for (size_t i = 0; i < m->nfields; i++)
-        if (m->fields[i].re != NULL) {
-            regfree(m->fields[i].re);
-            free(m->fields[i].re);
-        }
+        canal__regex_destroy(m->fields[i].re);
     free(m->fields);
     free(m);
 }
@@ -201,17 +199,13 @@ static int check_field(canal_app_t *app, const canal_schema_t *s, const canal_fi
             return field_error(err, s, f, "unknown format '%s'", f->format);
     }
     if (f->pattern != NULL) {
-        char *anchored = NULL;
-        if (asprintf(&anchored, "^(%s)$", f->pattern) < 0 || (mf->re = malloc(sizeof(regex_t))) == NULL) {
-            free(anchored);
-            return canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
-        }
-        int bad = regcomp(mf->re, anchored, REG_EXTENDED | REG_NOSUB);
-        free(anchored);
-        if (bad) {
-            free(mf->re);
-            mf->re = NULL;
-            return field_error(err, s, f, "bad pattern '%s'", f->pattern);
+        /* the router's dialect (PCRE2), on the whole value, case-sensitive as JSON Schema's;
+         * refused when it has no ECMA-262 form for the OpenAPI document */
+        canal_error_info_t re_err = {0};
+        if ((mf->re = canal__regex_create(f->pattern, CANAL__REGEX_WHOLE, &re_err)) == NULL) {
+            if (re_err.code == CANAL_ENOMEM)
+                return canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
+            return field_error(err, s, f, "bad pattern '%s': %s", f->pattern, re_err.message);
         }
     }
     /* where the value may come from */

@@ -23,6 +23,7 @@
 #include "models/models.h"
 #include "security/security.h"
 #include "realtime/realtime.h"
+#include "router/regex_internal.h"
 
 /* ---- the document ---- */
 
@@ -192,7 +193,7 @@ static json_t *param_schema(const canal_route_t *route, size_t i, const canal_ro
             break;
         case CANAL_CONSTRAINT_REGEX:
             schema_type(s, "string", NULL);
-            schema_add(s, "pattern", json_string(c.regex ? c.regex : ""));
+            schema_add(s, "pattern", json_string(c.ecma ? c.ecma : ""));
             break;
         case CANAL_CONSTRAINT_UTF8:
             schema_type(s, "string", NULL); /* a JSON string is Unicode already */
@@ -479,14 +480,8 @@ static json_t *value_schema(const struct canal__mfield *mf, canal_type_t t)
         json_object_set_new(s, "minLength", json_integer((json_int_t)f->min_length));
     if (f->max_length)
         json_object_set_new(s, "maxLength", json_integer((json_int_t)f->max_length));
-    if (f->pattern != NULL) {
-        /* canal matches the whole value; an OpenAPI pattern may match anywhere */
-        char *anchored = NULL;
-        if (asprintf(&anchored, "^(%s)$", f->pattern) >= 0) {
-            json_object_set_new(s, "pattern", json_string(anchored));
-            free(anchored);
-        }
-    }
+    if (mf->re != NULL) /* its ECMA-262 form, anchored: canal matches the whole value */
+        json_object_set_new(s, "pattern", json_string(canal__regex_ecma_form(mf->re)));
     if (f->allowed != NULL) {
         json_t *e = json_array();
         for (const char *const *a = f->allowed; *a != NULL; a++)

@@ -7,6 +7,7 @@
  *   match.c     splitting and decoding a path, and walking the tree
  *   link.c      link generation
  *   values.c    the strict value parsers and percent-decoding of the public API
+ *   regex.c     regex(...) constraints (PCRE2) and their translation to ECMA-262
  *
  * A route's template becomes an array of segments. The tree has one node per distinct
  * segment prefix: literal children (sorted, for binary search), parameter children (nodes keyed
@@ -18,7 +19,6 @@
 #ifndef CANAL_ROUTER_INTERNAL_H
 #define CANAL_ROUTER_INTERNAL_H
 
-#include <regex.h>
 #include <stdint.h>
 #include <string.h>
 #include "canal/router.h"
@@ -30,11 +30,17 @@ enum {
     CONS_RANGE, CONS_LENGTH, CONS_MINLENGTH, CONS_MAXLENGTH, CONS_REGEX, CONS_UTF8
 };
 
+struct pcre2_real_code_8;          /* pcre2_code, from <pcre2.h> (regex.c) */
+struct pcre2_real_match_context_8; /* pcre2_match_context */
+
 struct constraint {
     int type;
     int64_t a, b;
-    regex_t *re;
+    struct pcre2_real_code_8 *re;              /* regex: compiled, shared by all threads */
+    struct pcre2_real_match_context_8 *mctx;   /* regex: its match limit, read-only */
+    int jit;                                   /* regex: re was JIT-compiled */
     char *re_text; /* the regex as written, for canal_route_param_constraint() */
+    char *ecma;    /* the regex as ECMA-262 (RegExp "u"), for OpenAPI's pattern */
 };
 
 /* A template segment. A complex segment ({name}.{ext}) is a list of parts, each a literal or
@@ -177,6 +183,25 @@ int canal__template_parse(struct canal_route *route, const char *tmpl, int stric
 int canal__complex_match(const struct tseg *s, canal_str_t v, int fold, canal_str_t *vals);
 void canal__route_free_segments(struct canal_route *route);
 int canal__constraints_ok(const struct constraint *cons, size_t ncons, canal_str_t value);
+
+/* regex.c */
+/* Compiles text[0..len) into c (re, mctx, jit, ecma): PCRE2 with UTF, '$' at the very end only, case-insensitive when caseless; and its ECMA-262
+ * translation. Errors (CANAL_EINVAL for a pattern PCRE2 refuses or that cannot be written as
+ * ECMA-262, CANAL_ENOMEM) name pos. On failure c is unchanged. */
+int canal__regex_compile(struct constraint *c, const char *text, size_t len, int caseless,
+                         size_t pos, canal_error_info_t *err);
+/* 1 if the regex of c is found in v (0 if v is not valid UTF-8). Allocates nothing with the
+ * JIT; thread-safe. */
+int canal__regex_match(const struct constraint *c, canal_str_t v);
+/* Frees what canal__regex_compile() made (the fields may be NULL). */
+void canal__regex_free(struct constraint *c);
+/* The PCRE2 pattern re[0..len) (which PCRE2 compiled) as ECMA-262 source for RegExp(src, "u"),
+ * into *out (malloc'd). 0; CANAL_EINVAL with the byte offset in *bad_at and the reason in why
+ * for a construct that has no ECMA-262 form here; CANAL_ENOMEM. */
+int canal__regex_ecma(const char *re, size_t len, int caseless, char **out, size_t *bad_at,
+                      char *why, size_t whylen);
+/* Tests: 0 turns the JIT off for the regexes compiled afterwards (the interpreter's path). */
+void canal__regex_use_jit(int on);
 
 /* tree.c */
 /* s must already be folded (case-insensitive routers) unless fold is 1 */

@@ -71,57 +71,9 @@ static const struct {
     {"regex", CONS_REGEX, -1},    {"utf8", CONS_UTF8, 0},
 };
 
-/* POSIX ERE defines no escape made of a backslash and a letter: glibc reads "\d" as a plain
- * 'd' (and gives \w, \s, \b GNU meanings other libcs lack), a trap for templates written for
- * ASP.NET Core or PCRE. So they are refused, outside bracket expressions (where a backslash is
- * an ordinary character), with the POSIX spelling when there is one. Returns the letter, or 0. */
-static char regex_letter_escape(const char *re, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (re[i] == '\\') {
-            if (i + 1 < n && isalpha((unsigned char)re[i + 1]))
-                return re[i + 1];
-            i++; /* the escaped character */
-        } else if (re[i] == '[') {
-            /* a bracket expression: a ']' first (after an optional '^') is a member; [:class:],
-             * [=e=] and [.c.] hold a ']' of their own */
-            i++;
-            if (i < n && re[i] == '^')
-                i++;
-            if (i < n && re[i] == ']')
-                i++;
-            while (i < n && re[i] != ']') {
-                if (re[i] == '[' && i + 1 < n && strchr(":=.", re[i + 1]) != NULL) {
-                    const char *close = NULL;
-                    for (size_t k = i + 2; k + 1 < n && close == NULL; k++)
-                        if (re[k] == re[i + 1] && re[k + 1] == ']')
-                            close = re + k;
-                    if (close != NULL)
-                        i = (size_t)(close - re) + 1;
-                }
-                i++;
-            }
-        }
-    }
-    return 0;
-}
-
-static const char *posix_spelling(char letter)
-{
-    switch (letter) {
-    case 'd': return "write [0-9]";
-    case 'D': return "write [^0-9]";
-    case 'w': return "write [[:alnum:]_]";
-    case 'W': return "write [^[:alnum:]_]";
-    case 's': return "write [[:space:]]";
-    case 'S': return "write [^[:space:]]";
-    case 'b': case 'B': return "ERE has no word boundary: anchor with ^ and $";
-    default: return "write the character without '\\'";
-    }
-}
-
 static int parse_constraint(struct constraint *c, const char *name, size_t nlen, const char *arg,
-                            size_t alen, int has_arg, size_t pos, canal_error_info_t *err)
+                            size_t alen, int has_arg, int fold, size_t pos,
+                            canal_error_info_t *err)
 {
     size_t i;
     for (i = 0; i < sizeof(constraint_table) / sizeof(constraint_table[0]); i++)
@@ -143,28 +95,14 @@ static int parse_constraint(struct constraint *c, const char *name, size_t nlen,
         return canal__error(err, CANAL_EINVAL, pos, "constraint '%.*s' needs an argument",
                             (int)nlen, name);
     if (nargs == -1) {
-        char letter = regex_letter_escape(arg, alen);
-        if (letter != 0)
-            return canal__error(err, CANAL_EINVAL, pos,
-                                "regex: '\\%c' is not POSIX ERE: %s", letter,
-                                posix_spelling(letter));
+        /* case-insensitive as the router is (ASP.NET Core's always is): regex.c */
         char *re_text = strndup(arg, alen);
-        if (re_text == NULL || (c->re = malloc(sizeof(*c->re))) == NULL) {
-            free(re_text);
+        if (re_text == NULL)
             return canal__error(err, CANAL_ENOMEM, pos, "out of memory");
-        }
-        int rc = regcomp(c->re, re_text, REG_EXTENDED | REG_NOSUB);
+        int rc = canal__regex_compile(c, re_text, alen, fold, pos, err);
         if (rc != 0) {
-            char msg[100];
-            regerror(rc, c->re, msg, sizeof(msg));
             free(re_text);
-            free(c->re);
-            c->re = NULL;
-            /* regcomp reports running out of memory as an error code too: that is not the
-             * regex's fault, and callers tell the two apart by code */
-            if (rc == REG_ESPACE)
-                return canal__error(err, CANAL_ENOMEM, pos, "out of memory");
-            return canal__error(err, CANAL_EINVAL, pos, "bad regex: %s", msg);
+            return rc;
         }
         c->re_text = re_text; /* kept for introspection (OpenAPI patterns) */
         return 0;
@@ -219,10 +157,7 @@ static int sig_put(struct sbuf *sig, const struct constraint *c)
 static void free_constraints(struct constraint *cons, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        if (cons[i].re != NULL) {
-            regfree(cons[i].re);
-            free(cons[i].re);
-        }
+        canal__regex_free(&cons[i]);
         free(cons[i].re_text);
     }
     free(cons);
@@ -260,7 +195,7 @@ static int name_char(char c)
 /* Parses the unescaped text of one parameter ("id:int?") into seg and a new route parameter.
  * pos is the byte position of its '{' in the template. */
 static int parse_param(struct canal_route *route, struct tseg *seg, const char *t, size_t m,
-                       size_t pos, canal_error_info_t *err)
+                       size_t pos, int fold, canal_error_info_t *err)
 {
     size_t i = 0;
     int catchall = 0, keep_slash = 0;
@@ -281,9 +216,11 @@ static int parse_param(struct canal_route *route, struct tseg *seg, const char *
         if (!name_char(t[k]))
             return canal__error(err, CANAL_ESYNTAX, pos + 1 + k,
                                 "'%c' is not allowed in a parameter name", t[k]);
+    /* names compare ASCII case-insensitively, as route values are looked up (and as ASP.NET
+     * Core refuses {Controller}.mvc/{id}/{controller}) */
     for (size_t k = 0; k < route->nparams; k++)
-        if (strlen(route->params[k].name) == i - name_start &&
-            memcmp(route->params[k].name, t + name_start, i - name_start) == 0)
+        if (route->params[k].name_len == i - name_start &&
+            strncasecmp(route->params[k].name, t + name_start, i - name_start) == 0)
             return canal__error(err, CANAL_ESYNTAX, pos + 1 + name_start,
                                 "parameter '%.*s' appears twice", (int)(i - name_start),
                                 t + name_start);
@@ -336,7 +273,7 @@ static int parse_param(struct canal_route *route, struct tseg *seg, const char *
         }
         seg->cons = grown;
         if ((rc = parse_constraint(&seg->cons[seg->ncons], t + cpos, k - cpos, arg, alen, has_arg,
-                                   pos + 1 + cpos, err)) != 0)
+                                   fold, pos + 1 + cpos, err)) != 0)
             goto out;
         seg->ncons++;
         if ((rc = sig_put(&sig, &seg->cons[seg->ncons - 1])) != 0) {
@@ -516,7 +453,7 @@ static int parse_segment(struct canal_route *route, struct tseg *seg, const char
         seg->nparts++;
         if (is_param) {
             size_t j = read_param(tmpl, n, i, &text, &rc, err);
-            if (rc != 0 || (rc = parse_param(route, part, text.p ? text.p : "", text.len, i, err)) != 0)
+            if (rc != 0 || (rc = parse_param(route, part, text.p ? text.p : "", text.len, i, fold, err)) != 0)
                 break;
             i = j + 1;
         } else {
@@ -735,13 +672,10 @@ int canal__constraints_ok(const struct constraint *cons, size_t ncons, canal_str
             if (char_count(v) > c->a)
                 return 0;
             break;
-        case CONS_REGEX: {
-            /* REG_STARTEND: the value is not NUL-terminated. Decoded values hold no NUL. */
-            regmatch_t pm[1] = {{0, (regoff_t)v.len}};
-            if (regexec(c->re, v.base ? v.base : "", 1, pm, REG_STARTEND) != 0)
+        case CONS_REGEX:
+            if (!canal__regex_match(c, v))
                 return 0;
             break;
-        }
         }
     }
     return 1;

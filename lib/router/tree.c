@@ -644,5 +644,6 @@ int canal_route_param_constraint(const canal_route_t *route, size_t i, size_t j,
     out->a = c->a;
     out->b = c->b;
     out->regex = c->re_text;
+    out->ecma = c->ecma;
     return 0;
 }

@@ -6,7 +6,8 @@
  *
  * ROUTES_FILE holds one "METHOD SP TEMPLATE" a line. Each input line "METHOD SP TARGET" gets
  * exactly one output line "STATUS TAB TEMPLATE TAB PARAMS" (see docs/routing.md); with --link,
- * each input line "ROUTE SP NAME=VALUE&..." gets "STATUS TAB URL". The options (in any order,
+ * each input line "ROUTE SP NAME=VALUE&..." gets "STATUS TAB URL"; with --ecma, it prints the
+ * ECMA-262 form of every regex constraint (what OpenAPI documents say) and exits. The options (in any order,
  * before or after the file) set the router's options; by default the trailing-slash policy is
  * strict, literals are case-sensitive, HEAD requests are answered by GET routes, and nothing
  * answers OPTIONS by itself.
@@ -17,7 +18,7 @@
 #include "canal/router.h"
 
 /* The options, one table for parsing and for the usage. */
-enum { OPT_CASE, OPT_SLASH, OPT_NO_HEAD, OPT_AUTO_OPTIONS, OPT_LINK, OPT_HELP };
+enum { OPT_CASE, OPT_SLASH, OPT_NO_HEAD, OPT_AUTO_OPTIONS, OPT_LINK, OPT_ECMA, OPT_HELP };
 static const struct option {
     const char *name, *alias;
     int what, value;
@@ -32,6 +33,8 @@ static const struct option {
     {"--auto-options", NULL, OPT_AUTO_OPTIONS, 0, "OPTIONS without a route answers 204 with allow="},
     {"--link", NULL, OPT_LINK, 1, "link generation: each line \"ROUTE NAME=VALUE&...\", ROUTE the\n"
                                   "                             route's line in ROUTES_FILE; prints \"STATUS<TAB>URL\""},
+    {"--ecma", NULL, OPT_ECMA, 1, "print each regex constraint as \"TEMPLATE<TAB>PARAM<TAB>ECMA\",\n"
+                                  "                             its ECMA-262 form (OpenAPI's pattern), and exit"},
     {"--help", "-h", OPT_HELP, 1, "print this help and exit"},
 };
 
@@ -184,6 +187,7 @@ static int parse_args(int argc, char **argv, canal_router_options_t *opts, int *
         case OPT_NO_HEAD: opts->no_head_from_get = o->value; break;
         case OPT_AUTO_OPTIONS: opts->no_auto_options = o->value; break;
         case OPT_LINK: *link = o->value; break;
+        case OPT_ECMA: *link = 2; break;
         default: return 1;
         }
     }
@@ -206,6 +210,20 @@ int main(int argc, char **argv)
     if (r == NULL || load(r, file) != 0) {
         canal_router_destroy(r);
         return 1;
+    }
+
+    if (link == 2) { /* --ecma */
+        for (size_t i = 0; i < canal_router_route_count(r); i++) {
+            const canal_route_t *rt = canal_router_route_at(r, i);
+            canal_route_param_info_t p;
+            canal_constraint_info_t c;
+            for (size_t k = 0; canal_route_param_info(rt, k, &p) == 0; k++)
+                for (size_t j = 0; canal_route_param_constraint(rt, k, j, &c) == 0; j++)
+                    if (c.kind == CANAL_CONSTRAINT_REGEX)
+                        printf("%s\t%s\t%s\n", canal_route_template(rt), p.name, c.ecma);
+        }
+        canal_router_destroy(r);
+        return 0;
     }
 
     char *line = NULL, *scratch = NULL;

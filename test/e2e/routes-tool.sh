@@ -43,5 +43,10 @@ printf 'GET /a//b\n' >"$TMP/bad.routes"
 check "an empty segment in the routes file" "$TMP/bad.routes:1: GET /a//b: at byte 3: empty segment: '/' follows '/'" \
     "$("$T" "$TMP/bad.routes" </dev/null 2>&1)"
 printf 'GET /{x:regex(^\\d+$)}\n' >"$TMP/re.routes"
-check "a \\d in a regex" "$TMP/re.routes:1: GET /{x:regex(^\\d+\$)}: at byte 4: regex: '\\d' is not POSIX ERE: write [0-9]" \
-    "$("$T" "$TMP/re.routes" </dev/null 2>&1)"
+check "a \\d in a regex (PCRE2)" "200${tab}/{x:regex(^\\d+\$)}${tab}x=42 404${tab}-${tab}" \
+    "$(printf 'GET /42\nGET /4a\n' | "$T" "$TMP/re.routes" 2>&1 | tr '\n' ' ' | sed 's/ $//')"
+check "--ecma: the regex as OpenAPI writes it" "/{x:regex(^\\d+\$)}${tab}x${tab}^\\d+\$" \
+    "$("$T" --ecma "$TMP/re.routes" 2>&1)"
+printf 'GET /{x:regex(a*+)}\n' >"$TMP/re2.routes"
+check "a regex with no ECMA-262 form" "$TMP/re2.routes:1: GET /{x:regex(a*+)}: at byte 4: regex at offset 2: possessive quantifiers are not translated: drop the '+'" \
+    "$("$T" "$TMP/re2.routes" </dev/null 2>&1)"

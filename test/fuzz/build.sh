@@ -45,7 +45,10 @@ TARGETS=${FUZZ_TARGETS:-$ALL}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -Ilib"
 DEP_CFLAGS="$(pkg-config --cflags libh2o-evloop jansson) -DH2O_USE_LIBUV=0"
-DEP_LIBS="$(pkg-config --libs libh2o-evloop jansson) -lwslay -lssl -lcrypto -lpthread -lm"
+# the router's regex constraints (and the match oracle) use PCRE2
+PCRE2_CFLAGS="$(pkg-config --cflags libpcre2-8)"
+PCRE2_LIBS="$(pkg-config --libs libpcre2-8)"
+DEP_LIBS="$(pkg-config --libs libh2o-evloop jansson) $PCRE2_LIBS -lwslay -lssl -lcrypto -lpthread -lm"
 mkdir -p "$OUT/obj" "$OUT/artifacts"
 
 # The library, instrumented for the fuzzers once: router and common code without h2o or
@@ -53,7 +56,8 @@ mkdir -p "$OUT/obj" "$OUT/artifacts"
 compile() { # SRC
     o="$OUT/obj/$(echo "$1" | tr / _ | sed 's/\.c$/.o/')"
     case $1 in
-    lib/common/* | lib/router/*) extra= ;;
+    lib/common/*) extra= ;;
+    lib/router/*) extra=$PCRE2_CFLAGS ;;
     *) extra=$DEP_CFLAGS ;;
     esac
     # shellcheck disable=SC2086
@@ -81,7 +85,7 @@ for t in $TARGETS; do
     case $t in
     template | match | link)
         # shellcheck disable=SC2086
-        "$CLANG" $CFLAGS $SAN -fsanitize=fuzzer "test/fuzz/fuzz_$t.c" $ROUTER_OBJ -o "$OUT/fuzz_$t" ;;
+        "$CLANG" $CFLAGS $PCRE2_CFLAGS $SAN -fsanitize=fuzzer "test/fuzz/fuzz_$t.c" $ROUTER_OBJ $PCRE2_LIBS -o "$OUT/fuzz_$t" ;;
     jwt)
         # jwt.c alone, with the error helpers
         # shellcheck disable=SC2086

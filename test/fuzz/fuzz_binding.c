@@ -25,8 +25,8 @@
  * LeakSanitizer stays on: libh2o's per-thread free lists, which look leaked once its worker
  * thread has ended, are suppressed as in test/lsan.supp (built in by fuzz_server.h, and
  * build.sh passes the file too). At exit the app is stopped and destroyed (atexit), so leaks
- * of the server's own memory are reported. ASan's regexec interceptor is replaced by a precise
- * check (fuzz_server.h): it reported values that end their block as overflows.
+ * of the server's own memory are reported. Patterns are PCRE2 (lib/router/regex.c), which
+ * reads only the bytes it is given: no interceptor to work around any more.
  *
  * Build and run: test/fuzz/build.sh (see there).
  */

@@ -8,9 +8,8 @@
  *     target, matched with several methods.
  * The target and the scratch buffer live on the heap with exactly one byte more than their
  * length, a NUL: the router must not touch it (checked), and any access further out is in
- * AddressSanitizer's redzone. The NUL is there because ASan's regexec interceptor measures
- * its string with strlen even under REG_STARTEND (glibc itself reads only the given range),
- * and values are not NUL-terminated. Every outcome is checked for consistency: a status from the documented
+ * AddressSanitizer's redzone. The NUL is there so that a stray strlen stops (values are not
+ * NUL-terminated and PCRE2 reads only the given range). Every outcome is checked for consistency: a status from the documented
  * set; captured values inside the scratch buffer, the target or the router; 405/204 with a
  * non-empty allow mask; a 308 location that is the target less its last '/'; the matched
  * route's link generation working on the captured values (for the fixed table).
@@ -23,7 +22,10 @@
  * complex segments in the order their places were first registered, then a plain parameter,
  * then the catch-alls; at one place, the fewest segments left out, then the first registered.
  * It shares no code with lib/router/ but the public value parsers (canal_parse_*,
- * canal_str_chars, canal_utf8_valid), which have tests of their own.
+ * canal_str_chars, canal_utf8_valid), which have tests of their own. Its regexes are PCRE2 as
+ * docs/routing.md describes them, compiled apart with the documented options and matched by
+ * PCRE2's interpreter (the router uses the JIT), whose own UTF-8 check refuses what the
+ * router's canal_utf8_valid() refuses.
  *
  * Build and run: test/fuzz/build.sh (see there).
  */
@@ -34,7 +36,8 @@
 #include <strings.h>
 #include <ctype.h>
 #include "canal/router.h"
-#include <regex.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -166,7 +169,7 @@ static int same_str(canal_str_t a, canal_str_t b)
 struct ncons {
     int kind;
     int64_t a, b;
-    regex_t re; /* CANAL_CONSTRAINT_REGEX */
+    pcre2_code *re; /* CANAL_CONSTRAINT_REGEX */
 };
 struct nparam {
     const char *name, *def;
@@ -262,8 +265,14 @@ static int o_accepts(const struct nparam *p, const char *v, size_t n)
         case CANAL_CONSTRAINT_MINLENGTH: ok = (int64_t)chars >= c->a; break;
         case CANAL_CONSTRAINT_MAXLENGTH: ok = (int64_t)chars <= c->a; break;
         case CANAL_CONSTRAINT_REGEX: {
-            regmatch_t m[1] = {{0, (regoff_t)n}};
-            ok = regexec(&c->re, s.base, 1, m, REG_STARTEND) == 0;
+            /* the documented match limit, 1,000,000; an invalid UTF-8 value is an error here */
+            pcre2_match_data *md = pcre2_match_data_create(1, NULL);
+            pcre2_match_context *mc = pcre2_match_context_create(NULL);
+            check(md != NULL && mc != NULL, "malloc");
+            pcre2_set_match_limit(mc, 1000000);
+            ok = pcre2_match(c->re, (PCRE2_SPTR)(s.base ? s.base : ""), n, 0, 0, md, mc) >= 0;
+            pcre2_match_context_free(mc);
+            pcre2_match_data_free(md);
             break;
         }
         default: ok = canal_utf8_valid(s); break; /* utf8, the one after regex */
@@ -561,9 +570,16 @@ static struct oracle *oracle_create(const canal_router_t *r)
                 canal_constraint_info_t ci;
                 canal_route_param_constraint(nr->rt, k, c, &ci);
                 pp->cons[c].kind = ci.kind, pp->cons[c].a = ci.a, pp->cons[c].b = ci.b;
-                if (ci.kind == CANAL_CONSTRAINT_REGEX)
-                    check(regcomp(&pp->cons[c].re, ci.regex, REG_EXTENDED | REG_NOSUB) == 0,
-                          "a regex the router took compiles");
+                if (ci.kind == CANAL_CONSTRAINT_REGEX) {
+                    int e;
+                    PCRE2_SIZE off;
+                    pp->cons[c].re = pcre2_compile((PCRE2_SPTR)ci.regex, PCRE2_ZERO_TERMINATED,
+                                                   PCRE2_UTF | PCRE2_DOLLAR_ENDONLY |
+                                                       PCRE2_NEVER_UCP | (fold ? PCRE2_CASELESS : 0),
+                                                   &e, &off, NULL);
+                    check(pp->cons[c].re != NULL, "a regex the router took compiles");
+                    check(ci.ecma != NULL, "a regex the router took has an ECMA-262 form");
+                }
             }
         }
         for (size_t k = 0; k < nr->nsegs; k++) {
@@ -601,7 +617,7 @@ static void oracle_destroy(struct oracle *o)
         for (size_t k = 0; k < nr->nparams; k++) {
             for (size_t c = 0; c < nr->params[k].ncons; c++)
                 if (nr->params[k].cons[c].kind == CANAL_CONSTRAINT_REGEX)
-                    regfree(&nr->params[k].cons[c].re);
+                    pcre2_code_free(nr->params[k].cons[c].re);
             free(nr->params[k].cons);
         }
         for (size_t k = 0; k < nr->nsegs; k++) {

@@ -41,7 +41,7 @@ typedef struct {
 } order_t;
 
 static const canal_field_t line_fields[] = {
-    {.name = "sku", CANAL_FIELD(line_t, sku), .flags = CANAL_REQUIRED, .pattern = "[A-Z]{3}-[0-9]+"},
+    {.name = "sku", CANAL_FIELD(line_t, sku), .flags = CANAL_REQUIRED, .pattern = "[A-Z]{3}-\\d+"}, /* PCRE2, whole value, case-sensitive */
     {.name = "qty", CANAL_FIELD(line_t, qty), .type = CANAL_TYPE_INT32, .flags = CANAL_REQUIRED, CANAL_MIN(1),
      CANAL_MAX(99)},
     {.name = "price", CANAL_FIELD(line_t, price), .type = CANAL_TYPE_DOUBLE, .def = "0", CANAL_MIN(0)},
@@ -292,7 +292,7 @@ static void binding(void **state)
         "\"/note\":[\"The field note must be a string with a maximum length of 20.\"]",
         "\"/coupon\":[\"The field coupon must be a valid uuid.\"]",
         "\"/state\":[\"The field state must be one of: draft, paid, shipped.\"]",
-        "\"/lines/1/sku\":[\"The field sku must match the regular expression '[A-Z]{3}-[0-9]+'.\"]",
+        "\"/lines/1/sku\":[\"The field sku must match the regular expression '[A-Z]{3}-\\\\d+'.\"]",
         "\"/lines/1/qty\":[\"The field qty must be between 1 and 99.\"]",
         "\"/lines/1/price\":[\"The field price must be at least 0.\"]",
         "\"/lines/2/sku\":[\"The sku field is required.\"]",
@@ -403,6 +403,25 @@ static void registration(void **state)
     static const canal_schema_t cex = {.name = "CEx", .size = sizeof(order_t), .fields = cex_fields};
     assert_int_equal(canal_app_schema(app, &cex, &err), CANAL_EINVAL);
     assert_non_null(strstr(err.message, "maximum length of 3"));
+    /* patterns: the router's dialect (PCRE2), refused when PCRE2 refuses them or when they have
+     * no ECMA-262 form for the OpenAPI document */
+    static const char *const pat_msgs[] = {
+        NULL, NULL, "bad pattern 'a++': regex at offset 2: possessive quantifiers are not translated",
+        "bad pattern '(?i)abc': regex at offset 0: inline options",
+        "bad pattern '((': bad regex at offset 2: missing closing parenthesis"};
+#define PAT_FIELDS(p) {{.name = "sku", CANAL_FIELD(line_t, sku), .pattern = p}, {.name = NULL}}
+    static const canal_field_t pf[][2] = {PAT_FIELDS("[[:alpha:]]\\w*"), PAT_FIELDS("\\p{Lu}\\s\\S"),
+                                          PAT_FIELDS("a++"), PAT_FIELDS("(?i)abc"), PAT_FIELDS("((")};
+#undef PAT_FIELDS
+    static canal_schema_t ps[5];
+    for (size_t i = 0; i < 5; i++) {
+        static char names[5][8];
+        snprintf(names[i], sizeof(names[i]), "Pat%zu", i);
+        ps[i] = (canal_schema_t){.name = names[i], .size = sizeof(line_t), .fields = pf[i]};
+        int rc = canal_app_schema(app, &ps[i], &err);
+        if (pat_msgs[i] == NULL ? rc != 0 : rc != CANAL_EINVAL || strstr(err.message, pat_msgs[i]) == NULL)
+            fail_msg("pattern %s: %s %s", pf[i][0].pattern, canal_err_name(rc), rc ? err.message : "");
+    }
     /* a file from JSON, a form mixed with JSON */
     static const canal_field_t file_fields[] = {
         {.name = "f", CANAL_FIELD(review_t, photo), .type = CANAL_TYPE_FILE}, {.name = NULL}};
