@@ -28,6 +28,8 @@ extern "C" {
  *   canal_http_requests_in_flight                    gauge (the scrape counts itself)
  *   canal_http_connections                           gauge, open connections
  *   canal_workers                                    gauge, worker threads
+ * and the lines of the features the app has on: canal_http_rate_limited_total{limit} (rate
+ * limits), canal_ws_* (WebSocket routes: docs/realtime.md).
  * Each worker counts into its own memory (no shared atomics); a scrape sums the workers.
  * Requests served by canal_app_static() are not counted (h2o answers them without canal).
  * Returns 0, a router error for a bad path (err says why), CANAL_EEXIST if called twice,

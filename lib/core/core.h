@@ -206,17 +206,9 @@ struct canal_worker {
     pthread_mutex_t post_lock;     /* guards accepting_posts against the worker's end */
     int accepting_posts;
     int post_lock_ready;           /* destroyed with the app, not with the worker */
-    /* WebSockets (websocket.c) */
-    h2o_linklist_t ws_list;        /* its open sockets */
-    h2o_linklist_t ws_flush;       /* sockets with something to write, */
-    h2o_timeout_t ws_flush_timeout; /* written on the next turn of the loop (0 ms) */
-    h2o_timeout_entry_t ws_flush_entry;
-    h2o_timeout_t ws_idle;         /* ws_idle_timeout_ms; made on the first socket (ws_ready) */
-    int ws_ready;
     /* counters: written by the worker, read by anyone */
-    atomic_size_t inflight, connections, ws_open;
+    atomic_size_t inflight, connections;
     atomic_ullong requests;
-    atomic_ullong ws_opened, ws_received, ws_sent, ws_dropped;
     struct canal_reqmap reqs;      /* req.c: the requests being handled */
     void *fstate[CANAL__MAX_FEATURES]; /* the features' per-worker state (feature.h) */
     struct canal__end ends[CANAL__MAX_FEATURES]; /* their end phase, with that state */

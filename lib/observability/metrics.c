@@ -192,17 +192,11 @@ static int scrape(canal_req_t *req, void *data)
         /* the histogram's own count, so that +Inf == count holds within one scrape */
         fprintf(f, "\"} %llu\n", (unsigned long long)cum);
     }
-    uint64_t overflow = 0, ws_opened = 0, ws_in = 0, ws_out = 0, ws_dropped = 0;
-    size_t ws_open = 0;
+    uint64_t overflow = 0;
     for (size_t w = 0; w < nw; w++) {
         struct canal_worker *wk = &app->workers[w];
         inflight += atomic_load(&wk->inflight);
         conns += atomic_load(&wk->connections);
-        ws_open += atomic_load(&wk->ws_open);
-        ws_opened += atomic_load_explicit(&wk->ws_opened, memory_order_relaxed);
-        ws_in += atomic_load_explicit(&wk->ws_received, memory_order_relaxed);
-        ws_out += atomic_load_explicit(&wk->ws_sent, memory_order_relaxed);
-        ws_dropped += atomic_load_explicit(&wk->ws_dropped, memory_order_relaxed);
         for (size_t i = 0; i < m->nslots; i++)
             overflow += get(&m->slots[w][i].overflow);
     }
@@ -218,25 +212,10 @@ static int scrape(canal_req_t *req, void *data)
             "canal_http_connections %zu\n"
             "# HELP canal_workers Worker threads (one event loop each).\n"
             "# TYPE canal_workers gauge\n"
-            "canal_workers %zu\n"
-            "# HELP canal_ws_connections Open WebSockets.\n"
-            "# TYPE canal_ws_connections gauge\n"
-            "canal_ws_connections %zu\n"
-            "# HELP canal_ws_opened_total WebSockets opened (handshakes that upgraded).\n"
-            "# TYPE canal_ws_opened_total counter\n"
-            "canal_ws_opened_total %llu\n"
-            "# HELP canal_ws_messages_received_total Whole text and binary messages from clients.\n"
-            "# TYPE canal_ws_messages_received_total counter\n"
-            "canal_ws_messages_received_total %llu\n"
-            "# HELP canal_ws_messages_sent_total Text and binary messages queued to clients.\n"
-            "# TYPE canal_ws_messages_sent_total counter\n"
-            "canal_ws_messages_sent_total %llu\n"
-            "# HELP canal_ws_dropped_total WebSockets dropped for falling too far behind (ws_max_queued).\n"
-            "# TYPE canal_ws_dropped_total counter\n"
-            "canal_ws_dropped_total %llu\n",
-            NSTATUS, (unsigned long long)overflow, inflight, conns, nw, ws_open, (unsigned long long)ws_opened,
-            (unsigned long long)ws_in, (unsigned long long)ws_out, (unsigned long long)ws_dropped);
-    for (size_t i = 0; i < app->nfeatures; i++) /* the features' own lines (rate limits...) */
+            "canal_workers %zu\n",
+            NSTATUS, (unsigned long long)overflow, inflight, conns, nw);
+    /* the features' own lines (rate limits, WebSockets...) */
+    for (size_t i = 0; i < app->nfeatures; i++)
         if (app->features[i].f->metrics != NULL)
             app->features[i].f->metrics(app, app->features[i].state, f);
     if (fclose(f) != 0) {

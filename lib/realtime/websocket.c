@@ -65,9 +65,24 @@ struct early {
     unsigned char bytes[];
 };
 
+/* A worker's part of the feature (its per-worker state, core/feature.h) */
+struct ws_worker {
+    struct canal_worker *w;
+    h2o_linklist_t list;          /* its open sockets */
+    h2o_linklist_t flush;         /* sockets with something to write, */
+    h2o_timeout_t flush_timeout;  /* written on the next turn of the loop (0 ms) */
+    h2o_timeout_entry_t flush_entry;
+    h2o_timeout_t idle;           /* ws_idle_timeout_ms; made on the first socket (ready) */
+    int ready;
+    /* counters: written by the worker, read by the metrics on any thread */
+    atomic_size_t open;
+    atomic_ullong opened, received, sent, dropped;
+};
+
 struct canal_ws {
     h2o_websocket_conn_t *conn; /* NULL before the upgrade and once closed */
     struct canal_worker *worker;
+    struct ws_worker *ww;       /* its worker's part */
     const struct canal__ws_route *route;
     void *user;
     const char *subprotocol;
@@ -137,18 +152,18 @@ static inline void bump(atomic_ullong *c)
 
 static void flush_later(canal_ws_t *ws)
 {
-    struct canal_worker *w = ws->worker;
+    struct ws_worker *ww = ws->ww;
     if (!h2o_linklist_is_linked(&ws->flush_link))
-        h2o_linklist_insert(&w->ws_flush, &ws->flush_link);
-    if (!h2o_timeout_is_linked(&w->ws_flush_entry))
-        h2o_timeout_link(w->loop, &w->ws_flush_timeout, &w->ws_flush_entry);
+        h2o_linklist_insert(&ww->flush, &ws->flush_link);
+    if (!h2o_timeout_is_linked(&ww->flush_entry))
+        h2o_timeout_link(ww->w->loop, &ww->flush_timeout, &ww->flush_entry);
 }
 
 static void on_flush(h2o_timeout_entry_t *entry)
 {
-    struct canal_worker *w = H2O_STRUCT_FROM_MEMBER(struct canal_worker, ws_flush_entry, entry);
-    while (!h2o_linklist_is_empty(&w->ws_flush)) {
-        canal_ws_t *ws = H2O_STRUCT_FROM_MEMBER(canal_ws_t, flush_link, w->ws_flush.next);
+    struct ws_worker *ww = H2O_STRUCT_FROM_MEMBER(struct ws_worker, flush_entry, entry);
+    while (!h2o_linklist_is_empty(&ww->flush)) {
+        canal_ws_t *ws = H2O_STRUCT_FROM_MEMBER(canal_ws_t, flush_link, ww->flush.next);
         h2o_linklist_unlink(&ws->flush_link);
         /* before the 101 is written libh2o has no socket for it: it proceeds itself then */
         if (ws->conn != NULL && ws->conn->sock != NULL)
@@ -192,7 +207,7 @@ static void move_early(canal_ws_t *ws, wslay_event_context_ptr ctx)
         if (ctx != NULL) {
             struct wslay_event_msg m = {.opcode = (uint8_t)e->opcode, .msg = e->bytes, .msg_length = e->len};
             if (wslay_event_queue_msg(ctx, &m) == 0 && e->opcode != WSLAY_PING)
-                bump(&ws->worker->ws_sent);
+                bump(&ws->ww->sent);
         }
         free(e);
     }
@@ -208,7 +223,7 @@ static int queue_msg(canal_ws_t *ws, int opcode, const void *msg, size_t len)
     wslay_event_context_ptr ctx = ws->conn->ws_ctx;
     const canal_config_t *cfg = &ws->worker->app->cfg;
     if (wslay_event_get_queued_msg_length(ctx) + len > cfg->ws_max_queued && ws->conn->sock != NULL) {
-        bump(&ws->worker->ws_dropped);
+        bump(&ws->ww->dropped);
         drop(ws);
         return CANAL_ELIMIT;
     }
@@ -216,7 +231,7 @@ static int queue_msg(canal_ws_t *ws, int opcode, const void *msg, size_t len)
     if (wslay_event_queue_msg(ctx, &m) != 0)
         return CANAL_ENOMEM; /* wslay's other refusals are states ruled out above */
     if (opcode == WSLAY_TEXT_FRAME || opcode == WSLAY_BINARY_FRAME)
-        bump(&ws->worker->ws_sent);
+        bump(&ws->ww->sent);
     if (!ws->in_callback) /* in its own on_message, libh2o's h2o_websocket_proceed() sends it next */
         flush_later(ws);
     return 0;
@@ -288,7 +303,7 @@ static void touch(canal_ws_t *ws)
             return;
         h2o_timeout_unlink(&ws->timer);
     }
-    h2o_timeout_link(w->loop, &w->ws_idle, &ws->timer);
+    h2o_timeout_link(w->loop, &ws->ww->idle, &ws->timer);
 }
 
 /* wslay's recv callback: the client's bytes, through canal__ws_scan() first.
@@ -356,7 +371,7 @@ static void on_event(h2o_websocket_conn_t *conn, const struct wslay_event_on_msg
     }
     if (arg->opcode != WSLAY_TEXT_FRAME && arg->opcode != WSLAY_BINARY_FRAME)
         return; /* pings are answered by wslay; pongs need nothing */
-    bump(&ws->worker->ws_received);
+    bump(&ws->ww->received);
     if (ws->route->on_message == NULL || ws->state != WS_OPEN)
         return;
     ws->in_callback = 1;
@@ -371,7 +386,7 @@ static void on_timer(h2o_timeout_entry_t *entry)
     canal_ws_t *ws = H2O_STRUCT_FROM_MEMBER(canal_ws_t, timer, entry);
     if (ws->state == WS_OPEN && !ws->pinged) {
         ws->pinged = 1;
-        h2o_timeout_link(ws->worker->loop, &ws->worker->ws_idle, &ws->timer);
+        h2o_timeout_link(ws->worker->loop, &ws->ww->idle, &ws->timer);
         canal_ws_ping(ws, NULL, 0);
     } else if (ws->state == WS_OPEN) {
         send_close(ws, CANAL__WS_GOING_AWAY, "idle", 4, 0);
@@ -405,7 +420,7 @@ static void ws_closed(canal_ws_t *ws)
     if (h2o_linklist_is_linked(&ws->flush_link))
         h2o_linklist_unlink(&ws->flush_link);
     h2o_linklist_unlink(&ws->link);
-    atomic_fetch_sub(&w->ws_open, 1);
+    atomic_fetch_sub(&ws->ww->open, 1);
     canal__worker_touch(w);
     if (ws->route->on_close != NULL) {
         int code = ws->recv_code > 0 ? ws->recv_code : ws->recv_code == 0 ? CANAL__WS_NO_STATUS
@@ -424,7 +439,8 @@ static void ws_closed(canal_ws_t *ws)
 /* Closes every socket of a stopping worker with 1001; the drain waits for them. */
 static void ws_worker_drain(struct canal_worker *w, void *st, void *wst)
 {
-    for (h2o_linklist_t *l = w->ws_list.next; l != &w->ws_list; l = l->next) {
+    struct ws_worker *ww = wst;
+    for (h2o_linklist_t *l = ww->list.next; l != &ww->list; l = l->next) {
         canal_ws_t *ws = H2O_STRUCT_FROM_MEMBER(canal_ws_t, link, l);
         if (ws->state == WS_OPEN)
             send_close(ws, CANAL__WS_GOING_AWAY, "server shutting down", 20, 0);
@@ -545,7 +561,8 @@ static int ws_handshake(canal_req_t *req, void *data)
     canal_ws_t *ws = malloc(sizeof(*ws));
     if (ws == NULL)
         return canal_req_fail(req, "WebSocket: out of memory");
-    *ws = (canal_ws_t){.worker = w, .route = r, .state = WS_OPEN, .recv_code = -1,
+    struct ws_worker *ww = canal__worker_state(w, &feature);
+    *ws = (canal_ws_t){.worker = w, .ww = ww, .route = r, .state = WS_OPEN, .recv_code = -1,
                        .scan = {.max_message = r->max_message}};
     atomic_init(&ws->refs, 1);
     ws->timer.cb = on_timer; /* links and the timer start unlinked (zero) */
@@ -562,11 +579,11 @@ static int ws_handshake(canal_req_t *req, void *data)
     if (ws->subprotocol != NULL)
         h2o_add_header_by_str(&h->pool, &h->res.headers, H2O_STRLIT("sec-websocket-protocol"), 0, NULL,
                               ws->subprotocol, strlen(ws->subprotocol));
-    if (!w->ws_ready) {
+    if (!ww->ready) {
         /* made on first use: a timer list costs every turn of the loop a look */
-        h2o_timeout_init(w->loop, &w->ws_idle, w->app->cfg.ws_idle_timeout_ms);
-        h2o_timeout_init(w->loop, &w->ws_flush_timeout, 0);
-        w->ws_ready = 1;
+        h2o_timeout_init(w->loop, &ww->idle, w->app->cfg.ws_idle_timeout_ms);
+        h2o_timeout_init(w->loop, &ww->flush_timeout, 0);
+        ww->ready = 1;
     }
     /* the 101 (with Connection: upgrade) is written now; libh2o then hands the socket over,
      * the bytes after the request (a first frame in the same segment) still in its input */
@@ -580,9 +597,9 @@ static int ws_handshake(canal_req_t *req, void *data)
     req->res.committed = 1; /* answered by libh2o: canal__commit() has nothing to do */
     if (req->conn != NULL)
         req->conn->upgraded = 1; /* no longer HTTP: the sweep of slow clients leaves it */
-    h2o_linklist_insert(&w->ws_list, &ws->link);
-    atomic_fetch_add(&w->ws_open, 1);
-    bump(&w->ws_opened);
+    h2o_linklist_insert(&ww->list, &ws->link);
+    atomic_fetch_add(&ww->open, 1);
+    bump(&ww->opened);
     touch(ws);
     return 0;
 }
@@ -636,16 +653,19 @@ static int set_route(struct ws_routes *all, const canal_route_t *route, const st
 /* Sockets open: the drain waits for their closing handshakes */
 static int ws_worker_busy(struct canal_worker *w, void *st, void *wst)
 {
-    return atomic_load(&w->ws_open) > 0;
+    return atomic_load(&((struct ws_worker *)wst)->open) > 0;
 }
 
 static int ws_worker_init(struct canal_worker *w, void *st, void *wst);
 static void ws_worker_stop(struct canal_worker *w, void *st, void *wst);
+static void ws_metrics(canal_app_t *app, void *st, FILE *f);
 
 /* The feature (core/feature.h), switched on by the first WebSocket route */
 static const struct canal__feature feature = {
     .name = "WebSockets",
     .size = sizeof(struct ws_routes),
+    .worker_size = sizeof(struct ws_worker),
+    .metrics = ws_metrics,
     .dispose = ws_routes_free,
     .worker_init = ws_worker_init,
     .worker_drain = ws_worker_drain,
@@ -884,12 +904,46 @@ void canal_ws_post(canal_ws_t *ws, canal_ws_post_fn fn, void *data)
 
 /* ---- a worker's part ---- */
 
+/* The sockets' lines of the metrics, summed over the workers */
+static void ws_metrics(canal_app_t *app, void *st, FILE *f)
+{
+    size_t open = 0;
+    unsigned long long opened = 0, in = 0, out = 0, dropped = 0;
+    for (size_t k = 0; k < app->nworkers; k++) {
+        const struct ws_worker *ww = canal__worker_state(&app->workers[k], &feature);
+        open += atomic_load(&ww->open);
+        opened += atomic_load_explicit(&ww->opened, memory_order_relaxed);
+        in += atomic_load_explicit(&ww->received, memory_order_relaxed);
+        out += atomic_load_explicit(&ww->sent, memory_order_relaxed);
+        dropped += atomic_load_explicit(&ww->dropped, memory_order_relaxed);
+    }
+    fprintf(f,
+            "# HELP canal_ws_connections Open WebSockets.\n"
+            "# TYPE canal_ws_connections gauge\n"
+            "canal_ws_connections %zu\n"
+            "# HELP canal_ws_opened_total WebSockets opened (handshakes that upgraded).\n"
+            "# TYPE canal_ws_opened_total counter\n"
+            "canal_ws_opened_total %llu\n"
+            "# HELP canal_ws_messages_received_total Whole text and binary messages from clients.\n"
+            "# TYPE canal_ws_messages_received_total counter\n"
+            "canal_ws_messages_received_total %llu\n"
+            "# HELP canal_ws_messages_sent_total Text and binary messages queued to clients.\n"
+            "# TYPE canal_ws_messages_sent_total counter\n"
+            "canal_ws_messages_sent_total %llu\n"
+            "# HELP canal_ws_dropped_total WebSockets dropped for falling too far behind (ws_max_queued).\n"
+            "# TYPE canal_ws_dropped_total counter\n"
+            "canal_ws_dropped_total %llu\n",
+            open, opened, in, out, dropped);
+}
+
 static int ws_worker_init(struct canal_worker *w, void *st, void *wst)
 {
+    struct ws_worker *ww = wst;
     this_worker = w;
-    h2o_linklist_init_anchor(&w->ws_list);
-    h2o_linklist_init_anchor(&w->ws_flush);
-    w->ws_flush_entry.cb = on_flush;
+    ww->w = w;
+    h2o_linklist_init_anchor(&ww->list);
+    h2o_linklist_init_anchor(&ww->flush);
+    ww->flush_entry.cb = on_flush;
     return 0;
 }
 
@@ -898,17 +952,18 @@ static int ws_worker_init(struct canal_worker *w, void *st, void *wst)
 static void ws_worker_stop(struct canal_worker *w, void *st, void *wst)
 {
     /* a socket that outlived canal__close_connections() keeps no timer in lists disposed of */
-    for (h2o_linklist_t *l = w->ws_list.next; l != &w->ws_list; l = l->next) {
+    struct ws_worker *ww = wst;
+    for (h2o_linklist_t *l = ww->list.next; l != &ww->list; l = l->next) {
         canal_ws_t *ws = H2O_STRUCT_FROM_MEMBER(canal_ws_t, link, l);
         if (h2o_timeout_is_linked(&ws->timer))
             h2o_timeout_unlink(&ws->timer);
     }
-    if (w->ws_ready) {
-        if (h2o_timeout_is_linked(&w->ws_flush_entry))
-            h2o_timeout_unlink(&w->ws_flush_entry);
-        h2o_timeout_dispose(w->loop, &w->ws_flush_timeout);
-        h2o_timeout_dispose(w->loop, &w->ws_idle);
-        w->ws_ready = 0;
+    if (ww->ready) {
+        if (h2o_timeout_is_linked(&ww->flush_entry))
+            h2o_timeout_unlink(&ww->flush_entry);
+        h2o_timeout_dispose(w->loop, &ww->flush_timeout);
+        h2o_timeout_dispose(w->loop, &ww->idle);
+        ww->ready = 0;
     }
     this_worker = NULL;
 }
