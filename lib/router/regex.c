@@ -113,9 +113,12 @@ static int compile(struct constraint *c, const char *text, size_t len, int flags
         return canal__error(err, CANAL_ENOMEM, pos, "out of memory");
     }
     pcre2_set_match_limit(mc, CANAL__REGEX_MATCH_LIMIT);
-    /* Without the JIT (another architecture, executable memory refused, out of memory) the
-     * interpreter matches the same way. */
-    c->jit = jit_enabled && pcre2_jit_compile(re, PCRE2_JIT_COMPLETE) == 0;
+    /* Without the JIT (another architecture, executable memory refused, out of memory, or
+     * CANAL_NO_JIT set: the JIT's code is opaque to valgrind's memcheck, which reports its
+     * reads of the stack as uninitialised) the interpreter matches the same way. */
+    const char *no_jit = getenv("CANAL_NO_JIT");
+    c->jit = jit_enabled && (no_jit == NULL || strcmp(no_jit, "") == 0 || strcmp(no_jit, "0") == 0) &&
+             pcre2_jit_compile(re, PCRE2_JIT_COMPLETE) == 0;
     c->re = re;
     c->mctx = mc;
     c->ecma = ecma;
