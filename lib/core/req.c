@@ -413,7 +413,7 @@ struct canal__rstate {
     struct canal__rstate *next;
     const void *key;
     void (*dispose)(void *state);
-    void *pad; /* the state after it is 32-byte aligned, as h2o's pool memory is */
+    void *pad; /* four words: the state after it keeps the 16-byte alignment of h2o's pool */
 };
 
 static void rstate_dispose(void *p)
