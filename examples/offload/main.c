@@ -372,7 +372,7 @@ static const canal_action_def_t item_actions[] = {
     {.name = "Slow", .routes = {"slow"}, .handler = action_slow, .args = &slow_args},
     {.name = "Get", .routes = {"{id:int}"}, .handler = action_get, .args = &get_args},
     {.name = "Create", .methods = "POST", .routes = {""}, .handler = action_create, .args = &create_args,
-     .responses = {{.status = 201, .schema = &item_schema}, {.status = 400}}},
+     .options = {CANAL_DOC(.responses = {{.status = 201, .schema = &item_schema}, {.status = 400}})}},
     {.name = NULL},
 };
 static const canal_controller_def_t items = {

@@ -130,6 +130,6 @@ static int ticks(canal_req_t *req, void *data)
 int realtime_sse_add(canal_app_t *app)
 {
     canal_endpoint_spec_t spec = {.tmpl = "sse/ticks", .handler = ticks,
-                                  .responses = {{.status = 200, .content_type = "text/event-stream"}}};
+        .options = {CANAL_DOC(.responses = {{.status = 200, .content_type = "text/event-stream"}})}};
     return canal_app_route(app, &spec, NULL, NULL);
 }

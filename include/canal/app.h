@@ -237,30 +237,6 @@ CANAL_API const canal_config_t *canal_app_config(const canal_app_t *app);
  */
 CANAL_API const canal_router_t *canal_app_router(const canal_app_t *app);
 
-/** A typed model's table (canal/schema.h): a route's arguments, an answer's body. */
-typedef struct canal_schema canal_schema_t;
-
-/** A header a documented answer carries (canal_response_def_t.headers), for OpenAPI. */
-typedef struct canal_header_def {
-    const char *name;        /**< e.g. "Location"; NULL ends a list */
-    const char *description; /**< NULL: none */
-} canal_header_def_t;
-
-/** A documented answer of a route or an action, for OpenAPI. */
-typedef struct canal_response_def {
-    int status;                   /**< 0 ends a list */
-    const canal_schema_t *schema; /**< the body: one schema object (or an array of them with
-                                       array set); NULL: no schema (problem details for >= 400) */
-    int array;                    /**< 1: the body is an array of schema */
-    const char *content_type;     /**< NULL: application/json, application/problem+json >= 400 */
-    const char *description;      /**< NULL: the status's reason phrase */
-    const canal_header_def_t *headers; /**< headers the answer carries (the Location of a 201),
-                                            a list ended by a NULL name; NULL: none */
-} canal_response_def_t;
-
-/** Most documented answers one route or action lists. */
-#define CANAL_MAX_RESPONSES 8
-
 /** A rate limit (canal/ratelimit.h). Opaque; owned by the app. */
 typedef struct canal_rate_limit canal_rate_limit_t;
 /** A security headers preset (canal/headers.h). */
@@ -272,6 +248,7 @@ typedef struct canal_option_kind canal_option_kind_t;
 /**
  * A feature's setting of one route: canal_endpoint_spec_t.options, and an action's or a
  * controller's (canal/controller.h). Made with the feature's macro, never by hand:
+ * CANAL_ARGS(schema) (canal/schema.h), CANAL_DOC(...) (canal/openapi.h),
  * CANAL_RATE_LIMIT(limit) (canal/ratelimit.h), CANAL_POLICY(policy) (canal/auth.h),
  * CANAL_SECURITY_HEADERS(preset) (canal/headers.h); a feature's settings come this way so
  * that a new feature adds its own without a field in the spec. An entry with kind NULL (all
@@ -283,7 +260,7 @@ typedef struct canal_route_option {
 } canal_route_option_t;
 
 /** The most options a route, an action or a controller carries. */
-#define CANAL_MAX_ROUTE_OPTIONS 6
+#define CANAL_MAX_ROUTE_OPTIONS 8
 
 /** One route of an app, for canal_app_route(). Designated initializers: zero is a default. */
 typedef struct canal_endpoint_spec {
@@ -295,20 +272,11 @@ typedef struct canal_endpoint_spec {
     void (*dispose)(void *data); /**< if set, called on data when the app is destroyed */
     const char *name;         /**< a route name for link generation, or NULL */
     canal_route_group_t *group; /**< from canal_app_group(): its prefix comes first; or NULL */
-    const canal_schema_t *args; /**< the handler's typed arguments (canal/schema.h): registered
-                                     and checked against the template's route values here,
-                                     bound by the handler with canal_req_bind(), documented as
-                                     the operation's parameters and request body; or NULL */
-    const char *summary;      /**< OpenAPI: the operation's one-line summary; NULL: "METHOD /path".
-                                   Borrowed: it must live as long as the app (a literal) */
-    const char *description;  /**< OpenAPI: its longer description (CommonMark), or NULL.
-                                   Borrowed like summary */
-    canal_response_def_t responses[CANAL_MAX_RESPONSES]; /**< OpenAPI: the documented answers
-                                     (status 0 ends); none: a "default" answer */
     canal_route_option_t options[CANAL_MAX_ROUTE_OPTIONS]; /**< the features' settings of this
-                                   route (canal_route_option_t): its rate limit, its policy,
-                                   its security headers...; a feature without one here uses
-                                   the group's or the app's, if any */
+                                   route (canal_route_option_t): its typed arguments
+                                   (CANAL_ARGS()), its OpenAPI documentation (CANAL_DOC()), its
+                                   rate limit, its policy, its security headers...; a feature
+                                   without one here uses the group's or the app's, if any */
     size_t max_body;          /**< the largest request body this route takes, at most the app's
                                    max_body_size; a larger one is a 413 problem before the
                                    handler runs (after the rate limit, CORS and the policy).

@@ -27,7 +27,8 @@
  *     static const canal_action_def_t home_actions[] = {
  *         {.name = "Plaintext", .handler = plaintext},
  *         {.name = "Employee", .routes = {"home/employee/{id:int}"}, .handler = employee,
- *          .args = &employee_args, .responses = {{.status = 200, .schema = &employee_schema}, {.status = 404}}},
+ *          .args = &employee_args,
+ *          .options = {CANAL_DOC(.responses = {{.status = 200, .schema = &employee_schema}, {.status = 404}})}},
  *         {.name = NULL}
  *     };
  *     static const canal_controller_def_t home = {.name = "Home", .actions = home_actions};
@@ -114,14 +115,14 @@ typedef struct canal_action_def {
     const canal_schema_t *args;  /**< its arguments (canal/schema.h): bound after the
                                       before-filters, handed to handler; or NULL */
     canal_filter_t filters[CANAL_MAX_FILTERS];         /**< unused entries are all NULL */
-    const char *summary;         /**< OpenAPI: a one-line summary, or NULL */
-    canal_response_def_t responses[CANAL_MAX_RESPONSES]; /**< OpenAPI: its answers; 0 ends */
-    const char *description;     /**< OpenAPI: a longer description (CommonMark), or NULL */
     canal_route_option_t options[CANAL_MAX_ROUTE_OPTIONS]; /**< the features' settings of its
-                                       routes (canal/app.h): CANAL_POLICY() (checked before
-                                       the filters and the binding), CANAL_RATE_LIMIT(),
+                                       routes (canal/app.h): CANAL_DOC() (its OpenAPI summary,
+                                       description and answers), CANAL_POLICY() (checked
+                                       before the filters and the binding), CANAL_RATE_LIMIT(),
                                        CANAL_SECURITY_HEADERS()...; a kind it has not: the
-                                       controller's, else the group's or the app's */
+                                       controller's, else the group's or the app's. Its args
+                                       come first (CANAL_ARGS(), given by the layer): with
+                                       args, at most CANAL_MAX_ROUTE_OPTIONS - 1 here */
     size_t max_body;             /**< its routes' body limit in bytes, below the app's
                                       (canal_endpoint_spec_t.max_body: over it 413); 0: the
                                       app's */

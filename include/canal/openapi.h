@@ -42,6 +42,51 @@ typedef struct canal_openapi_info {
     const char *license;     /**< info.license's name and SPDX identifier ("MIT"), or NULL */
 } canal_openapi_info_t;
 
+/** A header a documented answer carries (canal_response_def_t.headers), for OpenAPI. */
+typedef struct canal_header_def {
+    const char *name;        /**< e.g. "Location"; NULL ends a list */
+    const char *description; /**< NULL: none */
+} canal_header_def_t;
+
+/** A documented answer of a route or an action (canal_route_doc_t.responses). */
+typedef struct canal_response_def {
+    int status;                   /**< 0 ends a list */
+    const canal_schema_t *schema; /**< the body: one schema object (or an array of them with
+                                       array set); NULL: no schema (problem details for >= 400) */
+    int array;                    /**< 1: the body is an array of schema */
+    const char *content_type;     /**< NULL: application/json, application/problem+json >= 400 */
+    const char *description;      /**< NULL: the status's reason phrase */
+    const canal_header_def_t *headers; /**< headers the answer carries (the Location of a 201),
+                                            a list ended by a NULL name; NULL: none */
+} canal_response_def_t;
+
+/** Most documented answers one route or action lists. */
+#define CANAL_MAX_RESPONSES 8
+
+/** The OpenAPI documentation of one route or action: CANAL_DOC(). */
+typedef struct canal_route_doc {
+    const char *summary;     /**< the operation's one-line summary; NULL: "METHOD /path" */
+    const char *description; /**< its longer description (CommonMark), or NULL */
+    canal_response_def_t responses[CANAL_MAX_RESPONSES]; /**< the documented answers (status
+                                  0 ends); none: a "default" answer */
+} canal_route_doc_t;
+
+/** The kind of CANAL_DOC() (canal_route_option_t, canal/app.h). */
+CANAL_API extern const canal_option_kind_t canal_doc_option;
+/**
+ * A route's or an action's OpenAPI documentation, among its options, written as the members
+ * of a canal_route_doc_t:
+ *
+ *     .options = {CANAL_DOC(.summary = "One employee",
+ *                           .responses = {{.status = 200, .schema = &employee_schema},
+ *                                         {.status = 404}})}
+ *
+ * Copied at registration, but for the strings, which are borrowed (literals: they must live
+ * as long as the app). The answers' schemas are registered (canal_app_schema()); a status
+ * outside 100..599 or a header name that is not a token is CANAL_EINVAL.
+ */
+#define CANAL_DOC(...) {&canal_doc_option, &(const canal_route_doc_t){__VA_ARGS__}}
+
 /**
  * Called by canal_openapi_build() for each operation it makes, to add to or change it.
  * operation is the operation object (borrowed; edit it in place), route the route it

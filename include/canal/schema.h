@@ -166,7 +166,19 @@ struct canal_schema {
     int (*validate)(canal_req_t *req, void *obj);
 };
 
-/* canal_response_def_t, a documented answer of a route, is in canal/app.h. */
+/** The kind of CANAL_ARGS() (canal_route_option_t, canal/app.h). */
+CANAL_API extern const canal_option_kind_t canal_args_option;
+/**
+ * A route's typed arguments, among its options: `.options = {CANAL_ARGS(&employee_args)}`
+ * (a const canal_schema_t *, borrowed: it must outlive the app). At registration the schema
+ * is registered (canal_app_schema()) and checked against the template: a field bound from
+ * the route names one of its values, and every value of the template has a field of a type
+ * it can hold, else CANAL_EINVAL. The handler binds it with canal_req_bind(); OpenAPI
+ * documents it as the operation's parameters and request body. An action's arguments are its
+ * .args (canal/controller.h), which the controller layer hands to its routes this way.
+ */
+#define CANAL_ARGS(schema) {&canal_args_option, (schema)}
+
 
 /**
  * Registers a schema (and the schemas it nests) with an app, checking its table. Routes and

@@ -208,14 +208,18 @@ static int add_route(canal_action_t *a, const char *method, const char *tmpl, co
     a->routes = grown;
     canal_error_info_t e;
     canal_endpoint_spec_t spec = {.method = method, .tmpl = tmpl, .name = name, .handler = canal__mvc_dispatch, .data = a,
-                                  .args = a->def.args, .summary = a->def.summary,
-                                  .description = a->def.description, .max_body = a->def.max_body};
-    memcpy(spec.responses, a->def.responses, sizeof(spec.responses));
-    /* the action's options, then the controller's of the kinds the action has not: the
-     * nearest scope wins, and the route gets the result as its own */
+                                  .max_body = a->def.max_body};
+    /* the action's arguments, its options, then the controller's of the kinds the action has
+     * not: the nearest scope wins, and the route gets the result as its own */
     size_t n = 0;
-    for (size_t i = 0; i < CANAL_MAX_ROUTE_OPTIONS && a->def.options[i].kind != NULL; i++)
+    if (a->def.args != NULL)
+        spec.options[n++] = (canal_route_option_t)CANAL_ARGS(a->def.args);
+    for (size_t i = 0; i < CANAL_MAX_ROUTE_OPTIONS && a->def.options[i].kind != NULL; i++) {
+        if (n == CANAL_MAX_ROUTE_OPTIONS)
+            return canal_error_set(err, CANAL_EINVAL, 0, "%s.%s: more than %d options with its args",
+                                   a->ctrl->name, a->def.name, CANAL_MAX_ROUTE_OPTIONS);
         spec.options[n++] = a->def.options[i];
+    }
     for (size_t i = 0; i < CANAL_MAX_ROUTE_OPTIONS && a->ctrl->options[i].kind != NULL; i++) {
         size_t k = 0;
         while (k < n && spec.options[k].kind != a->ctrl->options[i].kind)

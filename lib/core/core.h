@@ -40,9 +40,6 @@ struct canal_endpoint {
     void *data;
     void (*dispose)(void *);
     const canal_route_t *route;
-    const struct canal__model *args;  /* schema.c: spec.args, registered, or NULL */
-    canal_response_def_t *responses;  /* OpenAPI: spec.responses copied (status 0 ends), or NULL */
-    const char *summary, *description; /* OpenAPI: spec's, borrowed, or NULL */
     const canal_route_group_t *group; /* the group it was registered in, or NULL */
     /* the features' options of the route (feature.h), as their kinds kept them */
     struct canal__route_option {

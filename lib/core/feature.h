@@ -97,6 +97,9 @@ struct canal_option_kind {
     const struct canal__feature *feature;
     const char *name; /* for errors: "policy" */
     int (*attach)(canal_app_t *app, const void *value, const void **kept, canal_error_info_t *err);
+    /* NULL, or called once the route is in the router, with what attach kept: a check that
+     * needs the route (the typed arguments against its template's values) */
+    int (*added)(canal_app_t *app, const void *kept, const canal_route_t *route, canal_error_info_t *err);
 };
 
 /* The value of ep's option of kind k, or NULL */

@@ -17,8 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/core.h"
-/* the route spec's args and documented answers (test/layers-debt.txt) */
-#include "models/models.h"
 
 int canal__reg_error(canal_app_t *app, const canal_error_info_t *err)
 {
@@ -50,43 +48,11 @@ int canal_app_error(const canal_app_t *app, canal_error_info_t *err)
     return app->reg_err.code;
 }
 
-/* The documented answers of a spec, copied, with their schemas registered; 0 or an error. */
-static int copy_responses(canal_app_t *app, const canal_response_def_t *in, canal_response_def_t **out,
-                          canal_error_info_t *e)
-{
-    size_t n = 0;
-    while (n < CANAL_MAX_RESPONSES && in[n].status != 0)
-        n++;
-    *out = NULL;
-    for (size_t i = 0; i < n; i++) {
-        const struct canal__model *m;
-        if (in[i].status < 100 || in[i].status > 599)
-            return canal_error_set(e, CANAL_EINVAL, 0, "a documented answer has status %d", in[i].status);
-        if (in[i].schema != NULL && canal__model_register(app, in[i].schema, &m, e) != 0)
-            return e->code;
-        for (const canal_header_def_t *h = in[i].headers; h != NULL && h->name != NULL; h++) {
-            size_t k = 0;
-            while (canal__is_tchar((unsigned char)h->name[k]))
-                k++;
-            if (k == 0 || h->name[k] != '\0')
-                return canal_error_set(e, CANAL_EINVAL, 0, "answer %d documents a header named '%s', not a token",
-                                       in[i].status, h->name);
-        }
-    }
-    if (n > 0 && (*out = calloc(n + 1, sizeof(**out))) == NULL)
-        return canal_error_set(e, CANAL_ENOMEM, 0, NULL);
-    if (n > 0)
-        memcpy(*out, in, n * sizeof(**out));
-    return 0;
-}
-
 int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const canal_route_t **route,
                     canal_error_info_t *err)
 {
     canal_error_info_t e = {0};
     const canal_route_t *r;
-    const struct canal__model *args = NULL;
-    canal_response_def_t *responses = NULL;
     if (atomic_load(&app->state) != APP_CREATED)
         canal_error_set(&e, CANAL_ESTATE, 0, "routes are added before the app starts");
     else if (spec == NULL || spec->handler == NULL)
@@ -94,10 +60,6 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
     else if (spec->max_body > app->cfg.max_body_size)
         canal_error_set(&e, CANAL_EINVAL, 0, "max_body %zu is above the app's max_body_size %zu", spec->max_body,
                         app->cfg.max_body_size);
-    else if (spec->args != NULL && canal__model_register(app, spec->args, &args, &e) != 0)
-        ;
-    else if (copy_responses(app, spec->responses, &responses, &e) != 0)
-        ;
     else if (app->nendpoints == app->cap_endpoints) {
         size_t cap = app->cap_endpoints ? 2 * app->cap_endpoints : 16;
         struct canal_endpoint *grown = realloc(app->endpoints, cap * sizeof(*grown));
@@ -126,7 +88,6 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
             canal_router_add(app->router, &rs, &r, &e);
     }
     if (e.code != 0) {
-        free(responses);
         if (err != NULL)
             *err = e;
         return canal__reg_error(app, &e);
@@ -134,21 +95,19 @@ int canal_app_route(canal_app_t *app, const canal_endpoint_spec_t *spec, const c
     /* routes come in only here, so the router's number for r is the next slot */
     app->endpoints[app->nendpoints++] = (struct canal_endpoint){.fn = spec->handler, .data = spec->data,
                                                                 .dispose = spec->dispose, .route = r,
-                                                                .args = args, .responses = responses,
-                                                                .summary = spec->summary,
-                                                                .description = spec->description,
                                                                 .group = spec->group,
                                                                 .max_body = spec->max_body};
     memcpy(app->endpoints[app->nendpoints - 1].options, options, sizeof(options));
     if (route != NULL)
         *route = r;
-    /* the route exists now (a router cannot take one back): a mismatch is the app's
-     * registration error, which stops canal_app_start() */
-    if (args != NULL && canal__model_check_route(args, r, &e) != 0) {
-        if (err != NULL)
-            *err = e;
-        return canal__reg_error(app, &e);
-    }
+    /* the route exists now (a router cannot take one back): a check an option makes of it
+     * that fails is the app's registration error, which stops canal_app_start() */
+    for (size_t i = 0; i < CANAL_MAX_ROUTE_OPTIONS && options[i].kind != NULL; i++)
+        if (options[i].kind->added != NULL && options[i].kind->added(app, options[i].value, r, &e) != 0) {
+            if (err != NULL)
+                *err = e;
+            return canal__reg_error(app, &e);
+        }
     return 0;
 }
 
@@ -268,11 +227,9 @@ struct canal_endpoint *canal__endpoint_of(canal_app_t *app, const canal_route_t 
 
 void canal__endpoints_dispose(canal_app_t *app)
 {
-    for (size_t i = 0; i < app->nendpoints; i++) {
+    for (size_t i = 0; i < app->nendpoints; i++)
         if (app->endpoints[i].dispose != NULL)
             app->endpoints[i].dispose(app->endpoints[i].data);
-        free(app->endpoints[i].responses);
-    }
     free(app->endpoints);
     app->endpoints = NULL;
     app->nendpoints = app->cap_endpoints = 0;

@@ -342,6 +342,26 @@ int canal_app_schema(canal_app_t *app, const canal_schema_t *schema, canal_error
     return rc != 0 ? canal__reg_error(app, &e) : 0;
 }
 
+/* CANAL_ARGS(): the schema registered; what the route keeps is its model */
+static int args_attach(canal_app_t *app, const void *value, const void **kept, canal_error_info_t *err)
+{
+    const struct canal__model *m;
+    if (value == NULL)
+        return canal_error_set(err, CANAL_EINVAL, 0, "CANAL_ARGS(NULL): a schema is needed");
+    int rc = canal__model_register(app, value, &m, err);
+    *kept = m;
+    return rc;
+}
+
+/* ... and, once the route exists, its fields bound from the route checked against it */
+static int args_added(canal_app_t *app, const void *kept, const canal_route_t *route, canal_error_info_t *err)
+{
+    (void)app;
+    return canal__model_check_route(kept, route, err);
+}
+
+const canal_option_kind_t canal_args_option = {&feature, "args", args_attach, args_added};
+
 /* ---- writing ---- */
 
 #define AT(obj, off) ((const char *)(obj) + (off))

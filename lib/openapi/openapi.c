@@ -738,22 +738,24 @@ json_t *canal_openapi_build(canal_app_t *app, const canal_openapi_info_t *info, 
                 json_decref(params);
             if (canal_route_name(route) != NULL)
                 json_object_set_new(op, "operationId", json_string(canal_route_name(route)));
-            if (ep != NULL && ep->summary != NULL)
-                json_object_set_new(op, "summary", json_string(ep->summary));
+            const canal_route_doc_t *about = ep != NULL ? canal__endpoint_option(ep, &canal_doc_option) : NULL;
+            const struct canal__model *args = ep != NULL ? canal__endpoint_option(ep, &canal_args_option) : NULL;
+            if (about != NULL && about->summary != NULL)
+                json_object_set_new(op, "summary", json_string(about->summary));
             else {
                 char summary[2100];
                 snprintf(summary, sizeof(summary), "%s %s", canal_route_method(route), path);
                 json_object_set_new(op, "summary", json_string(summary));
             }
-            if (ep != NULL && ep->description != NULL)
-                json_object_set_new(op, "description", json_string(ep->description));
+            if (about != NULL && about->description != NULL)
+                json_object_set_new(op, "description", json_string(about->description));
             json_object_set_new(op, "x-canal-template", json_string(canal_route_template(route)));
             json_t *responses = json_pack("{s:{s:s}}", "default", "description",
                                           "The handler's answer.");
-            if (ep != NULL && ep->args != NULL)
-                args_operation(op, responses, ep->args);
-            if (ep != NULL && ep->responses != NULL)
-                documented_responses(responses, ep->responses);
+            if (args != NULL)
+                args_operation(op, responses, args);
+            if (about != NULL && about->responses[0].status != 0)
+                documented_responses(responses, about->responses);
             if (canal_route_param_count(route) > 0)
                 json_object_set_new(responses, "404",
                                     json_pack("{s:s}", "$ref", "#/components/responses/NotFound"));
@@ -834,15 +836,24 @@ static int serve_docs(canal_req_t *req, void *data)
 }
 
 /* The feature's state (core/feature.h): the routes that serve the document or its docs page,
- * by number, left out of the document */
+ * by number, left out of the document; the routes' CANAL_DOC() copies */
 struct docs_routes {
     size_t *routes;
     size_t n;
+    struct kept_doc {
+        struct kept_doc *next;
+        canal_route_doc_t doc;
+    } *docs;
 };
 
 static void docs_free(canal_app_t *app, void *st)
 {
-    free(((struct docs_routes *)st)->routes);
+    struct docs_routes *d = st;
+    free(d->routes);
+    for (struct kept_doc *k = d->docs, *next; k != NULL; k = next) {
+        next = k->next;
+        free(k);
+    }
 }
 
 static const struct canal__feature feature = {
@@ -850,6 +861,39 @@ static const struct canal__feature feature = {
     .size = sizeof(struct docs_routes),
     .dispose = docs_free,
 };
+
+/* CANAL_DOC(): the answers checked and their schemas registered; the route keeps a copy */
+static int doc_attach(canal_app_t *app, const void *value, const void **kept, canal_error_info_t *err)
+{
+    const canal_route_doc_t *in = value;
+    if (in == NULL)
+        return canal_error_set(err, CANAL_EINVAL, 0, "CANAL_DOC: no documentation");
+    for (size_t i = 0; i < CANAL_MAX_RESPONSES && in->responses[i].status != 0; i++) {
+        const canal_response_def_t *d = &in->responses[i];
+        const struct canal__model *m;
+        if (d->status < 100 || d->status > 599)
+            return canal_error_set(err, CANAL_EINVAL, 0, "a documented answer has status %d", d->status);
+        if (d->schema != NULL && canal__model_register(app, d->schema, &m, err) != 0)
+            return err->code;
+        for (const canal_header_def_t *h = d->headers; h != NULL && h->name != NULL; h++) {
+            size_t k = 0;
+            while (canal__is_tchar((unsigned char)h->name[k]))
+                k++;
+            if (k == 0 || h->name[k] != '\0')
+                return canal_error_set(err, CANAL_EINVAL, 0, "answer %d documents a header named '%s', not a token",
+                                       d->status, h->name);
+        }
+    }
+    struct docs_routes *st = canal__feature_state(app, &feature);
+    struct kept_doc *k = malloc(sizeof(*k));
+    if (k == NULL)
+        return canal_error_set(err, CANAL_ENOMEM, 0, NULL);
+    *k = (struct kept_doc){.next = st->docs, .doc = *in};
+    st->docs = k;
+    *kept = &k->doc;
+    return 0;
+}
+const canal_option_kind_t canal_doc_option = {&feature, "doc", doc_attach, NULL};
 
 static int is_docs_route(canal_app_t *app, const canal_route_t *route)
 {

@@ -641,7 +641,7 @@ static const struct canal__feature feature;
 static int option_attach(canal_app_t *app, const void *value, const void **kept, canal_error_info_t *err);
 /* CANAL_POLICY(): a route's own policy; the kind's address is also the key of the app's and
  * the groups' policies (canal__scope_set()) */
-const canal_option_kind_t canal_policy_option = {&feature, "policy", option_attach};
+const canal_option_kind_t canal_policy_option = {&feature, "policy", option_attach, NULL};
 
 /* The guard of a route with a policy: 1 if the request is not allowed (the 401/403/400 is
  * set) */

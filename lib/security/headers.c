@@ -107,7 +107,7 @@ static int option_attach(canal_app_t *app, const void *value, const void **kept,
         return canal_error_set(err, rc, 0, rc == CANAL_EINVAL ? "a security header value has CR or LF" : NULL);
     return 0;
 }
-const canal_option_kind_t canal_security_headers_option = {&feature, "security headers", option_attach};
+const canal_option_kind_t canal_security_headers_option = {&feature, "security headers", option_attach, NULL};
 
 int canal_app_security_headers(canal_app_t *app, canal_route_group_t *group, const canal_security_headers_t *preset)
 {

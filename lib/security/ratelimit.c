@@ -185,7 +185,7 @@ static int option_attach(canal_app_t *app, const void *value, const void **kept,
     *kept = value;
     return 0;
 }
-const canal_option_kind_t canal_rate_limit_option = {&feature, "rate limit", option_attach};
+const canal_option_kind_t canal_rate_limit_option = {&feature, "rate limit", option_attach, NULL};
 
 canal_rate_limit_t *canal_rate_limit_create(canal_app_t *app, const canal_rate_limit_options_t *o,
                                            canal_error_info_t *err)

@@ -306,9 +306,9 @@ static const canal_action_def_t live_actions[] = {
     {.name = "Count", .handler = count_action, .routes = {"mvc/count"},
      .args = &count_args,
      .filters = {{.after = after_filter}}},
-    {.name = "Events", .handler = events_action, .routes = {"mvc/events"},
-     .args = &events_args,
-     .responses = {{.status = 200, .content_type = "text/event-stream"}, {.status = 400}}, .summary = "An event stream"},
+    {.name = "Events", .handler = events_action, .routes = {"mvc/events"}, .args = &events_args,
+     .options = {CANAL_DOC(.summary = "An event stream",
+                           .responses = {{.status = 200, .content_type = "text/event-stream"}, {.status = 400}})}},
     {.name = NULL},
 };
 

@@ -145,10 +145,12 @@ static void from_routes(void **state)
         assert_int_equal(canal_app_route(app, &(canal_endpoint_spec_t){.method = routes[i][0], .tmpl = routes[i][1], .name = i == 0 ? "item" : NULL, .handler = ok_handler}, NULL, &err), 0);
     /* a route that says what its 200 is: an event stream */
     char ctype[] = "text/event-stream";
-    canal_endpoint_spec_t events = {.tmpl = "events", .handler = ok_handler, .summary = "Events", .description = "A stream.",
-                                    .responses = {{.status = 200, .content_type = ctype}}};
+    canal_route_doc_t about = {.summary = "Events", .description = "A stream.",
+                               .responses = {{.status = 200, .content_type = ctype}}};
+    canal_endpoint_spec_t events = {.tmpl = "events", .handler = ok_handler,
+                                    .options = {{&canal_doc_option, &about}}};
     assert_int_equal(canal_app_route(app, &events, NULL, &err), 0);
-    events.responses[0].status = 500; /* the list is copied (its strings are borrowed) */
+    about.responses[0].status = 500; /* the documentation is copied (its strings are borrowed) */
     assert_int_equal(canal_app_docs(app, "/docs", "/openapi.json", "/nonexistent", &err),
                      CANAL_ENOTFOUND);
     assert_non_null(strstr(err.message, "swagger-ui-bundle.js"));
@@ -273,7 +275,7 @@ static void from_routes(void **state)
     /* a documented header's name is a token */
     static const canal_header_def_t spaced[] = {{"Bad Name", NULL}, {NULL, NULL}};
     canal_endpoint_spec_t bad = {.tmpl = "/bad-header", .handler = ok_handler,
-                                 .responses = {{.status = 201, .headers = spaced}}};
+        .options = {CANAL_DOC(.responses = {{.status = 201, .headers = spaced}})}};
     other = new_app();
     assert_int_equal(canal_app_route(other, &bad, NULL, &err), CANAL_EINVAL);
     assert_non_null(strstr(err.message, "answer 201 documents a header named 'Bad Name'"));
@@ -330,22 +332,18 @@ static void from_controllers(void **state)
     static const canal_schema_t post_args = {.name = "PostArgs", .size = sizeof(post_args_t), .fields = post_fields};
     static const canal_header_def_t etag[] = {{"ETag", "The thing's version."}, {"X-Trace", NULL}, {NULL, NULL}};
     static const canal_header_def_t retry[] = {{"Retry-After", NULL}, {NULL, NULL}};
-    static const canal_action_def_t actions[] = {
-        {.name = "Get",
-         .routes = {"{id}", "by-code/{code:length(3)}"},
-         .handler = action,
-         .summary = "S",
-         .description = "Long",
-         .args = &get_args,
-         .responses = {{.status = 200, .content_type = "text/plain", .headers = etag},
-                       {.status = 304},
-                       {.status = 404},
-                       {.status = 409, .headers = retry}}},
+    /* not static: CANAL_DOC() in a function is a compound literal of the function's */
+    const canal_action_def_t actions[] = {
+        {.name = "Get", .routes = {"{id}", "by-code/{code:length(3)}"}, .handler = action, .args = &get_args,
+         .options = {CANAL_DOC(.summary = "S", .description = "Long",
+                               .responses = {{.status = 200, .content_type = "text/plain", .headers = etag},
+                                             {.status = 304},
+                                             {.status = 404},
+                                             {.status = 409, .headers = retry}})}},
         {.name = "Post", .methods = "POST,PURGE", .handler = action, .args = &post_args},
         {.name = NULL},
     };
-    static const canal_controller_def_t def = {.name = "Things", .prefix = "things",
-                                               .actions = actions};
+    const canal_controller_def_t def = {.name = "Things", .prefix = "things", .actions = actions};
     canal_app_t *app = new_app();
     canal_mvc_t *mvc = canal_mvc_create(app);
     canal_error_info_t err;

@@ -186,11 +186,52 @@ static int c_option_headers(canal_app_t *app, canal_error_info_t *err)
                            NULL, err);
 }
 
+static int c_option_args(canal_app_t *app, canal_error_info_t *err)
+{
+    return canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "a", .handler = h_ok, .options = {CANAL_ARGS(NULL)}},
+                           NULL, err);
+}
+
+/* the args check that needs the route (the option kind's added()): a field bound from the
+ * route that the template does not have */
+static int c_option_args_route(canal_app_t *app, canal_error_info_t *err)
+{
+    typedef struct {
+        int32_t id;
+    } id_t;
+    static const canal_field_t fields[] = {
+        {.name = "id", .type = CANAL_TYPE_INT32, CANAL_FIELD(id_t, id), .source = CANAL_FROM_ROUTE,
+         .flags = CANAL_REQUIRED},
+        {.name = NULL}};
+    static const canal_schema_t s = {.name = "Id", .size = sizeof(id_t), .fields = fields};
+    return canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "no-id", .handler = h_ok, .options = {CANAL_ARGS(&s)}},
+                           NULL, err);
+}
+
+static int c_option_doc_status(canal_app_t *app, canal_error_info_t *err)
+{
+    return canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "d", .handler = h_ok,
+                                                         .options = {CANAL_DOC(.responses = {{.status = 99}})}},
+                           NULL, err);
+}
+
+static int c_option_doc_header(canal_app_t *app, canal_error_info_t *err)
+{
+    static const canal_header_def_t spaced[] = {{"Not a token", NULL}, {NULL, NULL}};
+    return canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "d", .handler = h_ok,
+                                                         .options = {CANAL_DOC(.responses = {{.status = 201, .headers = spaced}})}},
+                           NULL, err);
+}
+
 static const struct reg_case cases[] = {
     {"two options of one kind", c_option_twice, CANAL_EINVAL, 1},
     {"CANAL_POLICY() without a scheme", c_option_policy, CANAL_EINVAL, 1},
     {"CANAL_RATE_LIMIT(NULL)", c_option_rate_limit, CANAL_EINVAL, 1},
     {"CANAL_SECURITY_HEADERS() with CR LF", c_option_headers, CANAL_EINVAL, 1},
+    {"CANAL_ARGS(NULL)", c_option_args, CANAL_EINVAL, 1},
+    {"CANAL_ARGS() against the template", c_option_args_route, CANAL_EINVAL, 1},
+    {"CANAL_DOC() with status 99", c_option_doc_status, CANAL_EINVAL, 1},
+    {"CANAL_DOC() with a header name not a token", c_option_doc_header, CANAL_EINVAL, 1},
     {"canal_app_route", c_route, CANAL_EINVAL, 1},
     {"canal_app_get", c_get, CANAL_ESYNTAX, 0},
     {"canal_app_static", c_static, CANAL_EINVAL, 1},

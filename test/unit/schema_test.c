@@ -263,9 +263,9 @@ static void binding(void **state)
     canal_app_t *app = canal_app_create(&cfg);
     canal_error_info_t err;
     canal_endpoint_spec_t specs[] = {
-        {.method = "PUT", .tmpl = "shops/{shop:int}/order", .handler = put_order, .args = &put_args,
-         .responses = {{.status = 200, .schema = &order_schema}}},
-        {.method = "POST", .tmpl = "reviews", .handler = post_review, .args = &review_args},
+        {.method = "PUT", .tmpl = "shops/{shop:int}/order", .handler = put_order,
+         .options = {CANAL_ARGS(&put_args), CANAL_DOC(.responses = {{.status = 200, .schema = &order_schema}})}},
+        {.method = "POST", .tmpl = "reviews", .handler = post_review, .options = {CANAL_ARGS(&review_args)}},
         {.tmpl = "never", .handler = unregistered},
     };
     for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
