@@ -70,10 +70,12 @@ ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 
 PURE_SRC   = $(wildcard lib/common/*.c lib/router/*.c)
-# The server: the core (lib/core/, which names no feature) and the features, a folder each
-# (docs/architecture.md; test/check-layers.py keeps the direction).
-FEATURES   = models security files realtime observability openapi
-SERVER_SRC = $(wildcard lib/core/*.c) $(foreach f,$(FEATURES),$(wildcard lib/$(f)/*.c))
+# The server: the core (lib/core/, which names no feature), the features, a folder each, and
+# lib/app/ above them: canal_app_create(), which switches on the features the configuration
+# names (docs/architecture.md; test/check-layers.sh keeps the direction).
+FEATURES    = models security files realtime observability openapi
+SERVER_DIRS = core $(FEATURES) app
+SERVER_SRC  = $(foreach d,$(SERVER_DIRS),$(wildcard lib/$(d)/*.c))
 CTRL_SRC   = $(wildcard lib/controller/*.c)
 LIB_SRC    = $(PURE_SRC) $(SERVER_SRC) $(CTRL_SRC)
 PURE_OBJ   = $(PURE_SRC:%.c=$(B)/obj/%.o)
@@ -110,7 +112,7 @@ lib: $(SHARED) $(STATIC) $(B)/lib/canal.pc $(TESTING_SHARED) $(TESTING_STATIC) $
 
 $(B)/obj/lib/common/%.o: CFLAGS_EXTRA =
 $(B)/obj/lib/router/%.o: CFLAGS_EXTRA = $(PCRE2_CFLAGS)
-$(B)/obj/lib/core/%.o $(foreach f,$(FEATURES),$(B)/obj/lib/$(f)/%.o): CFLAGS_EXTRA = $(DEP_CFLAGS) -Ilib
+$(foreach d,$(SERVER_DIRS),$(B)/obj/lib/$(d)/%.o): CFLAGS_EXTRA = $(DEP_CFLAGS) -Ilib
 # The controller layer sees only the public headers (include/), like any app would.
 $(B)/obj/lib/controller/%.o: CFLAGS_EXTRA = $(DEP_CFLAGS)
 # So does the test client.

@@ -4,7 +4,7 @@
 canal's library is folders stacked in one direction (docs/architecture.md):
 
     common < router < core < models < security < files, realtime, observability < openapi
-    < controller
+    < app < controller
 
 An object may use symbols of its own folder and of the folders below it; never of a folder
 above, nor of another folder of the same rank (files, realtime and observability know nothing
@@ -40,8 +40,9 @@ RANK = {
     "realtime": 5,
     "observability": 5,
     "openapi": 6,
-    "controller": 7,
-    "testing": 8,
+    "app": 7,
+    "controller": 8,
+    "testing": 9,
 }
 PUBLIC_ONLY = {"controller", "testing"}  # above the server: exported calls only
 FEATURES = {f for f, r in RANK.items() if r >= 3 and f not in PUBLIC_ONLY}

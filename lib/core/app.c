@@ -35,7 +35,6 @@
 #include <unistd.h>
 #include <openssl/err.h>
 #include "core/core.h"
-#include "observability/observability.h" /* canal__acclog_on(): test/layers-debt.txt */
 
 /* How long a stopping worker waits with no activity before it closes idle connections. */
 #define QUIET_MS 200
@@ -46,7 +45,7 @@ static char *dup_str(const char *s)
     return s != NULL ? strdup(s) : NULL;
 }
 
-canal_app_t *canal_app_create(const canal_config_t *cfg)
+canal_app_t *canal__app_new(const canal_config_t *cfg)
 {
     canal_app_t *app = calloc(1, sizeof(*app));
     if (app == NULL)
@@ -75,8 +74,7 @@ canal_app_t *canal_app_create(const canal_config_t *cfg)
         (app->cfg.trusted_proxies != NULL && app->trusted_proxies == NULL) ||
         (cfg != NULL && cfg->listen != NULL && app->listen == NULL) ||
         (cfg != NULL && cfg->unix_owner != NULL && app->unix_owner == NULL) ||
-        (app->router = canal_router_create(&app->cfg.router)) == NULL ||
-        (app->cfg.access_log != NULL && canal__acclog_on(app) != 0)) {
+        (app->router = canal_router_create(&app->cfg.router)) == NULL) {
         canal_app_destroy(app);
         return NULL;
     }

@@ -291,6 +291,9 @@ canal_str_t canal__client_addr(const canal_app_t *app, h2o_req_t *h);
 
 /* routes.c: the endpoint of one of the app's routes (NULL if it is not one), and the end */
 struct canal_endpoint *canal__endpoint_of(canal_app_t *app, const canal_route_t *route);
+/* app.c: an app with its configuration and no feature on; canal_app_create() (lib/app/)
+ * switches on the features the configuration names. NULL on failure (logged). */
+canal_app_t *canal__app_new(const canal_config_t *cfg);
 void canal__endpoints_dispose(canal_app_t *app);
 /* routes.c: the core's own guard (a route's max_body), at start */
 int canal__endpoints_start(canal_app_t *app);
