@@ -48,8 +48,6 @@ struct canal_mvc {
 
 /* dispatch.c: the handler of every action route (data: the canal_action_t) */
 int canal__mvc_dispatch(canal_req_t *req, void *data);
-/* mvc.c: rebuilds every action's filter chain (filters may be added after actions) */
-void canal__mvc_rebuild_chains(canal_mvc_t *mvc);
 /* cors.c: gives the action's routes from first_route on the policy of each CORS filter in
  * its chain (canal_app_cors_route()); 0 or a canal error */
 int canal__mvc_apply_cors(canal_action_t *a, size_t first_route);

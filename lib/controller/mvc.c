@@ -86,11 +86,14 @@ static int add_filter(canal_filter_t *list, size_t *n, const canal_filter_t *f)
     return 0;
 }
 
+/* Rebuilds every action's filter chain (filters may be added after actions); below. */
+static void rebuild_chains(canal_mvc_t *mvc);
+
 int canal_mvc_filter(canal_mvc_t *mvc, const canal_filter_t *filter)
 {
     int rc = add_filter(mvc->filters, &mvc->nfilters, filter);
     if (rc == 0)
-        canal__mvc_rebuild_chains(mvc);
+        rebuild_chains(mvc);
     return rc;
 }
 
@@ -98,7 +101,7 @@ int canal_controller_filter(canal_controller_t *c, const canal_filter_t *filter)
 {
     int rc = add_filter(c->filters, &c->nfilters, filter);
     if (rc == 0)
-        canal__mvc_rebuild_chains(c->mvc);
+        rebuild_chains(c->mvc);
     return rc;
 }
 
@@ -124,7 +127,7 @@ static int build_chain(canal_action_t *a)
     return canal__mvc_apply_cors(a, 0);
 }
 
-void canal__mvc_rebuild_chains(canal_mvc_t *mvc)
+static void rebuild_chains(canal_mvc_t *mvc)
 {
     for (size_t i = 0; i < mvc->nctrls; i++)
         for (size_t j = 0; j < mvc->ctrls[i]->nactions; j++)

@@ -36,7 +36,7 @@
  * HTTP/2 connections are left to h2o's own idle timeout, which is set to keepalive_timeout_ms.
  */
 
-void canal__set_accepting(struct canal_worker *w, int on)
+static void set_accepting(struct canal_worker *w, int on)
 {
     for (size_t i = 0; i < w->app->nlisteners; i++) {
         h2o_socket_t *sock = w->socks[i].sock;
@@ -50,7 +50,7 @@ void canal__set_accepting(struct canal_worker *w, int on)
     w->accept_paused = !on;
 }
 
-void canal__on_conn_close(void *data)
+static void on_conn_close(void *data)
 {
     struct canal_conn *c = data;
     struct canal_worker *w = c->worker;
@@ -61,7 +61,7 @@ void canal__on_conn_close(void *data)
     atomic_fetch_sub(&w->connections, 1);
     canal__worker_touch(w);
     if (w->accept_paused && !w->stopping && atomic_load(&w->connections) < w->app->cfg.max_connections)
-        canal__set_accepting(w, 1);
+        set_accepting(w, 1);
 }
 
 void canal__conn_free(struct canal_conn *c)
@@ -84,7 +84,7 @@ void canal__accept_one(struct canal_listen_sock *ls, h2o_socket_t *sock)
     h2o_linklist_insert(&w->conns, &c->link);
     atomic_fetch_add(&w->connections, 1);
     canal__worker_touch(w);
-    sock->on_close.cb = canal__on_conn_close;
+    sock->on_close.cb = on_conn_close;
     sock->on_close.data = c;
     h2o_accept(&ls->accept_ctx, sock);
 }
@@ -101,7 +101,7 @@ void canal__on_accept(h2o_socket_t *listener, const char *err)
         /* at the cap, stop reading the listeners: new connections wait in the kernel's
          * backlog until one of ours closes (on_conn_close starts reading again) */
         if (atomic_load(&w->connections) >= w->app->cfg.max_connections) {
-            canal__set_accepting(w, 0);
+            set_accepting(w, 0);
             return;
         }
         if ((sock = h2o_evloop_socket_accept(listener)) == NULL)

@@ -316,7 +316,6 @@ int canal__listeners_adopt(canal_app_t *app); /* systemd's LISTEN_FDS: how many,
 int canal__listener_bind(canal_app_t *app, struct canal_listener *l); /* l->fds[]: 0, or -1 (logged) */
 void canal__listeners_close(canal_app_t *app); /* and removes the unix socket files made */
 /* conn.c: accepting (paused at the connection cap), and the sweep of slow and idle clients */
-void canal__set_accepting(struct canal_worker *w, int on);
 void canal__on_accept(h2o_socket_t *listener, const char *err);
 void canal__accept_one(struct canal_listen_sock *ls, h2o_socket_t *sock); /* a new connection */
 uint64_t canal__sweep_period(const canal_config_t *cfg);
@@ -327,7 +326,6 @@ void canal__timers_dispose(struct canal_worker *w);
 /* worker.c: a worker thread (canal_app_start() prepares and starts them) */
 int canal__worker_prepare(canal_app_t *app, size_t k);
 void *canal__worker_main(void *arg);
-void canal__close_connections(struct canal_worker *w);
 uint64_t canal__now_ms(void); /* a monotonic clock */
 
 /* worker.c: records activity while a worker drains for shutdown (a monotonic clock: h2o's loop
@@ -338,9 +336,7 @@ static inline void canal__worker_touch(struct canal_worker *w)
     if (w->stopping)
         canal__worker_touch_now(w);
 }
-/* conn.c: the socket close callback of canal's connections (sock->on_close.data is the
- * struct canal_conn), and the end of a connection that has no request left */
-void canal__on_conn_close(void *data);
+/* conn.c: the end of a connection that has no request left */
 void canal__conn_free(struct canal_conn *c);
 /* a request of c ends (canal__on_req_done()): with none left, c is idle from now, or freed if h2o
  * closed its socket first */

@@ -69,7 +69,7 @@ static void on_stop_message(h2o_multithread_receiver_t *receiver, h2o_linklist_t
 
 /* Shuts the remaining connections down at the socket level: h2o sees end-of-stream on each
  * and closes it the normal way, releasing its memory. */
-void canal__close_connections(struct canal_worker *w)
+static void close_connections(struct canal_worker *w)
 {
     for (h2o_linklist_t *l = w->conns.next; l != &w->conns; l = l->next) {
         struct canal_conn *c = H2O_STRUCT_FROM_MEMBER(struct canal_conn, link, l);
@@ -193,7 +193,7 @@ void *canal__worker_main(void *arg)
     }
     if (atomic_load(&w->inflight) > 0)
         canal__pending_abort_all(w);
-    canal__close_connections(w);
+    close_connections(w);
     canal__streams_abort(w); /* any left: closed before posts are refused (canal_stream_post()) */
     canal__worker_async_dispose(w);
     canal__features_worker_stop(w);

@@ -431,7 +431,7 @@ static void ws_closed(canal_ws_t *ws)
     /* after on_close, which may leave its groups under the app's own lock (examples/realtime's
      * rooms): a group's count must not change behind it */
     leave_all(ws);
-    h2o_websocket_close(ws->conn); /* closes the socket: canal__on_conn_close() */
+    h2o_websocket_close(ws->conn); /* closes the socket: on_conn_close() in conn.c */
     ws->conn = NULL;
     canal_ws_release(ws);
 }
@@ -951,7 +951,7 @@ static int ws_worker_init(struct canal_worker *w, void *st, void *wst)
  * posts and delivered what came before. */
 static void ws_worker_stop(struct canal_worker *w, void *st, void *wst)
 {
-    /* a socket that outlived canal__close_connections() keeps no timer in lists disposed of */
+    /* a socket that outlived close_connections() in worker.c keeps no timer in lists disposed of */
     struct ws_worker *ww = wst;
     for (h2o_linklist_t *l = ww->list.next; l != &ww->list; l = l->next) {
         canal_ws_t *ws = H2O_STRUCT_FROM_MEMBER(canal_ws_t, link, l);

@@ -57,6 +57,12 @@ void canal__regex_use_jit(int on)
 
 /* ---- compiling and matching ------------------------------------------------------------- */
 
+/* The PCRE2 pattern re[0..len) (which PCRE2 compiled) as ECMA-262 source for RegExp(src, "u"),
+ * into *out (malloc'd). 0; CANAL_EINVAL with the byte offset in *bad_at and the reason in why
+ * for a construct that has no ECMA-262 form here; CANAL_ENOMEM. (Below, with the translator.) */
+static int ecma_source(const char *re, size_t len, int caseless, char **out, size_t *bad_at, char *why,
+                       size_t whylen);
+
 static int compile(struct constraint *c, const char *text, size_t len, int flags, size_t pos,
                    canal_error_info_t *err)
 {
@@ -85,7 +91,7 @@ static int compile(struct constraint *c, const char *text, size_t len, int flags
     char why[120];
     size_t at = 0;
     char *ecma = NULL;
-    int rc = canal__regex_ecma(text, len, caseless, &ecma, &at, why, sizeof(why));
+    int rc = ecma_source(text, len, caseless, &ecma, &at, why, sizeof(why));
     if (rc != 0) {
         pcre2_code_free(re);
         if (rc == CANAL_ENOMEM)
@@ -944,8 +950,8 @@ static int translate(struct tr *t)
     return 0;
 }
 
-int canal__regex_ecma(const char *re, size_t len, int caseless, char **out, size_t *bad_at,
-                      char *why, size_t whylen)
+static int ecma_source(const char *re, size_t len, int caseless, char **out, size_t *bad_at, char *why,
+                       size_t whylen)
 {
     struct tr t = {.s = re, .n = len, .caseless = caseless};
     put(&t.o, "", 0);

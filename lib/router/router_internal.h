@@ -195,11 +195,6 @@ int canal__regex_compile(struct constraint *c, const char *text, size_t len, int
 int canal__regex_match(const struct constraint *c, canal_str_t v);
 /* Frees what canal__regex_compile() made (the fields may be NULL). */
 void canal__regex_free(struct constraint *c);
-/* The PCRE2 pattern re[0..len) (which PCRE2 compiled) as ECMA-262 source for RegExp(src, "u"),
- * into *out (malloc'd). 0; CANAL_EINVAL with the byte offset in *bad_at and the reason in why
- * for a construct that has no ECMA-262 form here; CANAL_ENOMEM. */
-int canal__regex_ecma(const char *re, size_t len, int caseless, char **out, size_t *bad_at,
-                      char *why, size_t whylen);
 /* Tests: 0 turns the JIT off for the regexes compiled afterwards (the interpreter's path). */
 void canal__regex_use_jit(int on);
 

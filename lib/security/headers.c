@@ -50,7 +50,7 @@ struct presets {
 static const struct canal__feature feature;
 
 /* Compiles p into the app's list of presets: NULL with CANAL_EINVAL or CANAL_ENOMEM in *rc */
-struct canal__sechdr *canal__sechdr_make(canal_app_t *app, const canal_security_headers_t *p, int *rc)
+static struct canal__sechdr *sechdr_make(canal_app_t *app, const canal_security_headers_t *p, int *rc)
 {
     struct presets *all = canal__feature_on(app, &feature);
     if (all == NULL) {
@@ -103,7 +103,7 @@ static int option_attach(canal_app_t *app, const void *value, const void **kept,
     int rc = 0;
     if (value == NULL)
         return canal_error_set(err, CANAL_EINVAL, 0, "CANAL_SECURITY_HEADERS(NULL): a preset is needed");
-    if ((*kept = canal__sechdr_make(app, value, &rc)) == NULL)
+    if ((*kept = sechdr_make(app, value, &rc)) == NULL)
         return canal_error_set(err, rc, 0, rc == CANAL_EINVAL ? "a security header value has CR or LF" : NULL);
     return 0;
 }
@@ -114,7 +114,7 @@ int canal_app_security_headers(canal_app_t *app, canal_route_group_t *group, con
     const struct canal__sechdr *sh = NULL;
     int rc = atomic_load(&app->state) != APP_CREATED ? CANAL_ESTATE : 0;
     if (rc == 0 && preset != NULL)
-        sh = canal__sechdr_make(app, preset, &rc);
+        sh = sechdr_make(app, preset, &rc);
     if (rc == 0)
         rc = canal__scope_set(app, &canal_security_headers_option, group, sh);
     return rc == 0 ? 0

@@ -11,9 +11,6 @@
 #include "canal/auth.h"
 #include "canal/headers.h"
 
-/* headers.c: compiles a preset into the app's list: NULL with CANAL_EINVAL or CANAL_ENOMEM in *rc */
-struct canal__sechdr *canal__sechdr_make(canal_app_t *app, const canal_security_headers_t *p, int *rc);
-
 /* jwt.c: the JWT verifier (a canal_auth_jwt() scheme's) and strict base64 */
 struct canal__jwt_key {
     canal_jwt_alg_t alg;

@@ -198,12 +198,12 @@ static int c_option_args_route(canal_app_t *app, canal_error_info_t *err)
 {
     typedef struct {
         int32_t id;
-    } id_t;
+    } route_id_t;
     static const canal_field_t fields[] = {
-        {.name = "id", .type = CANAL_TYPE_INT32, CANAL_FIELD(id_t, id), .source = CANAL_FROM_ROUTE,
+        {.name = "id", .type = CANAL_TYPE_INT32, CANAL_FIELD(route_id_t, id), .source = CANAL_FROM_ROUTE,
          .flags = CANAL_REQUIRED},
         {.name = NULL}};
-    static const canal_schema_t s = {.name = "Id", .size = sizeof(id_t), .fields = fields};
+    static const canal_schema_t s = {.name = "Id", .size = sizeof(route_id_t), .fields = fields};
     return canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "no-id", .handler = h_ok, .options = {CANAL_ARGS(&s)}},
                            NULL, err);
 }
