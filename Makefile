@@ -65,7 +65,8 @@ DEP_CFLAGS  = $(shell pkg-config --cflags libh2o-evloop jansson) -DH2O_USE_LIBUV
 # ones the router and the tools get.
 PCRE2_CFLAGS := $(shell pkg-config --cflags libpcre2-8)
 PCRE2_LIBS   := $(shell pkg-config --libs libpcre2-8)
-DEP_LIBS    = $(shell pkg-config --libs libh2o-evloop jansson) $(PCRE2_LIBS) -lwslay -lssl -lcrypto -lpthread
+# Password hashing (canal/password.h) is libargon2's Argon2id (libargon2-dev)
+DEP_LIBS    = $(shell pkg-config --libs libh2o-evloop jansson libargon2) $(PCRE2_LIBS) -lwslay -lssl -lcrypto -lpthread
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 
