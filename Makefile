@@ -72,7 +72,7 @@ ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 PURE_SRC   = $(wildcard lib/common/*.c lib/router/*.c)
 # The server: the core (lib/core/, which names no feature) and the features, a folder each
 # (docs/architecture.md; test/check-layers.py keeps the direction).
-FEATURES   = models security files realtime observability openapi
+FEATURES   = models security files realtime observability views openapi
 SERVER_SRC = $(wildcard lib/core/*.c) $(foreach f,$(FEATURES),$(wildcard lib/$(f)/*.c))
 CTRL_SRC   = $(wildcard lib/controller/*.c)
 LIB_SRC    = $(PURE_SRC) $(SERVER_SRC) $(CTRL_SRC)
@@ -150,11 +150,15 @@ $(B)/lib/%.pc: pkgconfig/%.pc.in Makefile
 	@mkdir -p $(dir $@)
 	$(PC_SED) $< > $@
 
-# The tools use the router alone: no h2o or jansson flags, only the router's objects (and PCRE2).
+# The tools use the router alone: no h2o or jansson flags, only the router's objects (and PCRE2);
+# canal-view, the template engine's, links the library (public headers only).
 tools: $(TOOLS)
-$(TOOLS): $(B)/bin/%: lib/tools/%.c $(PURE_OBJ)
+$(filter-out $(B)/bin/canal-view,$(TOOLS)): $(B)/bin/%: lib/tools/%.c $(PURE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(PURE_OBJ) $(ALL_LDFLAGS) $(PCRE2_LIBS)
+$(B)/bin/canal-view: lib/tools/canal-view.c $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $< $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS)
 
 # Examples link the static library, so they run from the build tree as they are.
 

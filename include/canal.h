@@ -10,6 +10,7 @@
  *   canal/openapi.h  an OpenAPI 3.1 document of the routes, served with a Swagger UI page
  *   canal/metrics.h, canal/files.h, canal/cors.h   metrics; static files and compression;
  *                   CORS policies
+ *   canal/view.h    views: Mustache templates rendered into HTML answers
  */
 #ifndef CANAL_H
 #define CANAL_H
@@ -24,5 +25,6 @@
 #include "canal/metrics.h"
 #include "canal/files.h"
 #include "canal/cors.h"
+#include "canal/view.h"
 
 #endif

@@ -3,7 +3,8 @@
 
 canal's library is folders stacked in one direction (docs/architecture.md):
 
-    common < router < core < models < security < files, realtime, observability < openapi
+    common < router < core < models < security < files, realtime, observability, views
+    < openapi
     < controller
 
 An object may use symbols of its own folder and of the folders below it; never of a folder
@@ -39,6 +40,7 @@ RANK = {
     "files": 5,
     "realtime": 5,
     "observability": 5,
+    "views": 5,
     "openapi": 6,
     "controller": 7,
     "testing": 8,
