@@ -188,7 +188,7 @@ static int compile(struct compiler *c)
     const char *end = src + strlen(src);
     char otag[16] = "{{", ctag[16] = "}}";
     size_t olen = 2, clen = 2;
-    size_t stack[CANAL_VIEW_MAX_DEPTH];
+    size_t stack[CANAL_VIEW_MAX_DEPTH], open_at[CANAL_VIEW_MAX_DEPTH]; /* open sections: node, tag */
     int depth = 0;
     const char *text = src;     /* the start of the text not yet in a node */
     const char *prev_end = src; /* the end of the previous tag */
@@ -298,6 +298,7 @@ static int compile(struct compiler *c)
             } else if (kind == '#' || kind == '^') {
                 if (depth == CANAL_VIEW_MAX_DEPTH)
                     return fail_at(c, CANAL_ELIMIT, (size_t)(tag - src), "sections nested too deep");
+                open_at[depth] = (size_t)(tag - src);
                 stack[depth++] = c->t->n;
                 n = add_node(c, kind == '#' ? N_SECTION : N_INVERTED, name, nlen);
             } else if (kind == '>') {
@@ -314,7 +315,7 @@ static int compile(struct compiler *c)
         text = p = next;
     }
     if (depth > 0)
-        return fail_at(c, CANAL_ESYNTAX, (size_t)(c->t->nodes[stack[depth - 1]].s - src), "unclosed section");
+        return fail_at(c, CANAL_ESYNTAX, open_at[depth - 1], "unclosed section");
     return add_text(c, text, (size_t)(end - text));
 }
 
