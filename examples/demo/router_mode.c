@@ -50,6 +50,12 @@ static int secret(canal_req_t *req, void *data)
     return canal_res_model(req, 200, &demo_message_schema, &demo_secret);
 }
 
+static int employees_page(canal_req_t *req, void *data)
+{
+    canal_view_data_t d = demo_employees(req);
+    return canal_res_view(req, 200, "employees", &d);
+}
+
 static int orders_ndjson(canal_req_t *req, void *data)
 {
     return demo_orders_ndjson(req);
@@ -67,6 +73,8 @@ int demo_router_mode(canal_app_t *app, canal_error_info_t *err)
         {.tmpl = "home/orders.ndjson", .handler = orders_ndjson,
          .summary = "Every order, one JSON object per line, streamed",
          .responses = {{.status = 200, .content_type = "application/x-ndjson", .description = "One Order object per line."}}},
+        {.tmpl = "home/employees", .handler = employees_page, .summary = "The employees as an HTML page",
+         .responses = {{.status = 200, .content_type = "text/html; charset=utf-8"}}},
         {.tmpl = "api/woo", .handler = woo, .summary = "The Woo object", .responses = {{.status = 200, .schema = &demo_woo_schema}}},
         {.tmpl = "home/secret", .handler = secret, .options = {CANAL_POLICY(&demo_key_policy)}, .summary = "Only with the API key",
          .responses = {{.status = 200, .schema = &demo_message_schema}}},
