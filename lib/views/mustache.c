@@ -19,7 +19,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <inttypes.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +38,8 @@ struct node {
     size_t len;
     const char *indent; /* standalone partials: the whitespace before the tag */
     size_t indent_len;
-    size_t end; /* sections: the index of the closing node */
+    size_t end;   /* sections: the index of the closing node */
+    size_t first; /* names: the length of the first part of a dotted name (len: no dot) */
 };
 
 struct tpl {
@@ -146,7 +147,8 @@ static struct node *add_node(struct compiler *c, enum node_type type, const char
         c->t->nodes = n, c->cap = cap;
     }
     struct node *n = &c->t->nodes[c->t->n++];
-    *n = (struct node){.type = type, .s = s, .len = len};
+    const char *dot = type != N_TEXT && len > 1 ? memchr(s, '.', len) : NULL;
+    *n = (struct node){.type = type, .s = s, .len = len, .first = dot ? (size_t)(dot - s) : len};
     return n;
 }
 
@@ -559,7 +561,7 @@ static struct val member(struct val v, const char *name, size_t len)
     }
     case V_MODEL:
         for (const canal_field_t *f = v.schema->fields; f->name != NULL; f++)
-            if (strncmp(f->name, name, len) == 0 && f->name[len] == '\0')
+            if (f->name[0] == name[0] && strncmp(f->name, name, len) == 0 && f->name[len] == '\0')
                 return field_val(f, v.p);
         return (struct val){0};
     case V_FN: {
@@ -664,9 +666,9 @@ static int grow(struct render *r, size_t more)
     return 0;
 }
 
-static void put_raw(struct render *r, const char *s, size_t len)
+static inline void put_raw(struct render *r, const char *s, size_t len)
 {
-    if (len == 0 || grow(r, len) != 0)
+    if (r->out->cap - r->out->len < len && grow(r, len) != 0)
         return;
     memcpy(r->out->base + r->out->len, s, len);
     r->out->len += len;
@@ -729,18 +731,57 @@ size_t canal_html_escape(char *out, const char *s, size_t len)
     return (size_t)(o - out);
 }
 
+/* Whether any byte of x is c, or one of the five needing an entity: SWAR, 8 bytes a step
+ * ('<' and '>' differ in bit 1, '&' and '\'' in bit 0) */
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+static inline uint64_t has_byte(uint64_t x, unsigned char c)
+{
+    uint64_t y = x ^ (ONES * c);
+    return (y - ONES) & ~y & HIGHS;
+}
+
+static inline int needs_entity8(const char *p)
+{
+    uint64_t x;
+    memcpy(&x, p, 8);
+    return (has_byte(x | (ONES * 2), '>') | has_byte(x | ONES, '\'') | has_byte(x, '"')) != 0;
+}
+
 static void put_escaped(struct render *r, const char *s, size_t len)
 {
-    const char *run = s, *end = s + len;
-    for (const char *p = s; p < end; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (entity_len[c]) {
-            put_raw(r, run, (size_t)(p - run));
-            put_raw(r, entity[c], entity_len[c]);
-            run = p + 1;
+    const char *run = s, *end = s + len, *p = s;
+    while (p < end) {
+        if (end - p >= 8 && !needs_entity8(p)) {
+            p += 8;
+            continue;
+        }
+        const char *stop = end - p >= 8 ? p + 8 : end;
+        for (; p < stop; p++) {
+            unsigned char c = (unsigned char)*p;
+            if (entity_len[c]) {
+                put_raw(r, run, (size_t)(p - run));
+                put_raw(r, entity[c], entity_len[c]);
+                run = p + 1;
+            }
         }
     }
     put_raw(r, run, (size_t)(end - run));
+}
+
+/* An integer in decimal, into buf (21 bytes at least); returns the length */
+static size_t format_int(char *buf, int64_t v)
+{
+    char tmp[24], *t = tmp + sizeof(tmp);
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do
+        *--t = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    if (v < 0)
+        *--t = '-';
+    size_t n = (size_t)(tmp + sizeof(tmp) - t);
+    memcpy(buf, t, n);
+    return n;
 }
 
 /* A double in the fewest digits that read back the same */
@@ -769,9 +810,9 @@ static void put_value(struct render *r, struct val v, int escape)
         break;
     case V_SCALAR:
         if (v.type == CANAL_TYPE_INT32)
-            len = (size_t)snprintf(num, sizeof(num), "%" PRId32, *(const int32_t *)v.p);
+            len = format_int(num, *(const int32_t *)v.p);
         else if (v.type == CANAL_TYPE_INT64)
-            len = (size_t)snprintf(num, sizeof(num), "%" PRId64, *(const int64_t *)v.p);
+            len = format_int(num, *(const int64_t *)v.p);
         else
             len = (size_t)format_double(num, sizeof(num), *(const double *)v.p);
         s = num;
@@ -781,7 +822,7 @@ static void put_value(struct render *r, struct val v, int escape)
         if (json_is_string(j))
             s = json_string_value(j), len = json_string_length(j);
         else if (json_is_integer(j))
-            s = num, len = (size_t)snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(j));
+            s = num, len = format_int(num, json_integer_value(j));
         else if (json_is_real(j))
             s = num, len = (size_t)format_double(num, sizeof(num), json_real_value(j));
         else if (json_is_boolean(j))
@@ -801,22 +842,25 @@ static void put_value(struct render *r, struct val v, int escape)
 
 /* ---- rendering ---- */
 
-static struct val lookup(struct render *r, const char *name, size_t len)
+static struct val lookup(struct render *r, const struct node *n)
 {
-    if (len == 1 && name[0] == '.')
+    const char *name = n->s;
+    if (n->len == 1 && name[0] == '.')
         return r->stack[r->depth - 1];
-    const char *dot = memchr(name, '.', len);
-    size_t first = dot ? (size_t)(dot - name) : len;
     struct val v = {0};
     for (size_t i = r->depth; i-- > 0;) {
-        v = member(r->stack[i], name, first);
+        v = member(r->stack[i], name, n->first);
         if (found(v))
             break;
     }
-    while (dot != NULL && found(v)) {
-        const char *part = dot + 1, *end = name + len;
-        dot = memchr(part, '.', (size_t)(end - part));
-        v = member(v, part, (size_t)((dot ? dot : end) - part));
+    /* the parts after the first, in what the first found only */
+    const char *end = name + n->len, *part = name + n->first;
+    while (part < end && found(v)) {
+        part++;
+        const char *dot = memchr(part, '.', (size_t)(end - part));
+        size_t len = (size_t)((dot ? dot : end) - part);
+        v = member(v, part, len);
+        part += len;
     }
     return v;
 }
@@ -868,10 +912,10 @@ static int run(struct render *r, const struct tpl *t, size_t from, size_t to)
         case N_RAW:
             if (r->indent)
                 line_start(r);
-            put_value(r, lookup(r, n->s, n->len), n->type == N_VAR);
+            put_value(r, lookup(r, n), n->type == N_VAR);
             break;
         case N_SECTION: {
-            struct val v = lookup(r, n->s, n->len);
+            struct val v = lookup(r, n);
             if (is_list(v)) {
                 size_t count = list_len(v);
                 for (size_t k = 0; k < count; k++) {
@@ -894,7 +938,7 @@ static int run(struct render *r, const struct tpl *t, size_t from, size_t to)
             break;
         }
         case N_INVERTED:
-            if (!truthy(lookup(r, n->s, n->len))) {
+            if (!truthy(lookup(r, n))) {
                 int rc = run(r, t, i + 1, n->end);
                 if (rc != 0)
                     return rc;
