@@ -4,12 +4,11 @@
 canal's library is folders stacked in one direction (docs/architecture.md):
 
     common < router < core < models < security < files, realtime, observability, views
-    < openapi
-    < controller
+    < openapi < controller
 
 An object may use symbols of its own folder and of the folders below it; never of a folder
-above, nor of another folder of the same rank (files, realtime and observability know nothing
-of each other). The controller layer and the test client go through exported calls only
+above, nor of another folder of the same rank (files, realtime, observability and views know
+nothing of each other). The controller layer and the test client go through exported calls only
 (canal_*), as an app would.
 
     python3 test/layers.py BUILD [--stats]

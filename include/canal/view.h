@@ -33,7 +33,7 @@
  * Two ways to use templates: a set of your own (canal_views_create(), canal_views_render(), for
  * e-mail bodies, tools, tests), or the app's (canal_app_views(), canal_res_view(), for
  * answers). The app's set is compiled at registration: a syntax error is a registration error
- * ("views/home.mustache:3:7: unclosed section {{#rows}}"). In CANAL_ENV_DEVELOPMENT a template
+ * ("views/home.mustache:3:7: unclosed section"). In CANAL_ENV_DEVELOPMENT a template
  * file changed on disk is compiled again on the next request that renders a view; in
  * production never.
  *
@@ -79,6 +79,7 @@ typedef enum canal_view_kind {
     CANAL_VIEW_FN        /**< fn answers names, value is its argument */
 } canal_view_kind_t;
 
+/** Data for a template (struct canal_view_data below). */
 typedef struct canal_view_data canal_view_data_t;
 
 /**
@@ -90,7 +91,7 @@ typedef int (*canal_view_fn)(const char *name, size_t len, canal_view_data_t *ou
 
 /** Data for a template: one of the kinds above. The macros below make them. */
 struct canal_view_data {
-    canal_view_kind_t kind;
+    canal_view_kind_t kind;       /**< what it holds */
     const void *value;            /**< the json_t, struct, array, text, or fn's argument */
     const canal_schema_t *schema; /**< MODEL, MODELS: the struct's schema */
     size_t n;                     /**< MODELS: count; TEXT: length; BOOL: the value */

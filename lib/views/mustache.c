@@ -668,7 +668,7 @@ static int grow(struct render *r, size_t more)
 
 static inline void put_raw(struct render *r, const char *s, size_t len)
 {
-    if (r->out->cap - r->out->len < len && grow(r, len) != 0)
+    if (len == 0 || (r->out->cap - r->out->len < len && grow(r, len) != 0))
         return;
     memcpy(r->out->base + r->out->len, s, len);
     r->out->len += len;
