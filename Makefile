@@ -72,7 +72,7 @@ ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 PURE_SRC   = $(wildcard lib/common/*.c lib/router/*.c)
 # The server: the core (lib/core/, which names no feature) and the features, a folder each
 # (docs/architecture.md; test/check-layers.py keeps the direction).
-FEATURES   = models security files realtime observability views openapi
+FEATURES   = models security files realtime observability views cache openapi
 SERVER_SRC = $(wildcard lib/core/*.c) $(foreach f,$(FEATURES),$(wildcard lib/$(f)/*.c))
 CTRL_SRC   = $(wildcard lib/controller/*.c)
 LIB_SRC    = $(PURE_SRC) $(SERVER_SRC) $(CTRL_SRC)

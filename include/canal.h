@@ -11,6 +11,7 @@
  *   canal/metrics.h, canal/files.h, canal/cors.h   metrics; static files and compression;
  *                   CORS policies
  *   canal/view.h    views: Mustache templates rendered into HTML answers
+ *   canal/etag.h    ETags and If-None-Match for dynamic answers
  */
 #ifndef CANAL_H
 #define CANAL_H
@@ -26,5 +27,6 @@
 #include "canal/files.h"
 #include "canal/cors.h"
 #include "canal/view.h"
+#include "canal/etag.h"
 
 #endif

@@ -82,6 +82,7 @@ static const canal_action_def_t home_actions[] = {
      .routes = {"home/employees"},
      .handler = employees_page,
      .summary = "The employees as an HTML page",
+     .options = {CANAL_ETAG(1)},
      .responses = {{.status = 200, .content_type = "text/html; charset=utf-8"}}},
     {.name = "Secret", .handler = secret, .options = {CANAL_POLICY(&demo_key_policy)}, .summary = "Only with the API key",
      .responses = {{.status = 200, .schema = &demo_message_schema}}},

@@ -74,6 +74,7 @@ int demo_router_mode(canal_app_t *app, canal_error_info_t *err)
          .summary = "Every order, one JSON object per line, streamed",
          .responses = {{.status = 200, .content_type = "application/x-ndjson", .description = "One Order object per line."}}},
         {.tmpl = "home/employees", .handler = employees_page, .summary = "The employees as an HTML page",
+         .options = {CANAL_ETAG(1)},
          .responses = {{.status = 200, .content_type = "text/html; charset=utf-8"}}},
         {.tmpl = "api/woo", .handler = woo, .summary = "The Woo object", .responses = {{.status = 200, .schema = &demo_woo_schema}}},
         {.tmpl = "home/secret", .handler = secret, .options = {CANAL_POLICY(&demo_key_policy)}, .summary = "Only with the API key",

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # needs: curl
 # Views (canal/view.h) end to end: the demo's HTML page in both modes (the same bytes, the
-# type, escaping, HEAD), a changed template in development and in production, and the
+# type, escaping, HEAD, its ETag and 304), a changed template in development and in production, and the
 # canal-view tool (partials, layout, errors with file, line and column, exit statuses).
 . test/e2e-lib.sh
 
@@ -24,6 +24,11 @@ for mode in router controller; do
         "$(grep '^<tr><td>5<' "$TMP/$mode.html")"
     check "$mode: HEAD has the length and no body" "$(wc -c <"$TMP/$mode.html" | tr -d ' ') 0" \
         "$(curl -s -I "$URL/home/employees" | tr -d '\r' | sed -n 's/^[Cc]ontent-[Ll]ength: //p') $(curl -s -I "$URL/home/employees" -o /dev/null -w '%{size_download}')"
+    tag=$(header "$URL/home/employees" etag)
+    check_match "$mode: an ETag (CANAL_ETAG(1))" '^"[0-9a-f]{16}"$' "$tag"
+    check "$mode: If-None-Match with it: 304, no body" "304 0" \
+        "$(curl -s -o /dev/null -w '%{http_code} %{size_download}' -H "If-None-Match: W/$tag" "$URL/home/employees")"
+    check "$mode: another tag: 200" 200 "$(status "$URL/home/employees" -H 'If-None-Match: "x"')"
     # production: a changed file changes nothing
     sed 's/<h1>/<h1 class="changed">/' examples/demo/views/employees.mustache >"$TMP/views/employees.mustache"
     check "$mode: production does not read a changed template" 0 "$(body "$URL/home/employees" | grep -c 'class="changed"')"
