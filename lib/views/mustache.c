@@ -254,8 +254,9 @@ static int compile(struct compiler *c)
                     standalone = 1, next = q + 2;
             }
         }
-        if (add_text(c, text, (size_t)((standalone ? ls : tag) - text)) != 0)
-            return c->err ? c->err->code : CANAL_ENOMEM;
+        int rc = add_text(c, text, (size_t)((standalone ? ls : tag) - text));
+        if (rc != 0)
+            return rc;
 
         struct node *n = NULL;
         switch (kind) {

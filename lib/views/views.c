@@ -57,22 +57,28 @@ static struct views *views_on(canal_app_t *app, canal_error_info_t *err)
     return v;
 }
 
-static int add_reg(canal_app_t *app, struct views *v, struct reg r, canal_error_info_t *err)
-{
-    struct reg *n = realloc(v->regs, (v->nregs + 1) * sizeof(*n));
-    if (n == NULL) {
-        free(r.dir), free(r.name), free(r.text);
-        return canal__reg_fail(app, err, CANAL_ENOMEM, NULL);
-    }
-    v->regs = n;
-    v->regs[v->nregs++] = r;
-    return 0;
-}
-
 /* Compiles one registration into set */
 static int compile_reg(canal_views_t *set, const struct reg *r, canal_error_info_t *err)
 {
     return r->dir ? canal_views_load(set, r->dir, err) : canal_views_add(set, r->name, r->text, r->len, err);
+}
+
+/* Compiles r into the app's templates and keeps it for the development reload; r's copies
+ * are freed on failure (the set is then unchanged) */
+static int add_reg(canal_app_t *app, struct views *v, struct reg r, canal_error_info_t *err)
+{
+    canal_error_info_t e = {0};
+    struct reg *n = realloc(v->regs, (v->nregs + 1) * sizeof(*n));
+    int rc = n == NULL || (r.dir == NULL && r.text == NULL) ? canal_error_set(&e, CANAL_ENOMEM, 0, "out of memory")
+                                                           : compile_reg(v->set, &r, &e);
+    if (n != NULL)
+        v->regs = n;
+    if (rc != 0) {
+        free(r.dir), free(r.name), free(r.text);
+        return canal__reg_fail(app, err, rc, "views: %s", e.message);
+    }
+    v->regs[v->nregs++] = r;
+    return 0;
 }
 
 int canal_app_views(canal_app_t *app, const char *dir, canal_error_info_t *err)
@@ -80,17 +86,7 @@ int canal_app_views(canal_app_t *app, const char *dir, canal_error_info_t *err)
     if (app == NULL || dir == NULL)
         return canal_error_set(err, CANAL_EINVAL, 0, "views: no app or folder");
     struct views *v = views_on(app, err);
-    if (v == NULL)
-        return canal_app_error(app, NULL);
-    struct reg r = {.dir = strdup(dir)};
-    if (r.dir == NULL)
-        return canal__reg_fail(app, err, CANAL_ENOMEM, NULL);
-    canal_error_info_t e = {0};
-    if (canal_views_load(v->set, dir, &e) != 0) {
-        free(r.dir);
-        return canal__reg_fail(app, err, e.code, "views: %s", e.message);
-    }
-    return add_reg(app, v, r, err);
+    return v == NULL ? canal_app_error(app, NULL) : add_reg(app, v, (struct reg){.dir = strdup(dir)}, err);
 }
 
 int canal_app_view(canal_app_t *app, const char *name, const char *text, canal_error_info_t *err)
@@ -102,15 +98,6 @@ int canal_app_view(canal_app_t *app, const char *name, const char *text, canal_e
         return canal_app_error(app, NULL);
     struct reg r = {.name = strdup(name), .len = strlen(text)};
     r.text = r.name ? strdup(text) : NULL;
-    if (r.text == NULL) {
-        free(r.name);
-        return canal__reg_fail(app, err, CANAL_ENOMEM, NULL);
-    }
-    canal_error_info_t e = {0};
-    if (canal_views_add(v->set, name, text, r.len, &e) != 0) {
-        free(r.name), free(r.text);
-        return canal__reg_fail(app, err, e.code, "views: %s", e.message);
-    }
     return add_reg(app, v, r, err);
 }
 
