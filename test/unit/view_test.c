@@ -181,6 +181,44 @@ static void callback(void **state)
     json_decref(j);
 }
 
+/* TechEmpower's fortunes page byte for byte: the <script> row escaped, the Japanese row and
+ * the em dash intact, from typed models (the rows sorted by message, as the test wants) */
+typedef struct {
+    int32_t id;
+    const char *message;
+} fortune_t;
+
+static const canal_schema_t fortune_schema = {
+    .name = "Fortune",
+    .size = sizeof(fortune_t),
+    .fields = (const canal_field_t[]){{.name = "id", .type = CANAL_TYPE_INT32, CANAL_FIELD(fortune_t, id)},
+                                      {.name = "message", .type = CANAL_TYPE_CSTRING, CANAL_FIELD(fortune_t, message)},
+                                      {0}},
+};
+
+static void fortunes_page(void **state)
+{
+    static const fortune_t rows[] = {
+        {11, "<script>alert(\"This should not be displayed in a browser alert box.\");</script>"},
+        {4, "A bad random number generator: 1, 1, 1, 1, 1, 4.33e+67, 1, 1, 1"},
+        {0, "Additional fortune added at request time."},
+        {6, "Emacs is a nice operating system, but I prefer UNIX. \xe2\x80\x94 Tom Christaensen"},
+        {12, "\xe3\x83\x95\xe3\x83\xac\xe3\x83\xbc\xe3\x83\xa0\xe3\x83\xaf\xe3\x83\xbc\xe3\x82\xaf"},
+    };
+    canal_view_data_t d = CANAL_VIEW_MODELS(&fortune_schema, rows, 5);
+    expect("<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table><tr><th>id</th><th>message</th></tr>"
+           "{{#.}}<tr><td>{{id}}</td><td>{{message}}</td></tr>{{/.}}</table></body></html>",
+           &d,
+           "<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table><tr><th>id</th><th>message</th></tr>"
+           "<tr><td>11</td><td>&lt;script&gt;alert(&quot;This should not be displayed in a browser alert box.&quot;);"
+           "&lt;/script&gt;</td></tr>"
+           "<tr><td>4</td><td>A bad random number generator: 1, 1, 1, 1, 1, 4.33e+67, 1, 1, 1</td></tr>"
+           "<tr><td>0</td><td>Additional fortune added at request time.</td></tr>"
+           "<tr><td>6</td><td>Emacs is a nice operating system, but I prefer UNIX. \xe2\x80\x94 Tom Christaensen</td></tr>"
+           "<tr><td>12</td><td>\xe3\x83\x95\xe3\x83\xac\xe3\x83\xbc\xe3\x83\xa0\xe3\x83\xaf\xe3\x83\xbc\xe3\x82\xaf</td></tr>"
+           "</table></body></html>");
+}
+
 /* A layout around a page: both see the data; the page goes where the layout says {{>body}} */
 static void layout(void **state)
 {
@@ -475,7 +513,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(escaping),      cmocka_unit_test(json_data),     cmocka_unit_test(models),
-        cmocka_unit_test(callback),      cmocka_unit_test(layout),        cmocka_unit_test(syntax_errors),
+        cmocka_unit_test(callback),      cmocka_unit_test(fortunes_page), cmocka_unit_test(layout),        cmocka_unit_test(syntax_errors),
         cmocka_unit_test(limits),        cmocka_unit_test(app_views),     cmocka_unit_test(registration_errors),
         cmocka_unit_test(dev_reload),    cmocka_unit_test(controller),
     };
