@@ -13,8 +13,8 @@
  * set does not change once started).
  *
  * Rendering writes into a buffer of the worker's own (per-worker state), kept between
- * requests, and the answer copies it into the request's memory: one allocation per request,
- * h2o's.
+ * requests (up to 1 MiB), and the answer copies it into the request's memory: one allocation
+ * per request, h2o's.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -41,6 +41,9 @@ struct views {
 };
 
 static const struct canal__feature feature;
+
+/* The largest render buffer a worker keeps between requests */
+#define KEEP_MAX (1u << 20)
 
 /* The feature's state, switched on; NULL (the registration error kept) once started */
 static struct views *views_on(canal_app_t *app, canal_error_info_t *err)
@@ -210,6 +213,10 @@ int canal_res_view(canal_req_t *req, int status, const char *name, const canal_v
     else
         canal_req_fail(req, "views: %s", e.message);
     free(own.base);
+    if (b->cap > KEEP_MAX) { /* an unusually large page: its buffer is not kept */
+        free(b->base);
+        *b = (struct canal__vbuf){0};
+    }
     return rc;
 }
 

@@ -20,7 +20,7 @@ struct canal__vbuf {
 int canal__views_render_to(const canal_views_t *views, const char *name, const char *layout,
                            const canal_view_data_t *data, struct canal__vbuf *out, canal_error_info_t *err);
 
-/* The template name of views, or NULL; its file's path (NULL: from a string) in *file. */
+/* 1 if views has a template name, else 0 */
 int canal__views_has(const canal_views_t *views, const char *name);
 
 /* Calls fn for each template of views read from a file: its path and the modification time
