@@ -50,6 +50,7 @@
 #include "export.h"
 #include "error.h"
 #include "router.h"
+#include "app.h"
 
 #ifdef __cplusplus
 extern "C" {
