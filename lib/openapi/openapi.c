@@ -529,6 +529,8 @@ static json_t *members_schema(const struct canal__model *m)
             json_array_append_new(required, json_string(f->name));
     }
     json_t *s = json_pack("{s:s, s:o}", "type", "object", "properties", props);
+    if (m->schema->strict)
+        json_object_set_new(s, "additionalProperties", json_false());
     if (json_array_size(required) > 0)
         json_object_set_new(s, "required", required);
     else
