@@ -283,17 +283,54 @@ typedef enum canal_auth_result {
  */
 typedef canal_auth_result_t (*canal_auth_fn)(canal_req_t *req, canal_principal_t *p, void *data);
 
+/** Where a custom scheme's credential travels, for the OpenAPI document. */
+typedef enum canal_credential_in {
+    CANAL_CREDENTIAL_HTTP = 0, /**< the Authorization field, with an HTTP scheme (http_scheme) */
+    CANAL_CREDENTIAL_HEADER,   /**< a header field of its own (param) */
+    CANAL_CREDENTIAL_QUERY,    /**< a query parameter (param) */
+    CANAL_CREDENTIAL_COOKIE    /**< a cookie (param) */
+} canal_credential_in_t;
+
 /** A custom scheme's configuration. Strings copied by canal_auth_custom(). */
 typedef struct canal_custom_auth_config {
     const char *name;         /**< the principal's scheme name and OpenAPI name (required) */
     canal_auth_fn authenticate; /**< required */
     void *data;               /**< passed to authenticate; borrowed */
     const char *challenge;    /**< the WWW-Authenticate value on a 401, or NULL for none */
+    canal_credential_in_t in; /**< where the credential travels: OpenAPI writes an "http"
+                                   scheme for CANAL_CREDENTIAL_HTTP (the default), else an
+                                   "apiKey" in the header, the query or a cookie */
+    const char *param;        /**< the header's, parameter's or cookie's name (required but
+                                   for CANAL_CREDENTIAL_HTTP) */
+    const char *http_scheme;  /**< CANAL_CREDENTIAL_HTTP: the Authorization scheme, a token
+                                   ("bearer", "digest"); NULL: name, lower-cased */
 } canal_custom_auth_config_t;
 
-/** A custom scheme. NULL with err filled on a bad configuration. */
+/** A custom scheme. NULL with err filled on a bad configuration: no name or authenticate, no
+ * param where in needs one, a param or http_scheme that is not a token. */
 CANAL_API canal_auth_t *canal_auth_custom(const canal_custom_auth_config_t *cfg,
                                           canal_error_info_t *err);
+
+/** An app's sessions (canal/session.h). */
+typedef struct canal_sessions canal_sessions_t;
+
+/** The configuration of a session scheme (canal_auth_session()). */
+typedef struct canal_session_auth_config {
+    canal_sessions_t *sessions; /**< required (canal/session.h); borrowed: the app's */
+    const char *name;           /**< the principal's scheme name and OpenAPI name; NULL:
+                                     "session" */
+    const char *challenge;      /**< the WWW-Authenticate value on a 401, or NULL for none */
+} canal_session_auth_config_t;
+
+/**
+ * A session scheme: a policy requires a logged-in session as it requires a JWT. The request's
+ * session cookie (canal_session_get()) authenticates it, and the principal's subject is the
+ * session's data, as canal_session_begin() stored it (the user's name or ID); no cookie, or
+ * one that does not verify, or a session unknown, expired or revoked is "no credentials"
+ * (401). OpenAPI describes it as an "apiKey" in the sessions' cookie. NULL with err filled
+ * (CANAL_EINVAL without sessions, CANAL_ENOMEM).
+ */
+CANAL_API canal_auth_t *canal_auth_session(const canal_session_auth_config_t *cfg, canal_error_info_t *err);
 
 /** Frees a scheme. After the app that uses it is destroyed. NULL is a no-op. */
 CANAL_API void canal_auth_destroy(canal_auth_t *auth);
