@@ -110,6 +110,24 @@ CANAL_API canal_test_response_t *canal_test_request(canal_test_t *t, const char 
                                                     const canal_kv_t *headers, size_t nheaders,
                                                     const void *body, size_t body_len);
 
+/**
+ * The client's cookie jar, on from the start, as a browser's: every Set-Cookie of an answer
+ * is kept (replacing the cookie of the same name and path; Max-Age, else Expires, in the past
+ * removes it) and sent back in a Cookie field with the requests whose path it matches (RFC
+ * 6265 5.1.4; the longest paths first) until it expires. Secure cookies are sent too (the app
+ * is on 127.0.0.1), Domain and SameSite are not looked at. A request given its own Cookie
+ * field sends that one only. canal_test_raw() sends what it is given.
+ * canal_test_set_cookies(t, 0) switches the jar off (and empties it); 1 back on.
+ */
+CANAL_API void canal_test_set_cookies(canal_test_t *t, int on);
+
+/** The value of the jar's cookie name (the first of that name, unexpired), or NULL; valid
+ * until the next request or canal_test_clear_cookies(). */
+CANAL_API const char *canal_test_cookie(const canal_test_t *t, const char *name);
+
+/** Empties the jar (a new visitor). */
+CANAL_API void canal_test_clear_cookies(canal_test_t *t);
+
 /** canal_test_request() for GET with no header and no body. */
 CANAL_API canal_test_response_t *canal_test_get(canal_test_t *t, const char *target);
 

@@ -35,6 +35,12 @@
 #define MAX_HEAD (64 * 1024)
 #define MAX_BODY ((size_t)256 * 1024 * 1024)
 
+/* A cookie of the jar (RFC 6265 5.3, for one host: Domain is not looked at) */
+struct cookie {
+    char *name, *value, *path;
+    long long expires_ms; /* when it goes (CLOCK_REALTIME), or -1: at the client's end */
+};
+
 struct canal_test {
     canal_app_t *app;
     uint16_t port;
@@ -44,6 +50,9 @@ struct canal_test {
     char error[200];
     char *buf;           /* bytes read and not consumed yet */
     size_t len, cap;
+    int no_jar;          /* canal_test_set_cookies(t, 0) */
+    struct cookie *jar;
+    size_t njar;
 };
 
 /* Records why a request failed; returns NULL so callers can `return set_error(...)`. */
@@ -123,6 +132,7 @@ int canal_test_stop(canal_test_t *t)
     if (t == NULL)
         return 0;
     disconnect(t);
+    canal_test_clear_cookies(t);
     canal_app_stop(t->app);
     int rc = canal_app_wait(t->app);
     free(t->buf);
@@ -564,6 +574,157 @@ static void parsed_free(struct parsed *p)
     free(p->body.p);
 }
 
+/* ---- the cookie jar ---- */
+
+static long long wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void cookie_free(struct cookie *c)
+{
+    free(c->name);
+    free(c->value);
+    free(c->path);
+}
+
+void canal_test_clear_cookies(canal_test_t *t)
+{
+    for (size_t i = 0; t != NULL && i < t->njar; i++)
+        cookie_free(&t->jar[i]);
+    if (t != NULL) {
+        free(t->jar);
+        t->jar = NULL;
+        t->njar = 0;
+    }
+}
+
+void canal_test_set_cookies(canal_test_t *t, int on)
+{
+    t->no_jar = !on;
+    if (!on)
+        canal_test_clear_cookies(t);
+}
+
+const char *canal_test_cookie(const canal_test_t *t, const char *name)
+{
+    long long now = wall_ms();
+    for (size_t i = 0; t != NULL && name != NULL && i < t->njar; i++)
+        if (strcmp(t->jar[i].name, name) == 0 && (t->jar[i].expires_ms < 0 || t->jar[i].expires_ms > now))
+            return t->jar[i].value;
+    return NULL;
+}
+
+static char *dup_trimmed(const char *s, size_t n)
+{
+    while (n > 0 && (*s == ' ' || *s == '\t'))
+        s++, n--;
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    return strndup(s, n);
+}
+
+/* RFC 6265 5.1.4: the default path of a request target ("/a/b?x" -> "/a", "/a" -> "/") */
+static char *default_path(const char *target)
+{
+    size_t n = strcspn(target, "?#");
+    const char *slash = memrchr(target, '/', n);
+    return slash == NULL || slash == target ? strdup("/") : strndup(target, (size_t)(slash - target));
+}
+
+/* Takes one Set-Cookie value into the jar: a new cookie, one replaced (same name and path),
+ * or one removed (an expiry in the past). A value it cannot read is left out, as a browser
+ * does. */
+static void jar_take(canal_test_t *t, const char *set, const char *target)
+{
+    size_t n = strcspn(set, ";");
+    const char *eq = memchr(set, '=', n);
+    if (eq == NULL)
+        return;
+    struct cookie c = {dup_trimmed(set, (size_t)(eq - set)), dup_trimmed(eq + 1, n - (size_t)(eq + 1 - set)), NULL, -1};
+    long long now = wall_ms(), expires = -1, max_age = 0;
+    int has_max_age = 0;
+    for (const char *a = set + n; *a == ';';) {
+        a++;
+        size_t len = strcspn(a, ";");
+        char *attr = dup_trimmed(a, len);
+        if (attr != NULL && strncasecmp(attr, "path=", 5) == 0 && attr[5] == '/') {
+            free(c.path);
+            c.path = strdup(attr + 5);
+        } else if (attr != NULL && strncasecmp(attr, "max-age=", 8) == 0) {
+            has_max_age = 1;
+            max_age = strtoll(attr + 8, NULL, 10);
+        } else if (attr != NULL && strncasecmp(attr, "expires=", 8) == 0) {
+            struct tm tm = {0};
+            const char *end = strptime(attr + 8, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+            if (end != NULL)
+                expires = (long long)timegm(&tm) * 1000;
+        }
+        free(attr);
+        a += len;
+    }
+    if (has_max_age) /* Max-Age wins over Expires (5.3 step 3) */
+        expires = max_age <= 0 ? 0 : now + max_age * 1000;
+    c.expires_ms = expires;
+    if (c.path == NULL)
+        c.path = default_path(target);
+    if (c.name == NULL || c.value == NULL || c.path == NULL || c.name[0] == '\0') {
+        cookie_free(&c);
+        return;
+    }
+    size_t i = 0;
+    while (i < t->njar && (strcmp(t->jar[i].name, c.name) != 0 || strcmp(t->jar[i].path, c.path) != 0))
+        i++;
+    if (i < t->njar) { /* replaced, or removed */
+        cookie_free(&t->jar[i]);
+        t->jar[i] = t->jar[--t->njar];
+    }
+    if (c.expires_ms >= 0 && c.expires_ms <= now) {
+        cookie_free(&c);
+        return;
+    }
+    struct cookie *grown = realloc(t->jar, (t->njar + 1) * sizeof(*grown));
+    if (grown == NULL) {
+        cookie_free(&c);
+        return;
+    }
+    t->jar = grown;
+    t->jar[t->njar++] = c;
+}
+
+/* RFC 6265 5.1.4 path-match of a request target */
+static int path_matches(const char *cookie_path, const char *target)
+{
+    size_t n = strlen(cookie_path), tn = strcspn(target, "?#");
+    return tn >= n && memcmp(cookie_path, target, n) == 0 &&
+           (tn == n || cookie_path[n - 1] == '/' || target[n] == '/');
+}
+
+/* The Cookie field's value for target, the longest paths first (5.4), into b; 1 if any */
+static int jar_header(canal_test_t *t, const char *target, struct bytes *b)
+{
+    long long now = wall_ms();
+    int any = 0;
+    /* by descending path length: a pass per length is enough for a test's few cookies */
+    size_t longest = 0;
+    for (size_t i = 0; i < t->njar; i++)
+        if (strlen(t->jar[i].path) > longest)
+            longest = strlen(t->jar[i].path);
+    for (size_t len = longest + 1; len-- > 0;)
+        for (size_t i = 0; i < t->njar; i++) {
+            const struct cookie *c = &t->jar[i];
+            if (strlen(c->path) != len || (c->expires_ms >= 0 && c->expires_ms <= now) || !path_matches(c->path, target))
+                continue;
+            if ((any && put(b, "; ", 2) != 0) || put(b, c->name, strlen(c->name)) != 0 || put(b, "=", 1) != 0 ||
+                put(b, c->value, strlen(c->value)) != 0)
+                return -1;
+            any = 1;
+        }
+    return any;
+}
+
 /* ---- requests ---- */
 
 static int valid_field(const char *s, int allow_space)
@@ -621,6 +782,13 @@ canal_test_response_t *canal_test_request(canal_test_t *t, const char *method, c
         ok = put(&req, headers[i].key, strlen(headers[i].key)) == 0 && put(&req, ": ", 2) == 0 &&
              put(&req, headers[i].value, strlen(headers[i].value)) == 0 &&
              put(&req, "\r\n", 2) == 0;
+    if (ok && !t->no_jar && t->njar > 0 && !has_header(headers, nheaders, "cookie")) {
+        struct bytes cookies = {0};
+        int any = jar_header(t, target, &cookies);
+        ok = any >= 0 && (any == 0 || (put(&req, "Cookie: ", 8) == 0 && put(&req, cookies.p, cookies.len) == 0 &&
+                                       put(&req, "\r\n", 2) == 0));
+        free(cookies.p);
+    }
     int wants_length = body != NULL || strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
                        strcmp(method, "PATCH") == 0;
     if (ok && wants_length && !has_header(headers, nheaders, "content-length")) {
@@ -670,6 +838,9 @@ canal_test_response_t *canal_test_request(canal_test_t *t, const char *method, c
     free(req.p);
     if (r != NULL)
         t->error[0] = '\0';
+    for (size_t i = 0; r != NULL && !t->no_jar && i < r->nheaders; i++)
+        if (strcasecmp(r->headers[i].key, "set-cookie") == 0)
+            jar_take(t, r->headers[i].value, target);
     return r;
 }
 

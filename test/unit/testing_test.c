@@ -494,6 +494,78 @@ static void body_over_limit(void **state)
     canal_app_destroy(app);
 }
 
+/* ---- the cookie jar ---- */
+
+static int h_set(canal_req_t *req, void *data)
+{
+    canal_res_cookie(req, "a", (canal_str_t){"1", 1}, NULL, NULL);
+    canal_res_cookie(req, "b", (canal_str_t){"2", 1}, &(canal_cookie_options_t){.path = "/x", .max_age = 60}, NULL);
+    canal_res_cookie(req, "gone", (canal_str_t){"3", 1}, &(canal_cookie_options_t){.expires = 1000000000}, NULL);
+    return canal_res_status(req, 204);
+}
+
+static int h_del(canal_req_t *req, void *data)
+{
+    canal_res_cookie_delete(req, "a", NULL, NULL);
+    return canal_res_status(req, 204);
+}
+
+static int h_cookies(canal_req_t *req, void *data)
+{
+    canal_str_t c = canal_req_header(req, "cookie");
+    return canal_res_text(req, 200, c.base ? canal_req_printf(req, "%.*s", (int)c.len, c.base) : "-");
+}
+
+static void cookie_jar(void **state)
+{
+    canal_app_t *app = canal_app_create(NULL);
+    assert_int_equal(canal_app_get(app, "set", h_set, NULL), 0);
+    assert_int_equal(canal_app_get(app, "del", h_del, NULL), 0);
+    assert_int_equal(canal_app_get(app, "cookies", h_cookies, NULL), 0);
+    assert_int_equal(canal_app_get(app, "x/cookies", h_cookies, NULL), 0);
+    assert_int_equal(canal_app_get(app, "xy/cookies", h_cookies, NULL), 0);
+    canal_test_t *t = canal_test_start(app, NULL);
+    assert_non_null(t);
+    canal_test_response_t *r = canal_test_get(t, "/cookies");
+    assert_string_equal(r->body, "-");
+    canal_test_response_free(r);
+    canal_test_response_free(canal_test_get(t, "/set"));
+    assert_string_equal(canal_test_cookie(t, "a"), "1");
+    assert_string_equal(canal_test_cookie(t, "b"), "2");
+    assert_null(canal_test_cookie(t, "gone")); /* expired in 2001 */
+    r = canal_test_get(t, "/cookies"); /* b's path is /x */
+    assert_string_equal(r->body, "a=1");
+    canal_test_response_free(r);
+    r = canal_test_get(t, "/x/cookies?q=1"); /* the longest path first */
+    assert_string_equal(r->body, "b=2; a=1");
+    canal_test_response_free(r);
+    r = canal_test_get(t, "/xy/cookies"); /* /x does not path-match /xy */
+    assert_string_equal(r->body, "a=1");
+    canal_test_response_free(r);
+    canal_kv_t own[] = {{"Cookie", "mine=9"}};
+    r = canal_test_request(t, "GET", "/cookies", own, 1, NULL, 0); /* the caller's field alone */
+    assert_string_equal(r->body, "mine=9");
+    canal_test_response_free(r);
+    canal_test_response_free(canal_test_get(t, "/del")); /* Max-Age=0: removed */
+    assert_null(canal_test_cookie(t, "a"));
+    r = canal_test_get(t, "/cookies");
+    assert_string_equal(r->body, "-");
+    canal_test_response_free(r);
+    canal_test_set_cookies(t, 0); /* off: emptied, and nothing kept */
+    assert_null(canal_test_cookie(t, "b"));
+    canal_test_response_free(canal_test_get(t, "/set"));
+    assert_null(canal_test_cookie(t, "a"));
+    r = canal_test_get(t, "/x/cookies");
+    assert_string_equal(r->body, "-");
+    canal_test_response_free(r);
+    canal_test_set_cookies(t, 1);
+    canal_test_response_free(canal_test_get(t, "/set"));
+    canal_test_clear_cookies(t);
+    assert_null(canal_test_cookie(t, "a"));
+    assert_int_equal(canal_test_stop(t), 0);
+    canal_app_destroy(app);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -504,6 +576,7 @@ int main(void)
         cmocka_unit_test(parser),
         cmocka_unit_test(json_headers),
         cmocka_unit_test(body_over_limit),
+        cmocka_unit_test(cookie_jar),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
