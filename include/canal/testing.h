@@ -128,6 +128,51 @@ CANAL_API const char *canal_test_cookie(const canal_test_t *t, const char *name)
 /** Empties the jar (a new visitor). */
 CANAL_API void canal_test_clear_cookies(canal_test_t *t);
 
+/** An answer read as it comes (canal_test_stream_open()). Opaque. */
+typedef struct canal_test_stream canal_test_stream_t;
+
+/**
+ * Sends a request without a body on a connection of its own and reads the answer's head;
+ * the body is then read as it comes, with canal_test_stream_read() or, for an event stream,
+ * canal_test_stream_event(). The jar's cookies are sent and its Set-Cookie kept, as for
+ * canal_test_request(). Returns the stream (canal_test_stream_close() it), or NULL
+ * (canal_test_error() says why: a bad argument, no connection, no head within the client's
+ * timeout).
+ */
+CANAL_API canal_test_stream_t *canal_test_stream_open(canal_test_t *t, const char *method, const char *target,
+                                                     const canal_kv_t *headers, size_t nheaders);
+
+/** The answer's status and headers (its body is empty); owned by the stream. */
+CANAL_API const canal_test_response_t *canal_test_stream_head(const canal_test_stream_t *s);
+
+/**
+ * Reads body bytes as they come (chunks decoded), at most size, waiting at most timeout_ms
+ * for the first. Returns how many (> 0), 0 at the body's end, CANAL_EAGAIN when nothing came
+ * in time (the stream goes on: call again), or -1 (canal_test_error() of the stream's client
+ * says why: the connection closed mid-body, a malformed chunk).
+ */
+CANAL_API long canal_test_stream_read(canal_test_stream_t *s, char *buf, size_t size, unsigned timeout_ms);
+
+/** A server-sent event (canal_test_stream_event()); strings owned by the stream, valid until
+ * its next call. */
+typedef struct canal_test_event {
+    const char *event; /**< its "event:", or "message" */
+    const char *data;  /**< its "data:" lines joined by "\n" */
+    const char *id;    /**< the last "id:" seen, or NULL */
+} canal_test_event_t;
+
+/**
+ * The next event of a text/event-stream body (the HTML standard's format: comments and
+ * "retry:" are skipped, an event is dispatched at its blank line when it has data), waiting at
+ * most timeout_ms for its bytes. Returns 1 with *ev filled, 0 when the stream ended,
+ * CANAL_EAGAIN when no whole event came in time (what came is kept), or -1.
+ */
+CANAL_API int canal_test_stream_event(canal_test_stream_t *s, canal_test_event_t *ev, unsigned timeout_ms);
+
+/** Closes the stream's connection (the server sees the client go) and frees it; NULL is a
+ * no-op. */
+CANAL_API void canal_test_stream_close(canal_test_stream_t *s);
+
 /** canal_test_request() for GET with no header and no body. */
 CANAL_API canal_test_response_t *canal_test_get(canal_test_t *t, const char *target);
 

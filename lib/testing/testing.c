@@ -410,9 +410,16 @@ static int read_chunked(canal_test_t *t, int fd, long long deadline, struct pars
  * Reads one answer from fd into p. head_request: the answer has no body. Returns 0, -1 on
  * failure (recorded), or 1 when the stream ended before any byte of it (a stale connection).
  */
-static int read_answer(canal_test_t *t, int fd, int head_request, struct parsed *p)
+/* The framing of an answer's body, from its head */
+struct framing {
+    int chunked, has_length;
+    size_t length;
+};
+
+/* Reads an answer's head (1xx interim answers skipped) into p and its body's framing into f:
+ * 0; 1 if the connection was closed before a byte; -1 on failure (t's error says why). */
+static int read_head(canal_test_t *t, int fd, long long deadline, struct parsed *p, struct framing *f)
 {
-    long long deadline = now_ms() + t->timeout_ms;
     int chunked = 0, has_length = 0;
     size_t length = 0;
     memset(p, 0, sizeof(*p));
@@ -501,9 +508,25 @@ static int read_answer(canal_test_t *t, int fd, int head_request, struct parsed 
             break;
         /* a 1xx interim answer: the real one follows */
     }
+    *f = (struct framing){chunked, has_length, length};
+    return 0;
+}
 
-    if (head_request || p->status == 204 || p->status == 304 || p->status < 200)
-        return 0;
+/* 1 if an answer of this status (to a HEAD or not) has no body */
+static int bodiless(int head_request, int status)
+{
+    return head_request || status == 204 || status == 304 || status < 200;
+}
+
+static int read_answer(canal_test_t *t, int fd, int head_request, struct parsed *p)
+{
+    long long deadline = now_ms() + t->timeout_ms;
+    struct framing f;
+    int rc = read_head(t, fd, deadline, p, &f);
+    if (rc != 0 || bodiless(head_request, p->status))
+        return rc;
+    int chunked = f.chunked, has_length = f.has_length;
+    size_t length = f.length;
     if (chunked)
         return read_chunked(t, fd, deadline, p);
     if (has_length) {
@@ -743,50 +766,47 @@ static int has_header(const canal_kv_t *headers, size_t n, const char *name)
     return 0;
 }
 
-canal_test_response_t *canal_test_request(canal_test_t *t, const char *method, const char *target,
-                                          const canal_kv_t *headers, size_t nheaders,
-                                          const void *body, size_t body_len)
+/* The bytes of a request into req (malloc'd): 0, or -1 with t's error set */
+static int build_request(canal_test_t *t, const char *method, const char *target, const canal_kv_t *headers,
+                         size_t nheaders, const void *body, size_t body_len, struct bytes *req)
 {
-    if (t == NULL)
-        return NULL;
-    t->error[0] = '\0';
     if (method == NULL || method[0] == '\0')
-        return set_error(t, "no method");
+        return set_error(t, "no method"), -1;
     for (const char *m = method; *m; m++)
         if (!token_char((unsigned char)*m))
-            return set_error(t, "the method \"%.40s\" is not an HTTP token", method);
+            return set_error(t, "the method \"%.40s\" is not an HTTP token", method), -1;
     if (target == NULL || target[0] == '\0' || !valid_field(target, 0))
-        return set_error(t, "the target must be non-empty, without spaces, CR or LF");
+        return set_error(t, "the target must be non-empty, without spaces, CR or LF"), -1;
     if (nheaders > 0 && headers == NULL)
-        return set_error(t, "nheaders is %zu but headers is NULL", nheaders);
+        return set_error(t, "nheaders is %zu but headers is NULL", nheaders), -1;
     for (size_t i = 0; i < nheaders; i++) {
         const char *k = headers[i].key, *v = headers[i].value;
         if (k == NULL || k[0] == '\0' || v == NULL)
-            return set_error(t, "header %zu has no name or no value", i);
+            return set_error(t, "header %zu has no name or no value", i), -1;
         for (const char *c = k; *c; c++)
             if (!token_char((unsigned char)*c))
-                return set_error(t, "the header name \"%.40s\" is not an HTTP token", k);
+                return set_error(t, "the header name \"%.40s\" is not an HTTP token", k), -1;
         if (!valid_field(v, 1))
-            return set_error(t, "the value of header %s has a CR or LF", k);
+            return set_error(t, "the value of header %s has a CR or LF", k), -1;
     }
 
-    struct bytes req = {0};
     char line[64];
-    int ok = put(&req, method, strlen(method)) == 0 && put(&req, " ", 1) == 0 &&
-             put(&req, target, strlen(target)) == 0 && put(&req, " HTTP/1.1\r\n", 11) == 0;
+    *req = (struct bytes){0};
+    int ok = put(req, method, strlen(method)) == 0 && put(req, " ", 1) == 0 &&
+             put(req, target, strlen(target)) == 0 && put(req, " HTTP/1.1\r\n", 11) == 0;
     if (ok && !has_header(headers, nheaders, "host")) {
         int n = snprintf(line, sizeof(line), "Host: 127.0.0.1:%u\r\n", t->port);
-        ok = put(&req, line, (size_t)n) == 0;
+        ok = put(req, line, (size_t)n) == 0;
     }
     for (size_t i = 0; ok && i < nheaders; i++)
-        ok = put(&req, headers[i].key, strlen(headers[i].key)) == 0 && put(&req, ": ", 2) == 0 &&
-             put(&req, headers[i].value, strlen(headers[i].value)) == 0 &&
-             put(&req, "\r\n", 2) == 0;
+        ok = put(req, headers[i].key, strlen(headers[i].key)) == 0 && put(req, ": ", 2) == 0 &&
+             put(req, headers[i].value, strlen(headers[i].value)) == 0 &&
+             put(req, "\r\n", 2) == 0;
     if (ok && !t->no_jar && t->njar > 0 && !has_header(headers, nheaders, "cookie")) {
         struct bytes cookies = {0};
         int any = jar_header(t, target, &cookies);
-        ok = any >= 0 && (any == 0 || (put(&req, "Cookie: ", 8) == 0 && put(&req, cookies.p, cookies.len) == 0 &&
-                                       put(&req, "\r\n", 2) == 0));
+        ok = any >= 0 && (any == 0 || (put(req, "Cookie: ", 8) == 0 && put(req, cookies.p, cookies.len) == 0 &&
+                                       put(req, "\r\n", 2) == 0));
         free(cookies.p);
     }
     int wants_length = body != NULL || strcmp(method, "POST") == 0 || strcmp(method, "PUT") == 0 ||
@@ -794,14 +814,27 @@ canal_test_response_t *canal_test_request(canal_test_t *t, const char *method, c
     if (ok && wants_length && !has_header(headers, nheaders, "content-length")) {
         int n = snprintf(line, sizeof(line), "Content-Length: %zu\r\n",
                          body != NULL ? body_len : 0);
-        ok = put(&req, line, (size_t)n) == 0;
+        ok = put(req, line, (size_t)n) == 0;
     }
-    ok = ok && put(&req, "\r\n", 2) == 0 &&
-         (body == NULL || body_len == 0 || put(&req, body, body_len) == 0);
+    ok = ok && put(req, "\r\n", 2) == 0 &&
+         (body == NULL || body_len == 0 || put(req, body, body_len) == 0);
     if (!ok) {
-        free(req.p);
-        return set_error(t, "out of memory");
+        free(req->p);
+        return set_error(t, "out of memory"), -1;
     }
+    return 0;
+}
+
+canal_test_response_t *canal_test_request(canal_test_t *t, const char *method, const char *target,
+                                          const canal_kv_t *headers, size_t nheaders,
+                                          const void *body, size_t body_len)
+{
+    if (t == NULL)
+        return NULL;
+    t->error[0] = '\0';
+    struct bytes req;
+    if (build_request(t, method, target, headers, nheaders, body, body_len, &req) != 0)
+        return NULL;
 
     int head_request = strcmp(method, "HEAD") == 0;
     struct parsed p;
@@ -918,6 +951,203 @@ canal_test_response_t *canal_test_raw(canal_test_t *t, const void *bytes, size_t
     t->len = saved_len;
     t->cap = saved_cap;
     return r;
+}
+
+/* ---- answers read as they come ---- */
+
+struct canal_test_stream {
+    canal_test_t *client;           /* for the jar and the error */
+    canal_test_t conn;              /* its own connection and buffer (conn.fd, conn.buf) */
+    canal_test_response_t *head;    /* status and headers; body "" */
+    enum { BODY_NONE, BODY_CHUNKED, BODY_LENGTH, BODY_CLOSE } mode;
+    size_t left;                    /* BODY_LENGTH: bytes to come; BODY_CHUNKED: of this chunk */
+    int crlf_due;                   /* BODY_CHUNKED: the CRLF after a chunk's data is to come */
+    int ended;
+    struct bytes text;              /* events: body bytes not made into lines yet */
+    struct bytes field[3];          /* events: the event being read: its event, data and id,
+                                       each NUL-terminated; len 0: the field did not come */
+};
+
+enum { F_EVENT, F_DATA, F_ID };
+
+canal_test_stream_t *canal_test_stream_open(canal_test_t *t, const char *method, const char *target,
+                                           const canal_kv_t *headers, size_t nheaders)
+{
+    if (t == NULL)
+        return NULL;
+    t->error[0] = '\0';
+    canal_test_stream_t *s = calloc(1, sizeof(*s));
+    struct bytes req = {0};
+    if (s == NULL)
+        return set_error(t, "out of memory");
+    s->client = t;
+    s->conn = (canal_test_t){.app = t->app, .port = t->port, .fd = -1, .timeout_ms = t->timeout_ms};
+    struct parsed p = {0};
+    struct framing f;
+    int ok = build_request(t, method, target, headers, nheaders, NULL, 0, &req) == 0 &&
+             (s->conn.fd = open_connection(&s->conn)) >= 0 && send_all(&s->conn, s->conn.fd, req.p, req.len) == 0 &&
+             read_head(&s->conn, s->conn.fd, now_ms() + t->timeout_ms, &p, &f) == 0 &&
+             (s->head = pack(&s->conn, &p)) != NULL;
+    free(req.p);
+    parsed_free(&p);
+    if (!ok) {
+        if (t->error[0] == '\0')
+            snprintf(t->error, sizeof(t->error), "%s", s->conn.error[0] ? s->conn.error : "no answer");
+        canal_test_stream_close(s);
+        return NULL;
+    }
+    t->connections++;
+    for (size_t i = 0; !t->no_jar && i < s->head->nheaders; i++)
+        if (strcasecmp(s->head->headers[i].key, "set-cookie") == 0)
+            jar_take(t, s->head->headers[i].value, target);
+    s->mode = bodiless(strcmp(method, "HEAD") == 0, s->head->status) ? BODY_NONE
+              : f.chunked                                             ? BODY_CHUNKED
+              : f.has_length                                          ? BODY_LENGTH
+                                                                      : BODY_CLOSE;
+    s->left = f.length;
+    s->ended = s->mode == BODY_NONE || (s->mode == BODY_LENGTH && s->left == 0);
+    return s;
+}
+
+const canal_test_response_t *canal_test_stream_head(const canal_test_stream_t *s)
+{
+    return s != NULL ? s->head : NULL;
+}
+
+/* Waits up to timeout_ms for more bytes on the stream's connection: 1, 0 (the peer closed),
+ * CANAL_EAGAIN (nothing came), or -1 */
+static int more(canal_test_stream_t *s, unsigned timeout_ms)
+{
+    struct pollfd pfd = {.fd = s->conn.fd, .events = POLLIN};
+    int rc;
+    while ((rc = poll(&pfd, 1, (int)timeout_ms)) < 0 && errno == EINTR)
+        ;
+    if (rc == 0)
+        return CANAL_EAGAIN;
+    ssize_t n = rc < 0 ? -1 : fill(&s->conn, s->conn.fd, now_ms() + s->conn.timeout_ms);
+    return n > 0 ? 1 : (int)n;
+}
+
+long canal_test_stream_read(canal_test_stream_t *s, char *buf, size_t size, unsigned timeout_ms)
+{
+    canal_test_t *c = &s->conn;
+    for (;;) {
+        if (s->ended)
+            return 0;
+        if (s->mode == BODY_CHUNKED && (s->crlf_due || s->left == 0)) {
+            /* the CRLF after a chunk, then the next chunk's size line */
+            long at = find_crlf(c, 0);
+            if (s->crlf_due && c->len >= 2) {
+                if (c->buf[0] != '\r' || c->buf[1] != '\n')
+                    return set_error(s->client, "a chunk of the answer does not end with CRLF"), -1;
+                consume(c, 2);
+                s->crlf_due = 0;
+                continue;
+            }
+            if (!s->crlf_due && at >= 0) {
+                char *end;
+                errno = 0;
+                unsigned long long n = strtoull(c->buf, &end, 16);
+                if (end == c->buf || errno != 0 || n > MAX_BODY)
+                    return set_error(s->client, "a bad chunk size in the answer"), -1;
+                consume(c, (size_t)at + 2);
+                s->left = (size_t)n;
+                s->ended = n == 0; /* trailers, if any, are left unread */
+                continue;
+            }
+        } else if (c->len > 0) {
+            size_t n = c->len < size ? c->len : size;
+            if (s->mode != BODY_CLOSE && n > s->left)
+                n = s->left;
+            memcpy(buf, c->buf, n);
+            consume(c, n);
+            if (s->mode != BODY_CLOSE) {
+                s->left -= n;
+                s->crlf_due = s->mode == BODY_CHUNKED && s->left == 0;
+                s->ended = s->mode == BODY_LENGTH && s->left == 0;
+            }
+            return (long)n;
+        }
+        int rc = more(s, timeout_ms);
+        if (rc == CANAL_EAGAIN)
+            return CANAL_EAGAIN;
+        if (rc == 0 && s->mode == BODY_CLOSE) {
+            s->ended = 1;
+            return 0;
+        }
+        if (rc <= 0)
+            return set_error(s->client, "%s", rc == 0 ? "the connection was closed in the middle of the answer"
+                                                       : c->error),
+                   -1;
+    }
+}
+
+/* One line of the text/event-stream format into the event being read */
+static int event_line(canal_test_stream_t *s, const char *line, size_t n)
+{
+    const char *colon = memchr(line, ':', n);
+    size_t nlen = colon ? (size_t)(colon - line) : n;
+    const char *v = colon ? colon + 1 : line + n;
+    if (v < line + n && *v == ' ')
+        v++;
+    size_t vlen = (size_t)(line + n - v);
+    int k = ieq(line, nlen, "data") ? F_DATA : ieq(line, nlen, "event") ? F_EVENT : ieq(line, nlen, "id") ? F_ID : -1;
+    if (nlen == 0 || k < 0) /* a comment, or a field it does not keep (retry) */
+        return 0;
+    struct bytes *f = &s->field[k];
+    if (k == F_DATA && f->len > 0) /* data lines join with LF: the NUL becomes one */
+        f->p[f->len - 1] = '\n';
+    else
+        f->len = 0;
+    return put(f, v, vlen) == 0 && put(f, "", 1) == 0 ? 0 : -1;
+}
+
+int canal_test_stream_event(canal_test_stream_t *s, canal_test_event_t *ev, unsigned timeout_ms)
+{
+    for (;;) {
+        char *nl;
+        while ((nl = s->text.len ? memchr(s->text.p, '\n', s->text.len) : NULL) != NULL) {
+            size_t n = (size_t)(nl - s->text.p), line = n > 0 && s->text.p[n - 1] == '\r' ? n - 1 : n;
+            if (line == 0 && s->field[F_DATA].len == 0) /* a blank line ends an event without data: */
+                s->field[F_EVENT].len = 0;                      /* nothing to dispatch */
+            if (line == 0 && s->field[F_DATA].len > 0) {
+                /* dispatched: the fields stay valid until the next call */
+                *ev = (canal_test_event_t){.event = s->field[F_EVENT].len ? s->field[F_EVENT].p : "message",
+                                           .data = s->field[F_DATA].p,
+                                           .id = s->field[F_ID].len ? s->field[F_ID].p : NULL};
+                memmove(s->text.p, nl + 1, s->text.len - n - 1);
+                s->text.len -= n + 1;
+                s->field[F_DATA].len = 0; /* the next event starts empty, once this one is read */
+                s->field[F_EVENT].len = 0;
+                return 1;
+            }
+            if (line > 0 && event_line(s, s->text.p, line) != 0)
+                return set_error(s->client, "out of memory"), -1;
+            memmove(s->text.p, nl + 1, s->text.len - n - 1);
+            s->text.len -= n + 1;
+        }
+        char buf[4096];
+        long n = canal_test_stream_read(s, buf, sizeof(buf), timeout_ms);
+        if (n <= 0)
+            return (int)n; /* 0: the end (a last event without its blank line is dropped) */
+        if (s->text.len + (size_t)n > MAX_HEAD)
+            return set_error(s->client, "an event longer than %d bytes", MAX_HEAD), -1;
+        if (put(&s->text, buf, (size_t)n) != 0)
+            return set_error(s->client, "out of memory"), -1;
+    }
+}
+
+void canal_test_stream_close(canal_test_stream_t *s)
+{
+    if (s == NULL)
+        return;
+    disconnect(&s->conn);
+    free(s->conn.buf);
+    free(s->head);
+    free(s->text.p);
+    for (int k = 0; k < 3; k++)
+        free(s->field[k].p);
+    free(s);
 }
 
 const char *canal_test_header(const canal_test_response_t *r, const char *name)

@@ -566,6 +566,110 @@ static void cookie_jar(void **state)
     canal_app_destroy(app);
 }
 
+/* ---- answers read as they come ---- */
+
+/* GET /ticks: three events 30 ms apart (a comment and a retry between), then the end */
+static void tick(canal_stream_t *s, void *data)
+{
+    int *n = data;
+    char text[32];
+    snprintf(text, sizeof(text), "tick %d\nline two", *n);
+    canal_sse_event(s, *n == 2 ? "two" : NULL, *n == 1 ? "odd" : NULL, text, strlen(text));
+    canal_sse_comment(s, "between");
+    if (++*n < 3) {
+        canal_stream_timer(s, 30, tick);
+        return;
+    }
+    canal_stream_end(s); /* the owner ends a stream once: here, or when it closed first */
+    free(n);
+}
+
+static void ticks_closed(canal_stream_t *s, canal_stream_close_t why, void *data)
+{
+    canal_stream_end(s);
+    free(data);
+}
+
+static int h_ticks(canal_req_t *req, void *data)
+{
+    static const canal_stream_cb_t cb = {.closed = ticks_closed};
+    int *n = calloc(1, sizeof(*n));
+    canal_stream_t *s = canal_sse_begin(req, &cb, n);
+    if (s == NULL) {
+        free(n);
+        return -1;
+    }
+    canal_res_cookie(req, "seen", (canal_str_t){"1", 1}, NULL, NULL); /* too late: the head is sent */
+    canal_sse_retry(s, 1000);
+    return canal_stream_timer(s, 30, tick) == 0 ? 0 : -1;
+}
+
+/* GET /slow: a head at once, then nothing until the client goes */
+static int h_slow(canal_req_t *req, void *data)
+{
+    canal_stream_t *s = canal_res_stream_begin(req, "text/plain", NULL, NULL);
+    return s != NULL && canal_stream_write(s, "first", 5) >= 0 ? 0 : -1;
+}
+
+static void streams(void **state)
+{
+    canal_app_t *app = canal_app_create(NULL);
+    assert_int_equal(canal_app_get(app, "ticks", h_ticks, NULL), 0);
+    assert_int_equal(canal_app_get(app, "slow", h_slow, NULL), 0);
+    assert_int_equal(canal_app_get(app, "api/woo", h_woo, NULL), 0);
+    canal_test_t *t = canal_test_start(app, NULL);
+    assert_non_null(t);
+    canal_test_stream_t *s = canal_test_stream_open(t, "GET", "/ticks", NULL, 0);
+    assert_non_null(s);
+    assert_int_equal(canal_test_stream_head(s)->status, 200);
+    assert_string_equal(canal_test_header(canal_test_stream_head(s), "content-type"), "text/event-stream");
+    canal_test_event_t ev;
+    static const char *const names[] = {"message", "odd", "message"};
+    for (int i = 0; i < 3; i++) {
+        int rc;
+        while ((rc = canal_test_stream_event(s, &ev, 5000)) == CANAL_EAGAIN)
+            ;
+        assert_int_equal(rc, 1);
+        char want[32];
+        snprintf(want, sizeof(want), "tick %d\nline two", i);
+        assert_string_equal(ev.data, want);
+        assert_string_equal(ev.event, names[i]);
+        if (i == 2)
+            assert_string_equal(ev.id, "two");
+        else
+            assert_null(ev.id);
+    }
+    assert_int_equal(canal_test_stream_event(s, &ev, 5000), 0); /* the end */
+    assert_int_equal(canal_test_stream_event(s, &ev, 5000), 0);
+    canal_test_stream_close(s);
+
+    /* a stream that says nothing more: a timeout that lets the test go on, then the close */
+    s = canal_test_stream_open(t, "GET", "/slow", NULL, 0);
+    assert_non_null(s);
+    char buf[64];
+    long n;
+    do
+        n = canal_test_stream_read(s, buf, sizeof(buf), 5000);
+    while (n == CANAL_EAGAIN);
+    assert_int_equal(n, 5);
+    assert_memory_equal(buf, "first", 5);
+    assert_int_equal(canal_test_stream_read(s, buf, sizeof(buf), 50), CANAL_EAGAIN);
+    canal_test_stream_close(s);
+    /* a plain answer read as a stream, and the client's own connection still works */
+    s = canal_test_stream_open(t, "GET", "/api/woo", NULL, 0);
+    assert_non_null(s);
+    n = canal_test_stream_read(s, buf, sizeof(buf), 5000);
+    assert_true(n > 0);
+    assert_int_equal(canal_test_stream_read(s, buf + n, sizeof(buf) - (size_t)n, 5000), 0);
+    canal_test_stream_close(s);
+    assert_null(canal_test_stream_open(t, "G T", "/x", NULL, 0));
+    canal_test_response_t *r = canal_test_get(t, "/api/woo");
+    assert_int_equal(r->status, 200);
+    canal_test_response_free(r);
+    assert_int_equal(canal_test_stop(t), 0);
+    canal_app_destroy(app);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -577,6 +681,7 @@ int main(void)
         cmocka_unit_test(json_headers),
         cmocka_unit_test(body_over_limit),
         cmocka_unit_test(cookie_jar),
+        cmocka_unit_test(streams),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
