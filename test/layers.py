@@ -36,6 +36,7 @@ RANK = {
     "core": 2,
     "models": 3,
     "security": 4,
+    "db": 4,
     "files": 5,
     "realtime": 5,
     "observability": 5,

@@ -1,0 +1,1265 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The database client (canal/db.h): PostgreSQL through libpq's non-blocking API on each
+ * worker's h2o loop.
+ *
+ * Every worker keeps a pool of connections (struct conn). A connection's socket is watched by
+ * the worker's loop (a dup of libpq's descriptor, created with H2O_SOCKET_FLAG_DONT_READ: h2o
+ * only says "readable", libpq reads); connecting is PQconnectStart() and PQconnectPoll() driven
+ * by those events, and once connected the connection is non-blocking and in pipeline mode.
+ * Each query is sent with its own Sync (PQpipelineSync()), so a failing query fails alone and
+ * the ones after it on the same connection run. A connection that is connected prepares every
+ * declared statement first, in its pipeline: the queries sent behind the prepares find them.
+ *
+ * A query (struct query, one malloc with its parameters' text) goes to the ready connection
+ * with the fewest queries in flight, under max_pipeline; when there is none it waits in the
+ * worker's queue (at most max_waiting, for wait_ms: then it fails "unavailable"). Results come
+ * back in order on each connection: a query's result, a NULL, and its Sync.
+ *
+ * The request side is a batch (struct batch, malloc'd): the request's deferral
+ * (canal_req_defer()), the number of its queries in flight and its then callback. A query's
+ * callback runs only while canal_pending_req() still gives the request; when the last query is
+ * back the batch completes the deferral (commit) and goes. The request's memory keeps a pointer
+ * to its batch (canal__req_state()) for the queries started later in the same request, cleared
+ * when either goes first. Failures found while a query is being started are delivered on the
+ * next turn of the loop (the worker's "soon" list), so a callback never runs inside the call
+ * that started its query.
+ *
+ * A lost connection fails its queries in flight ("unavailable", 08006), is closed, and is
+ * connected again after a backoff (100 ms, doubling to 2 s; reset once connected).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <libpq-fe.h>
+#include "core/core.h"
+#include "canal/db.h"
+
+#define DEFAULT_POOL 2
+#define DEFAULT_PIPELINE 64
+#define DEFAULT_WAITING 1024
+#define DEFAULT_WAIT_MS 1000
+#define RETRY_TICK_MS 100
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 2000
+
+/* latency histogram buckets, seconds */
+static const double buckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5};
+#define NBUCKETS (sizeof(buckets) / sizeof(buckets[0]))
+
+/* A statement's figures, added to by every worker (relaxed atomics: counters only). */
+struct stats {
+    atomic_ullong count, errors, usec;
+    atomic_ullong le[NBUCKETS];
+};
+
+struct stmt {
+    char *name, *sql;
+    struct stats stats;
+};
+
+/* The app's state: the settings, the statements, the pool's gauges. */
+struct db {
+    canal_app_t *app;
+    char *url;
+    canal_db_options_t opt;
+    struct stmt *stmts;
+    size_t nstmts;
+    struct stats adhoc;       /* canal_db_query_sql() */
+    atomic_long ready;        /* connections ready, every worker */
+    atomic_long inflight;     /* queries sent and not back */
+    atomic_long waiting;      /* queries waiting for a connection */
+    atomic_ullong connects, losses;
+};
+
+enum conn_state { C_DOWN, C_CONNECTING, C_READY };
+
+struct conn {
+    struct dbw *dw;
+    PGconn *pg;
+    h2o_socket_t *sock;
+    int fd;                   /* libpq's descriptor that sock watches a dup of */
+    enum conn_state state;
+    int want_write;           /* connecting: PQconnectPoll() asked for writable */
+    h2o_linklist_t inflight;  /* struct query, in the order sent */
+    size_t ninflight;
+    unsigned backoff_ms;
+    uint64_t retry_at;
+    h2o_timeout_entry_t retry;
+};
+
+/* A worker's pool */
+struct dbw {
+    struct db *db;
+    struct canal_worker *w;
+    h2o_loop_t *loop;
+    struct conn *conns;
+    size_t nconns;
+    h2o_linklist_t waiting;   /* struct query */
+    size_t nwaiting;
+    h2o_linklist_t soon;      /* struct query failed on starting, delivered next turn */
+    h2o_timeout_t wait_to, retry_to, soon_to;
+    h2o_timeout_entry_t soon_entry;
+    int timers, stopping;
+};
+
+struct batch {
+    canal_pending_t *p;
+    size_t inflight;
+    int in_callback;
+    void (*then)(canal_req_t *req, void *data);
+    void *then_data;
+    struct batch **slot;      /* in the request's memory, NULL once it is gone */
+};
+
+enum { Q_USER, Q_PREPARE, Q_SETUP };
+
+struct query {
+    h2o_linklist_t link;
+    h2o_timeout_entry_t wait;
+    struct dbw *dw;
+    int kind;
+    struct batch *b;
+    struct stmt *st;          /* prepared statement, or NULL */
+    struct stats *stats;
+    const char *sql;          /* canal_db_query_sql()'s, or the statement's to prepare */
+    canal_db_fn fn;
+    void *data;
+    int n;
+    const char **values;
+    int *lengths, *formats;
+    PGresult *res;
+    int got_null;
+    struct timespec t0;
+    /* a failure canal found itself */
+    const char *error, *sqlstate;
+    int unavailable;
+};
+
+struct canal_db_result {
+    canal_req_t *req;
+    PGresult *pg;
+    const char *error, *sqlstate;
+    int unavailable;
+};
+
+static const struct canal__feature feature;
+static const char rstate_key = 0;
+
+static void conn_connect(struct conn *c);
+static void conn_lost(struct conn *c, const char *why);
+static void conn_read(struct conn *c);
+static void dispatch_waiting(struct dbw *dw);
+
+/* ---- delivering results ---- */
+
+static void stats_add(struct stats *s, const struct timespec *t0, int failed)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0->tv_sec) + (t1.tv_nsec - t0->tv_nsec) / 1e9;
+    atomic_fetch_add_explicit(&s->count, 1, memory_order_relaxed);
+    if (failed)
+        atomic_fetch_add_explicit(&s->errors, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->usec, (unsigned long long)(secs * 1e6), memory_order_relaxed);
+    for (size_t i = 0; i < NBUCKETS; i++)
+        if (secs <= buckets[i]) {
+            atomic_fetch_add_explicit(&s->le[i], 1, memory_order_relaxed);
+            break;
+        }
+}
+
+/* The batch has nothing in flight: its then callback, then the commit. */
+static void batch_settle(struct batch *b)
+{
+    if (b->inflight > 0 || b->in_callback > 0)
+        return;
+    canal_req_t *req = canal_pending_req(b->p);
+    if (req != NULL && b->then != NULL) {
+        void (*fn)(canal_req_t *, void *) = b->then;
+        b->then = NULL;
+        b->in_callback++;
+        fn(req, b->then_data);
+        b->in_callback--;
+        if (b->inflight > 0)
+            return; /* it started more */
+    }
+    if (b->slot != NULL)
+        *b->slot = NULL;
+    canal_pending_complete(b->p);
+    free(b);
+}
+
+static void deliver(struct dbw *dw, struct query *q)
+{
+    int failed = q->error != NULL;
+    if (q->res != NULL) {
+        ExecStatusType s = PQresultStatus(q->res);
+        failed = s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK;
+    }
+    if (q->kind != Q_USER) {
+        if (failed && !dw->stopping)
+            canal__log(dw->db->app, CANAL_LOG_ERROR, "database: %s %s failed: %s",
+                       q->kind == Q_PREPARE ? "preparing" : "setting up with", q->st ? q->st->name : q->sql,
+                       q->error ? q->error : PQresultErrorMessage(q->res));
+        PQclear(q->res);
+        free(q);
+        return;
+    }
+    stats_add(q->stats, &q->t0, failed);
+    struct batch *b = q->b;
+    canal_req_t *req = canal_pending_req(b->p);
+    if (req != NULL && q->fn != NULL) {
+        struct canal_db_result res = {.req = req, .pg = q->res, .error = q->error, .sqlstate = q->sqlstate,
+                                      .unavailable = q->unavailable};
+        if (q->error == NULL && failed) {
+            res.error = PQresultErrorMessage(q->res);
+            const char *state = PQresultErrorField(q->res, PG_DIAG_SQLSTATE);
+            res.sqlstate = state != NULL ? state : "XX000";
+            /* the server going away (57P01...) or a connection fault: worth retrying */
+            res.unavailable = strncmp(res.sqlstate, "57P", 3) == 0 || strncmp(res.sqlstate, "08", 2) == 0;
+        }
+        if (dw->db->opt.slow_ms > 0) {
+            struct timespec t1;
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            double ms = (double)(t1.tv_sec - q->t0.tv_sec) * 1e3 + (t1.tv_nsec - q->t0.tv_nsec) / 1e6;
+            if (ms >= dw->db->opt.slow_ms)
+                canal__log_req(req, CANAL_LOG_WARN, "database: slow query %s: %.1f ms",
+                               q->st ? q->st->name : "(sql)", ms);
+        }
+        b->in_callback++;
+        q->fn(req, &res, q->data);
+        b->in_callback--;
+    }
+    PQclear(q->res);
+    free(q);
+    b->inflight--;
+    batch_settle(b);
+}
+
+static void on_soon(h2o_timeout_entry_t *e)
+{
+    struct dbw *dw = H2O_STRUCT_FROM_MEMBER(struct dbw, soon_entry, e);
+    h2o_linklist_t list;
+    h2o_linklist_init_anchor(&list);
+    h2o_linklist_insert_list(&list, &dw->soon);
+    while (!h2o_linklist_is_empty(&list)) {
+        struct query *q = H2O_STRUCT_FROM_MEMBER(struct query, link, list.next);
+        h2o_linklist_unlink(&q->link);
+        deliver(dw, q);
+    }
+}
+
+/* Fails q on the next turn of the loop. */
+static void fail_soon(struct dbw *dw, struct query *q, const char *error, const char *sqlstate, int unavailable)
+{
+    q->error = error;
+    q->sqlstate = sqlstate;
+    q->unavailable = unavailable;
+    h2o_linklist_insert(&dw->soon, &q->link);
+    if (!dw->stopping && !h2o_timeout_is_linked(&dw->soon_entry))
+        h2o_timeout_link(dw->loop, &dw->soon_to, &dw->soon_entry);
+}
+
+/* ---- connections ---- */
+
+static void on_io(h2o_socket_t *sock, const char *err);
+
+static void on_writable(h2o_socket_t *sock, const char *err)
+{
+    struct conn *c = sock->data;
+    if (c->state == C_CONNECTING) {
+        if (c->want_write)
+            conn_connect(c);
+        return;
+    }
+    if (c->state == C_READY) {
+        int r = PQflush(c->pg);
+        if (r < 0)
+            conn_lost(c, PQerrorMessage(c->pg));
+        else if (r == 1)
+            h2o_socket_notify_write(c->sock, on_writable);
+    }
+}
+
+static void close_sock(struct conn *c)
+{
+    if (c->sock != NULL) {
+        h2o_socket_read_stop(c->sock);
+        h2o_socket_close(c->sock); /* closes our dup, not libpq's descriptor */
+        c->sock = NULL;
+    }
+    c->fd = -1;
+}
+
+/* Watches libpq's current descriptor (it changes while libpq tries the hosts of a URL). */
+static int watch(struct conn *c)
+{
+    int fd = PQsocket(c->pg);
+    if (fd == c->fd && c->sock != NULL)
+        return 0;
+    close_sock(c);
+    int d = fd >= 0 ? dup(fd) : -1;
+    if (d < 0)
+        return -1;
+    c->sock = h2o_evloop_socket_create(c->dw->loop, d, H2O_SOCKET_FLAG_DONT_READ);
+    c->sock->data = c;
+    c->fd = fd;
+    h2o_socket_read_start(c->sock, on_io);
+    return 0;
+}
+
+static void schedule_retry(struct conn *c)
+{
+    struct dbw *dw = c->dw;
+    c->retry_at = h2o_now(dw->loop) + c->backoff_ms;
+    c->backoff_ms = c->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : c->backoff_ms * 2;
+    if (!dw->stopping && !h2o_timeout_is_linked(&c->retry))
+        h2o_timeout_link(dw->loop, &dw->retry_to, &c->retry);
+}
+
+/* Closes c, fails what it had in flight, and connects again later. */
+static void conn_lost(struct conn *c, const char *why)
+{
+    struct dbw *dw = c->dw;
+    if (c->state == C_READY) {
+        atomic_fetch_sub_explicit(&dw->db->ready, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&dw->db->losses, 1, memory_order_relaxed);
+    }
+    if (!dw->stopping)
+        canal__log(dw->db->app, CANAL_LOG_WARN, "database: connection %zu of worker %zu: %s",
+                   (size_t)(c - dw->conns), dw->w->index, why && *why ? why : "lost");
+    close_sock(c);
+    PQfinish(c->pg);
+    c->pg = NULL;
+    c->state = C_DOWN;
+    while (!h2o_linklist_is_empty(&c->inflight)) {
+        struct query *q = H2O_STRUCT_FROM_MEMBER(struct query, link, c->inflight.next);
+        h2o_linklist_unlink(&q->link);
+        atomic_fetch_sub_explicit(&dw->db->inflight, 1, memory_order_relaxed);
+        PQclear(q->res);
+        q->res = NULL;
+        fail_soon(dw, q, "the database connection was lost", "08006", 1);
+    }
+    c->ninflight = 0;
+    schedule_retry(c);
+}
+
+/* Sends q on c (ready): the query and its own Sync. 0, or -1 (c is lost; q not taken). */
+static int conn_send(struct conn *c, struct query *q)
+{
+    int ok;
+    if (q->kind == Q_PREPARE)
+        ok = PQsendPrepare(c->pg, q->st->name, q->st->sql, 0, NULL);
+    else if (q->kind == Q_SETUP)
+        ok = PQsendQueryParams(c->pg, q->sql, 0, NULL, NULL, NULL, NULL, 0);
+    else if (q->st != NULL)
+        ok = PQsendQueryPrepared(c->pg, q->st->name, q->n, q->values, q->lengths, q->formats, 0);
+    else
+        ok = PQsendQueryParams(c->pg, q->sql, q->n, NULL, q->values, q->lengths, q->formats, 0);
+    if (!ok || !PQpipelineSync(c->pg))
+        return -1;
+    h2o_linklist_insert(&c->inflight, &q->link);
+    c->ninflight++;
+    if (q->kind == Q_USER)
+        atomic_fetch_add_explicit(&c->dw->db->inflight, 1, memory_order_relaxed);
+    /* PQpipelineSync() flushed what it could: the rest when the socket is writable */
+    if (PQflush(c->pg) == 1)
+        h2o_socket_notify_write(c->sock, on_writable);
+    return 0;
+}
+
+static void conn_ready(struct conn *c)
+{
+    struct dbw *dw = c->dw;
+    if (PQsetnonblocking(c->pg, 1) != 0 || !PQenterPipelineMode(c->pg)) {
+        conn_lost(c, PQerrorMessage(c->pg));
+        return;
+    }
+    c->state = C_READY;
+    c->backoff_ms = BACKOFF_MIN_MS;
+    atomic_fetch_add_explicit(&dw->db->ready, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&dw->db->connects, 1, memory_order_relaxed);
+    /* the text of dates as canal_db_timestamp() reads it, then every statement */
+    for (size_t i = 0; i <= dw->db->nstmts; i++) {
+        struct query *q = calloc(1, sizeof(*q));
+        if (q == NULL) {
+            conn_lost(c, "out of memory");
+            return;
+        }
+        q->dw = dw;
+        if (i == 0) {
+            q->kind = Q_SETUP;
+            q->sql = "SET DateStyle = ISO";
+        } else {
+            q->kind = Q_PREPARE;
+            q->st = &dw->db->stmts[i - 1];
+        }
+        if (conn_send(c, q) != 0) {
+            free(q);
+            conn_lost(c, PQerrorMessage(c->pg));
+            return;
+        }
+    }
+    dispatch_waiting(dw);
+}
+
+/* One step of PQconnectPoll(), on the event it asked for. */
+static void conn_connect(struct conn *c)
+{
+    PostgresPollingStatusType st = PQconnectPoll(c->pg);
+    if (st != PGRES_POLLING_FAILED && watch(c) != 0)
+        st = PGRES_POLLING_FAILED;
+    switch (st) {
+    case PGRES_POLLING_READING:
+        c->want_write = 0;
+        break;
+    case PGRES_POLLING_WRITING:
+        c->want_write = 1;
+        h2o_socket_notify_write(c->sock, on_writable);
+        break;
+    case PGRES_POLLING_OK:
+        conn_ready(c);
+        break;
+    default:
+        conn_lost(c, PQerrorMessage(c->pg));
+        break;
+    }
+}
+
+static void conn_start(struct conn *c)
+{
+    c->pg = PQconnectStart(c->dw->db->url);
+    c->fd = -1;
+    if (c->pg == NULL) {
+        schedule_retry(c);
+        return;
+    }
+    if (PQstatus(c->pg) == CONNECTION_BAD) {
+        conn_lost(c, PQerrorMessage(c->pg));
+        return;
+    }
+    c->state = C_CONNECTING;
+    c->want_write = 1; /* the first PQconnectPoll() waits for a writable socket */
+    if (watch(c) != 0) {
+        conn_lost(c, "cannot watch the connection's socket");
+        return;
+    }
+    h2o_socket_notify_write(c->sock, on_writable);
+}
+
+static void on_io(h2o_socket_t *sock, const char *err)
+{
+    struct conn *c = sock->data;
+    if (c->state == C_CONNECTING) {
+        if (!c->want_write)
+            conn_connect(c);
+        return;
+    }
+    if (c->state == C_READY)
+        conn_read(c);
+}
+
+/* Reads what came and hands each query its result, in order. */
+static void conn_read(struct conn *c)
+{
+    if (!PQconsumeInput(c->pg)) {
+        conn_lost(c, PQerrorMessage(c->pg));
+        return;
+    }
+    struct dbw *dw = c->dw;
+    while (c->pg != NULL && !h2o_linklist_is_empty(&c->inflight) && !PQisBusy(c->pg)) {
+        struct query *q = H2O_STRUCT_FROM_MEMBER(struct query, link, c->inflight.next);
+        PGresult *r = PQgetResult(c->pg);
+        if (r == NULL) {
+            if (q->got_null)
+                break; /* nothing more to read yet */
+            q->got_null = 1;
+            continue;
+        }
+        if (PQresultStatus(r) != PGRES_PIPELINE_SYNC) {
+            if (q->res == NULL)
+                q->res = r;
+            else
+                PQclear(r);
+            continue;
+        }
+        PQclear(r);
+        h2o_linklist_unlink(&q->link);
+        c->ninflight--;
+        if (q->kind == Q_USER)
+            atomic_fetch_sub_explicit(&dw->db->inflight, 1, memory_order_relaxed);
+        deliver(dw, q); /* may send more, on c too, or lose c (c->pg NULL) */
+    }
+    if (c->pg != NULL && PQstatus(c->pg) == CONNECTION_BAD)
+        conn_lost(c, PQerrorMessage(c->pg));
+    else if (c->pg != NULL)
+        dispatch_waiting(dw);
+}
+
+static void on_retry(h2o_timeout_entry_t *e)
+{
+    struct conn *c = H2O_STRUCT_FROM_MEMBER(struct conn, retry, e);
+    if (c->dw->stopping)
+        return;
+    if (h2o_now(c->dw->loop) < c->retry_at) {
+        h2o_timeout_link(c->dw->loop, &c->dw->retry_to, &c->retry);
+        return;
+    }
+    conn_start(c);
+}
+
+/* ---- queries ---- */
+
+/* The ready connection with the fewest queries in flight, under max_pipeline; or NULL */
+static struct conn *pick(struct dbw *dw)
+{
+    struct conn *best = NULL;
+    for (size_t i = 0; i < dw->nconns; i++) {
+        struct conn *c = &dw->conns[i];
+        if (c->state == C_READY && c->ninflight < dw->db->opt.max_pipeline &&
+            (best == NULL || c->ninflight < best->ninflight))
+            best = c;
+    }
+    return best;
+}
+
+/* Sends q now, or queues it, or fails it. */
+static void submit(struct dbw *dw, struct query *q)
+{
+    if (dw->nwaiting == 0) {
+        struct conn *c = pick(dw);
+        if (c != NULL) {
+            if (conn_send(c, q) == 0)
+                return;
+            conn_lost(c, PQerrorMessage(c->pg));
+        }
+    }
+    if (dw->nwaiting >= dw->db->opt.max_waiting) {
+        fail_soon(dw, q, "no database connection: too many queries waiting", "08001", 1);
+        return;
+    }
+    h2o_linklist_insert(&dw->waiting, &q->link);
+    dw->nwaiting++;
+    atomic_fetch_add_explicit(&dw->db->waiting, 1, memory_order_relaxed);
+    h2o_timeout_link(dw->loop, &dw->wait_to, &q->wait);
+}
+
+static void unwait(struct dbw *dw, struct query *q)
+{
+    h2o_linklist_unlink(&q->link);
+    if (h2o_timeout_is_linked(&q->wait))
+        h2o_timeout_unlink(&q->wait);
+    dw->nwaiting--;
+    atomic_fetch_sub_explicit(&dw->db->waiting, 1, memory_order_relaxed);
+}
+
+static void dispatch_waiting(struct dbw *dw)
+{
+    while (!h2o_linklist_is_empty(&dw->waiting)) {
+        struct query *q = H2O_STRUCT_FROM_MEMBER(struct query, link, dw->waiting.next);
+        if (canal_pending_req(q->b->p) == NULL) { /* its request is gone: never sent */
+            unwait(dw, q);
+            deliver(dw, q);
+            continue;
+        }
+        struct conn *c = pick(dw);
+        if (c == NULL)
+            return;
+        unwait(dw, q);
+        if (conn_send(c, q) != 0) {
+            conn_lost(c, PQerrorMessage(c->pg));
+            fail_soon(dw, q, "the database connection was lost", "08006", 1);
+        }
+    }
+}
+
+static void on_wait_timeout(h2o_timeout_entry_t *e)
+{
+    struct query *q = H2O_STRUCT_FROM_MEMBER(struct query, wait, e);
+    struct dbw *dw = q->dw;
+    unwait(dw, q);
+    q->error = "no database connection in time";
+    q->sqlstate = "08001";
+    q->unavailable = 1;
+    deliver(dw, q);
+}
+
+/* Formats the parameters into q (made large enough by query_make()). */
+static struct query *query_make(const struct canal_db_param *params, size_t n, const char *sql)
+{
+    size_t text = 0, sqllen = sql ? strlen(sql) + 1 : 0;
+    for (size_t i = 0; i < n; i++)
+        text += params[i].kind == CANAL_DB_P_TEXT || params[i].kind == CANAL_DB_P_BYTEA ? params[i].len + 1 : 32;
+    size_t size = sizeof(struct query) + n * (sizeof(char *) + 2 * sizeof(int)) + text + sqllen;
+    struct query *q = malloc(size);
+    if (q == NULL)
+        return NULL;
+    *q = (struct query){.kind = Q_USER, .n = (int)n};
+    char *p = (char *)(q + 1);
+    q->values = (const char **)p;
+    p += n * sizeof(char *);
+    q->lengths = (int *)p;
+    p += n * sizeof(int);
+    q->formats = (int *)p;
+    p += n * sizeof(int);
+    for (size_t i = 0; i < n; i++) {
+        const canal_db_param_t *a = &params[i];
+        q->formats[i] = 0;
+        q->lengths[i] = 0;
+        switch (a->kind) {
+        case CANAL_DB_P_NULL:
+            q->values[i] = NULL;
+            continue;
+        case CANAL_DB_P_TEXT:
+        case CANAL_DB_P_BYTEA:
+            memcpy(p, a->s, a->len);
+            p[a->len] = '\0';
+            q->lengths[i] = (int)a->len;
+            q->formats[i] = a->kind == CANAL_DB_P_BYTEA;
+            q->values[i] = p;
+            p += a->len + 1;
+            continue;
+        case CANAL_DB_P_INT:
+            snprintf(p, 32, "%lld", (long long)a->i);
+            break;
+        case CANAL_DB_P_DOUBLE:
+            snprintf(p, 32, "%.17g", a->d);
+            break;
+        case CANAL_DB_P_BOOL:
+            snprintf(p, 32, "%s", a->i ? "t" : "f");
+            break;
+        }
+        q->values[i] = p;
+        p += 32;
+    }
+    if (sql != NULL) {
+        memcpy(p, sql, sqllen);
+        q->sql = p;
+    }
+    return q;
+}
+
+static void rstate_gone(void *state)
+{
+    struct batch **slot = state;
+    if (*slot != NULL)
+        (*slot)->slot = NULL;
+}
+
+/* The request's batch, made (and the request deferred) on its first query; NULL with a 500
+ * set when it cannot be. */
+static struct batch *batch_of(canal_req_t *req)
+{
+    struct batch **slot = canal__req_state(req, &rstate_key, sizeof(*slot), rstate_gone);
+    if (slot == NULL) {
+        canal_req_fail(req, "database: out of memory");
+        return NULL;
+    }
+    if (*slot != NULL)
+        return *slot;
+    struct batch *b = calloc(1, sizeof(*b));
+    if (b == NULL) {
+        canal_req_fail(req, "database: out of memory");
+        return NULL;
+    }
+    if ((b->p = canal_req_defer(req)) == NULL) {
+        free(b);
+        canal_req_fail(req, "database: cannot defer the request (deferred already by other code?)");
+        return NULL;
+    }
+    b->slot = slot;
+    *slot = b;
+    return b;
+}
+
+static struct stmt *find_stmt(struct db *db, const char *name)
+{
+    for (size_t i = 0; i < db->nstmts; i++)
+        if (strcmp(db->stmts[i].name, name) == 0)
+            return &db->stmts[i];
+    return NULL;
+}
+
+static int start_query(canal_req_t *req, struct stmt *st, const char *sql, const canal_db_param_t *params, size_t n,
+                       canal_db_fn fn, void *data)
+{
+    struct dbw *dw = canal__worker_state(req->worker, &feature);
+    if (dw == NULL)
+        return canal_req_fail(req, "database: no client (canal_app_db())");
+    if (n > 65535 || (n > 0 && params == NULL))
+        return canal_req_fail(req, "database: bad parameters");
+    if (dw->stopping) {
+        canal_res_header(req, "retry-after", "1");
+        canal_res_problem(req, 503, "the server is shutting down");
+        return 0;
+    }
+    struct query *q = query_make(params, n, sql);
+    if (q == NULL)
+        return canal_req_fail(req, "database: out of memory");
+    struct batch *b = batch_of(req);
+    if (b == NULL) {
+        free(q);
+        return 0;
+    }
+    q->dw = dw;
+    q->wait.cb = on_wait_timeout;
+    q->b = b;
+    q->st = st;
+    q->stats = st != NULL ? &st->stats : &dw->db->adhoc;
+    q->fn = fn;
+    q->data = data;
+    clock_gettime(CLOCK_MONOTONIC, &q->t0);
+    b->inflight++;
+    submit(dw, q);
+    return CANAL_PENDING;
+}
+
+int canal_db_query(canal_req_t *req, const char *name, const canal_db_param_t *params, size_t n, canal_db_fn fn,
+                   void *data)
+{
+    struct db *db = canal__feature_state(req->app, &feature);
+    struct stmt *st = db != NULL && name != NULL ? find_stmt(db, name) : NULL;
+    if (st == NULL)
+        return canal_req_fail(req, "database: no statement %s (canal_db_prepare())", name ? name : "(null)");
+    return start_query(req, st, NULL, params, n, fn, data);
+}
+
+int canal_db_query_sql(canal_req_t *req, const char *sql, const canal_db_param_t *params, size_t n, canal_db_fn fn,
+                       void *data)
+{
+    if (sql == NULL || *sql == '\0')
+        return canal_req_fail(req, "database: empty SQL");
+    return start_query(req, NULL, sql, params, n, fn, data);
+}
+
+int canal_db_then(canal_req_t *req, void (*fn)(canal_req_t *req, void *data), void *data)
+{
+    struct batch **slot = (struct batch **)canal__req_state_find(req, &rstate_key);
+    if (slot == NULL || *slot == NULL)
+        return CANAL_ESTATE;
+    (*slot)->then = fn;
+    (*slot)->then_data = data;
+    return 0;
+}
+
+int canal_db_ready(canal_app_t *app, void *data)
+{
+    struct db *db = canal__feature_state(app, &feature);
+    return db == NULL || db->url == NULL || atomic_load_explicit(&db->ready, memory_order_relaxed) > 0;
+}
+
+/* ---- results ---- */
+
+const char *canal_db_error(const canal_db_result_t *res)
+{
+    return res->error;
+}
+
+const char *canal_db_sqlstate(const canal_db_result_t *res)
+{
+    return res->error != NULL && res->sqlstate != NULL ? res->sqlstate : "";
+}
+
+int canal_db_unavailable(const canal_db_result_t *res)
+{
+    return res->error != NULL && res->unavailable;
+}
+
+int canal_db_failed(canal_req_t *req, const canal_db_result_t *res)
+{
+    if (res->error == NULL)
+        return 0;
+    if (res->unavailable) {
+        canal_res_header(req, "retry-after", "1");
+        canal_res_problem(req, 503, "the database is unavailable: try again shortly");
+    } else {
+        canal__log_req(req, CANAL_LOG_ERROR, "database: %s (SQLSTATE %s)", res->error, canal_db_sqlstate(res));
+        canal_res_problem(req, 500, "a database query failed");
+    }
+    return 1;
+}
+
+size_t canal_db_rows(const canal_db_result_t *res)
+{
+    return res->error == NULL && res->pg != NULL ? (size_t)PQntuples(res->pg) : 0;
+}
+
+size_t canal_db_cols(const canal_db_result_t *res)
+{
+    return res->error == NULL && res->pg != NULL ? (size_t)PQnfields(res->pg) : 0;
+}
+
+const char *canal_db_col_name(const canal_db_result_t *res, size_t col)
+{
+    return col < canal_db_cols(res) ? PQfname(res->pg, (int)col) : NULL;
+}
+
+int64_t canal_db_affected(const canal_db_result_t *res)
+{
+    if (res->error != NULL || res->pg == NULL)
+        return 0;
+    const char *s = PQcmdTuples(res->pg);
+    return *s ? strtoll(s, NULL, 10) : 0;
+}
+
+int canal_db_is_null(const canal_db_result_t *res, size_t row, size_t col)
+{
+    return row >= canal_db_rows(res) || col >= canal_db_cols(res) || PQgetisnull(res->pg, (int)row, (int)col);
+}
+
+/* The text of a value, or NULL (NULL, out of range) */
+static const char *value(const canal_db_result_t *res, size_t row, size_t col, size_t *len)
+{
+    if (canal_db_is_null(res, row, col))
+        return NULL;
+    *len = (size_t)PQgetlength(res->pg, (int)row, (int)col);
+    return PQgetvalue(res->pg, (int)row, (int)col);
+}
+
+int canal_db_int64(const canal_db_result_t *res, size_t row, size_t col, int64_t *out)
+{
+    size_t len;
+    const char *s = value(res, row, col, &len);
+    if (s == NULL)
+        return CANAL_ENOTFOUND;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end != '\0' || len == 0 || isspace((unsigned char)*s))
+        return CANAL_ETYPE;
+    if (errno == ERANGE)
+        return CANAL_ERANGE;
+    *out = v;
+    return 0;
+}
+
+int canal_db_int32(const canal_db_result_t *res, size_t row, size_t col, int32_t *out)
+{
+    int64_t v;
+    int rc = canal_db_int64(res, row, col, &v);
+    if (rc != 0)
+        return rc;
+    if (v < INT32_MIN || v > INT32_MAX)
+        return CANAL_ERANGE;
+    *out = (int32_t)v;
+    return 0;
+}
+
+int canal_db_double(const canal_db_result_t *res, size_t row, size_t col, double *out)
+{
+    size_t len;
+    const char *s = value(res, row, col, &len);
+    if (s == NULL)
+        return CANAL_ENOTFOUND;
+    char *end;
+    double v = strtod(s, &end); /* also "NaN", "Infinity", "-Infinity": PostgreSQL's spellings */
+    if (end == s || *end != '\0' || isspace((unsigned char)*s))
+        return CANAL_ETYPE;
+    *out = v;
+    return 0;
+}
+
+int canal_db_bool(const canal_db_result_t *res, size_t row, size_t col, int *out)
+{
+    size_t len;
+    const char *s = value(res, row, col, &len);
+    if (s == NULL)
+        return CANAL_ENOTFOUND;
+    if (len != 1 || (*s != 't' && *s != 'f'))
+        return CANAL_ETYPE;
+    *out = *s == 't';
+    return 0;
+}
+
+int canal_db_text(const canal_db_result_t *res, size_t row, size_t col, canal_str_t *out)
+{
+    size_t len;
+    const char *s = value(res, row, col, &len);
+    if (s == NULL)
+        return CANAL_ENOTFOUND;
+    *out = (canal_str_t){s, len};
+    return 0;
+}
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c |= 0x20;
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+int canal_db_bytea(const canal_db_result_t *res, size_t row, size_t col, canal_str_t *out)
+{
+    size_t len;
+    const char *s = value(res, row, col, &len);
+    if (s == NULL)
+        return CANAL_ENOTFOUND;
+    /* bytea_output = hex, the default since PostgreSQL 9.0: \x and two digits a byte */
+    if (len < 2 || s[0] != '\\' || s[1] != 'x' || len % 2 != 0)
+        return CANAL_ETYPE;
+    size_t n = (len - 2) / 2;
+    char *buf = canal_req_alloc(res->req, n + 1);
+    for (size_t i = 0; i < n; i++) {
+        int hi = hexval(s[2 + 2 * i]), lo = hexval(s[3 + 2 * i]);
+        if (hi < 0 || lo < 0)
+            return CANAL_ETYPE;
+        buf[i] = (char)(hi << 4 | lo);
+    }
+    buf[n] = '\0';
+    *out = (canal_str_t){buf, n};
+    return 0;
+}
+
+/* days since 1970-01-01 of a civil date (Howard Hinnant's algorithm) */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+/* n digits at *p into *v */
+static int digits(const char **p, int n, int *v)
+{
+    *v = 0;
+    for (int i = 0; i < n; i++, (*p)++) {
+        if (!isdigit((unsigned char)**p))
+            return -1;
+        *v = *v * 10 + (**p - '0');
+    }
+    return 0;
+}
+
+int canal_db_timestamp(const canal_db_result_t *res, size_t row, size_t col, int64_t *out)
+{
+    size_t len;
+    const char *s = value(res, row, col, &len);
+    if (s == NULL)
+        return CANAL_ENOTFOUND;
+    /* DateStyle ISO (the connection sets it): "2026-12-03 15:27:11.123456+05:30", the zone
+     * only for timestamptz; years past 9999 have more digits, BC dates a " BC" suffix
+     * (refused: ETYPE) */
+    const char *p = s;
+    int y = 0, mo, d, h, mi, sec;
+    while (isdigit((unsigned char)*p) && p - s < 7)
+        y = y * 10 + (*p++ - '0');
+    if (p - s < 4 || *p++ != '-' || digits(&p, 2, &mo) || *p++ != '-' || digits(&p, 2, &d) || *p++ != ' ' ||
+        digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &mi) || *p++ != ':' || digits(&p, 2, &sec))
+        return CANAL_ETYPE;
+    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+        return CANAL_ETYPE;
+    int64_t usec = 0;
+    if (*p == '.') {
+        p++;
+        int nd = 0;
+        while (isdigit((unsigned char)*p) && nd < 6) {
+            usec = usec * 10 + (*p++ - '0');
+            nd++;
+        }
+        if (nd == 0)
+            return CANAL_ETYPE;
+        for (; nd < 6; nd++)
+            usec *= 10;
+    }
+    int64_t offset = 0;
+    if (*p == '+' || *p == '-') {
+        int sign = *p++ == '-' ? -1 : 1, oh, om = 0, os = 0;
+        if (digits(&p, 2, &oh))
+            return CANAL_ETYPE;
+        if (*p == ':' && (p++, digits(&p, 2, &om)))
+            return CANAL_ETYPE;
+        if (*p == ':' && (p++, digits(&p, 2, &os)))
+            return CANAL_ETYPE;
+        offset = sign * ((int64_t)oh * 3600 + om * 60 + os);
+    }
+    if (*p != '\0')
+        return CANAL_ETYPE;
+    int64_t secs = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + sec - offset;
+    *out = secs * 1000000 + usec;
+    return 0;
+}
+
+int canal_db_bind(const canal_db_result_t *res, size_t row, const canal_schema_t *schema, void *out)
+{
+    if (row >= canal_db_rows(res))
+        return CANAL_ENOTFOUND;
+    memset(out, 0, schema->size);
+    size_t ncols = canal_db_cols(res);
+    for (const canal_field_t *f = schema->fields; f->name != NULL; f++) {
+        size_t col = 0;
+        while (col < ncols && strcmp(PQfname(res->pg, (int)col), f->name) != 0)
+            col++;
+        if (col == ncols || canal_db_is_null(res, row, col))
+            continue;
+        char *m = (char *)out + f->offset;
+        int rc = 0;
+        switch (f->type) {
+        case CANAL_TYPE_INT32:
+            rc = canal_db_int32(res, row, col, (int32_t *)(void *)m);
+            break;
+        case CANAL_TYPE_INT64:
+            rc = canal_db_int64(res, row, col, (int64_t *)(void *)m);
+            break;
+        case CANAL_TYPE_DOUBLE:
+            rc = canal_db_double(res, row, col, (double *)(void *)m);
+            break;
+        case CANAL_TYPE_BOOL: {
+            int b;
+            if ((rc = canal_db_bool(res, row, col, &b)) == 0) {
+                if (f->size == sizeof(_Bool))
+                    *(_Bool *)(void *)m = b;
+                else
+                    *(int *)(void *)m = b;
+            }
+            break;
+        }
+        case CANAL_TYPE_STRING:
+        case CANAL_TYPE_CSTRING: {
+            canal_str_t t;
+            canal_db_text(res, row, col, &t);
+            char *copy = canal_req_alloc(res->req, t.len + 1);
+            memcpy(copy, t.base, t.len);
+            copy[t.len] = '\0';
+            if (f->type == CANAL_TYPE_STRING)
+                *(canal_str_t *)(void *)m = (canal_str_t){copy, t.len};
+            else
+                *(const char **)(void *)m = copy;
+            break;
+        }
+        default:
+            return CANAL_EINVAL;
+        }
+        if (rc != 0)
+            return rc;
+        if (f->present)
+            *((char *)out + f->present - 1) = 1;
+    }
+    return 0;
+}
+
+/* ---- the feature ---- */
+
+static int db_worker_init(struct canal_worker *w, void *st, void *wst)
+{
+    struct db *db = st;
+    struct dbw *dw = wst;
+    *dw = (struct dbw){.db = db, .w = w, .loop = w->loop, .nconns = db->opt.pool_size};
+    h2o_linklist_init_anchor(&dw->waiting);
+    h2o_linklist_init_anchor(&dw->soon);
+    if ((dw->conns = calloc(dw->nconns, sizeof(*dw->conns))) == NULL)
+        return -1;
+    h2o_timeout_init(dw->loop, &dw->wait_to, db->opt.wait_ms);
+    h2o_timeout_init(dw->loop, &dw->retry_to, RETRY_TICK_MS);
+    h2o_timeout_init(dw->loop, &dw->soon_to, 0);
+    dw->soon_entry.cb = on_soon;
+    dw->timers = 1;
+    for (size_t i = 0; i < dw->nconns; i++) {
+        struct conn *c = &dw->conns[i];
+        *c = (struct conn){.dw = dw, .fd = -1, .backoff_ms = BACKOFF_MIN_MS};
+        c->retry.cb = on_retry;
+        h2o_linklist_init_anchor(&c->inflight);
+        conn_start(c);
+    }
+    return 0;
+}
+
+/* Before the loop's context goes: every connection closed, every query failed (their
+ * requests are gone by now: the callbacks do not run) and freed. */
+static void db_worker_stop(struct canal_worker *w, void *st, void *wst)
+{
+    struct dbw *dw = wst;
+    if (dw->conns == NULL)
+        return;
+    dw->stopping = 1;
+    for (size_t i = 0; i < dw->nconns; i++) {
+        struct conn *c = &dw->conns[i];
+        if (h2o_timeout_is_linked(&c->retry))
+            h2o_timeout_unlink(&c->retry);
+        if (c->pg != NULL)
+            conn_lost(c, NULL);
+        if (h2o_timeout_is_linked(&c->retry))
+            h2o_timeout_unlink(&c->retry);
+    }
+    while (!h2o_linklist_is_empty(&dw->waiting)) {
+        struct query *q = H2O_STRUCT_FROM_MEMBER(struct query, link, dw->waiting.next);
+        unwait(dw, q);
+        fail_soon(dw, q, "the server is shutting down", "57P01", 1);
+    }
+    if (h2o_timeout_is_linked(&dw->soon_entry))
+        h2o_timeout_unlink(&dw->soon_entry);
+    on_soon(&dw->soon_entry);
+    if (dw->timers) {
+        h2o_timeout_dispose(dw->loop, &dw->wait_to);
+        h2o_timeout_dispose(dw->loop, &dw->retry_to);
+        h2o_timeout_dispose(dw->loop, &dw->soon_to);
+        dw->timers = 0;
+    }
+    free(dw->conns);
+    dw->conns = NULL;
+}
+
+static void stats_metrics(FILE *f, const char *name, const struct stats *s)
+{
+    unsigned long long cum = 0;
+    for (size_t i = 0; i < NBUCKETS; i++) {
+        cum += atomic_load_explicit(&s->le[i], memory_order_relaxed);
+        fputs("canal_db_query_duration_seconds_bucket{statement=\"", f);
+        canal__metrics_label(f, name);
+        fprintf(f, "\",le=\"%g\"} %llu\n", buckets[i], cum);
+    }
+    unsigned long long count = atomic_load_explicit(&s->count, memory_order_relaxed);
+    fputs("canal_db_query_duration_seconds_bucket{statement=\"", f);
+    canal__metrics_label(f, name);
+    fprintf(f, "\",le=\"+Inf\"} %llu\n", count);
+    fputs("canal_db_query_duration_seconds_sum{statement=\"", f);
+    canal__metrics_label(f, name);
+    fprintf(f, "\"} %.6f\n", atomic_load_explicit(&s->usec, memory_order_relaxed) / 1e6);
+    fputs("canal_db_query_duration_seconds_count{statement=\"", f);
+    canal__metrics_label(f, name);
+    fprintf(f, "\"} %llu\n", count);
+    fputs("canal_db_query_errors_total{statement=\"", f);
+    canal__metrics_label(f, name);
+    fprintf(f, "\"} %llu\n", atomic_load_explicit(&s->errors, memory_order_relaxed));
+}
+
+static void db_metrics(canal_app_t *app, void *st, FILE *f)
+{
+    struct db *db = st;
+    fputs("# HELP canal_db_query_duration_seconds Database queries by statement, from start to result.\n"
+          "# TYPE canal_db_query_duration_seconds histogram\n",
+          f);
+    for (size_t i = 0; i < db->nstmts; i++)
+        stats_metrics(f, db->stmts[i].name, &db->stmts[i].stats);
+    stats_metrics(f, "(sql)", &db->adhoc);
+    fprintf(f,
+            "# HELP canal_db_connections_ready Database connections connected, every worker.\n"
+            "# TYPE canal_db_connections_ready gauge\ncanal_db_connections_ready %ld\n"
+            "# HELP canal_db_connections_total Database connections configured, every worker.\n"
+            "# TYPE canal_db_connections_total gauge\ncanal_db_connections_total %zu\n"
+            "# HELP canal_db_queries_in_flight Database queries sent and not back.\n"
+            "# TYPE canal_db_queries_in_flight gauge\ncanal_db_queries_in_flight %ld\n"
+            "# HELP canal_db_queries_waiting Database queries waiting for a connection.\n"
+            "# TYPE canal_db_queries_waiting gauge\ncanal_db_queries_waiting %ld\n"
+            "# HELP canal_db_connects_total Database connections made.\n"
+            "# TYPE canal_db_connects_total counter\ncanal_db_connects_total %llu\n"
+            "# HELP canal_db_connection_losses_total Database connections lost.\n"
+            "# TYPE canal_db_connection_losses_total counter\ncanal_db_connection_losses_total %llu\n",
+            atomic_load_explicit(&db->ready, memory_order_relaxed), (size_t)db->opt.pool_size * app->cfg.threads,
+            atomic_load_explicit(&db->inflight, memory_order_relaxed),
+            atomic_load_explicit(&db->waiting, memory_order_relaxed),
+            atomic_load_explicit(&db->connects, memory_order_relaxed),
+            atomic_load_explicit(&db->losses, memory_order_relaxed));
+}
+
+static void db_dispose(canal_app_t *app, void *st)
+{
+    struct db *db = st;
+    for (size_t i = 0; i < db->nstmts; i++) {
+        free(db->stmts[i].name);
+        free(db->stmts[i].sql);
+    }
+    free(db->stmts);
+    free(db->url);
+}
+
+static const struct canal__feature feature = {
+    .name = "db",
+    .size = sizeof(struct db),
+    .worker_size = sizeof(struct dbw),
+    .worker_init = db_worker_init,
+    .worker_stop = db_worker_stop,
+    .metrics = db_metrics,
+    .dispose = db_dispose,
+};
+
+/* ---- registration ---- */
+
+int canal_app_db(canal_app_t *app, const char *url, const canal_db_options_t *opt, canal_error_info_t *err)
+{
+    if (url == NULL || *url == '\0')
+        return canal__reg_fail(app, err, CANAL_EINVAL, "database: no URL");
+    if (strncmp(url, "sqlite:", 7) == 0)
+        return canal__reg_fail(app, err, CANAL_EINVAL, "database: the sqlite backend is not built yet");
+    char *msg = NULL;
+    PQconninfoOption *o = PQconninfoParse(url, &msg);
+    if (o == NULL) {
+        int rc = canal__reg_fail(app, err, CANAL_EINVAL, "database: bad URL: %s", msg ? msg : "out of memory");
+        PQfreemem(msg);
+        return rc;
+    }
+    PQconninfoFree(o);
+    struct db *was = canal__feature_state(app, &feature);
+    struct db *db = canal__feature_on(app, &feature);
+    if (db == NULL)
+        return canal__reg_fail(app, err, CANAL_ESTATE, "database: the app has started");
+    if (was != NULL && db->url != NULL)
+        return canal__reg_fail(app, err, CANAL_EEXIST, "database: one client per app");
+    db->app = app;
+    canal_db_options_t d = opt ? *opt : (canal_db_options_t){0};
+    db->opt = (canal_db_options_t){
+        .pool_size = d.pool_size ? d.pool_size : DEFAULT_POOL,
+        .max_pipeline = d.max_pipeline ? d.max_pipeline : DEFAULT_PIPELINE,
+        .max_waiting = d.max_waiting ? d.max_waiting : DEFAULT_WAITING,
+        .wait_ms = d.wait_ms ? d.wait_ms : DEFAULT_WAIT_MS,
+        .slow_ms = d.slow_ms,
+    };
+    if ((db->url = strdup(url)) == NULL)
+        return canal__reg_fail(app, err, CANAL_ENOMEM, NULL);
+    return 0;
+}
+
+int canal_db_prepare(canal_app_t *app, const char *name, const char *sql, canal_error_info_t *err)
+{
+    struct db *db = canal__feature_state(app, &feature);
+    if (db == NULL || db->url == NULL || canal__feature_on(app, &feature) == NULL)
+        return canal__reg_fail(app, err, CANAL_ESTATE, "database: prepare needs canal_app_db(), before start");
+    if (name == NULL || *name == '\0' || sql == NULL || *sql == '\0')
+        return canal__reg_fail(app, err, CANAL_EINVAL, "database: a statement needs a name and SQL");
+    if (find_stmt(db, name) != NULL)
+        return canal__reg_fail(app, err, CANAL_EEXIST, "database: statement %s declared twice", name);
+    struct stmt *s = realloc(db->stmts, (db->nstmts + 1) * sizeof(*s));
+    if (s == NULL)
+        return canal__reg_fail(app, err, CANAL_ENOMEM, NULL);
+    db->stmts = s;
+    s = &db->stmts[db->nstmts];
+    memset(s, 0, sizeof(*s));
+    s->name = strdup(name);
+    s->sql = strdup(sql);
+    if (s->name == NULL || s->sql == NULL) {
+        free(s->name);
+        free(s->sql);
+        return canal__reg_fail(app, err, CANAL_ENOMEM, NULL);
+    }
+    db->nstmts++;
+    return 0;
+}
+
+int canal_db_exec_script(canal_app_t *app, const char *sql, canal_error_info_t *err)
+{
+    struct db *db = canal__feature_state(app, &feature);
+    if (db == NULL || db->url == NULL || canal__feature_on(app, &feature) == NULL)
+        return canal__reg_fail(app, err, CANAL_ESTATE, "database: exec_script needs canal_app_db(), before start");
+    PGconn *pg = PQconnectdb(db->url);
+    int rc = 0;
+    if (PQstatus(pg) != CONNECTION_OK) {
+        rc = canal__reg_fail(app, err, CANAL_ESYS, "database: %s", PQerrorMessage(pg));
+    } else {
+        PGresult *r = PQexec(pg, sql);
+        ExecStatusType s = PQresultStatus(r);
+        if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK)
+            rc = canal__reg_fail(app, err, CANAL_ESYS, "database: %s", PQresultErrorMessage(r));
+        PQclear(r);
+    }
+    PQfinish(pg);
+    return rc;
+}
