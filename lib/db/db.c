@@ -221,8 +221,10 @@ static void deliver(struct dbw *dw, struct query *q)
             res.error = PQresultErrorMessage(q->res);
             const char *state = PQresultErrorField(q->res, PG_DIAG_SQLSTATE);
             res.sqlstate = state != NULL ? state : "XX000";
-            /* the server going away (57P01...) or a connection fault: worth retrying */
-            res.unavailable = strncmp(res.sqlstate, "57P", 3) == 0 || strncmp(res.sqlstate, "08", 2) == 0;
+            /* the server going away (57P01...) or a connection fault (08..., but not 08P01, a
+             * protocol violation such as a wrong parameter count): worth retrying */
+            res.unavailable = strncmp(res.sqlstate, "57P0", 4) == 0 ||
+                              (strncmp(res.sqlstate, "08", 2) == 0 && strcmp(res.sqlstate, "08P01") != 0);
         }
         if (dw->db->opt.slow_ms > 0) {
             struct timespec t1;

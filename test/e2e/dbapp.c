@@ -23,10 +23,10 @@ typedef struct {
 } item_t;
 
 static const canal_field_t item_fields[] = {
-    {.name = "id", CANAL_FIELD(item_t, id), .type = CANAL_TYPE_INT32},
-    {.name = "name", CANAL_FIELD(item_t, name), .type = CANAL_TYPE_STRING},
-    {.name = "price", CANAL_FIELD(item_t, price), .type = CANAL_TYPE_DOUBLE},
-    {.name = "active", CANAL_FIELD(item_t, active), .type = CANAL_TYPE_BOOL},
+    {.name = "id", CANAL_FIELD(item_t, id), .type = CANAL_TYPE_INT32, .flags = CANAL_REQUIRED},
+    {.name = "name", CANAL_FIELD(item_t, name), .type = CANAL_TYPE_STRING, .flags = CANAL_REQUIRED},
+    {.name = "price", CANAL_FIELD(item_t, price), .type = CANAL_TYPE_DOUBLE, .flags = CANAL_REQUIRED},
+    {.name = "active", CANAL_FIELD(item_t, active), .type = CANAL_TYPE_BOOL, .flags = CANAL_REQUIRED},
     {.name = "stock", CANAL_FIELD(item_t, stock), .type = CANAL_TYPE_INT64, CANAL_PRESENT(item_t, has_stock),
      .flags = CANAL_NULLABLE},
     {.name = NULL}};
@@ -56,7 +56,7 @@ static void types_done(canal_req_t *req, const canal_db_result_t *res, void *dat
     for (size_t i = 0; i < by.len && i < 20; i++)
         snprintf(hex + 2 * i, 3, "%02x", (unsigned char)by.base[i]);
     canal_res_json_new(req, 200,
-                       json_pack("{s:i, s:I, s:f, s:b, s:s%, s:s, s:I, s:b, s:i, s:i, s:i, s:i, s:i, s:s, s:i}",
+                       json_pack("{s:i, s:I, s:f, s:b, s:s%, s:s, s:I, s:b, s:i, s:i, s:i, s:i, s:i, s:s, s:b}",
                                  "int4", i4, "int8", (json_int_t)i8, "float8", d, "bool", b, "text", t.base, t.len,
                                  "bytea", hex, "timestamptz", (json_int_t)ts, "null_is_null",
                                  canal_db_is_null(res, 0, 7), "null_rc", null_rc, "range_rc", range_rc, "type_rc",
