@@ -97,7 +97,9 @@ TESTING_STATIC = $(B)/lib/libcanal-testing.a
 TEST_LIBS      = $(TESTING_STATIC) $(STATIC)
 
 TOOLS    = $(patsubst lib/tools/%.c,$(B)/bin/%,$(wildcard lib/tools/*.c))
-EXAMPLES = $(patsubst examples/%/,$(B)/bin/canal-%,$(wildcard examples/*/))
+EXAMPLES = $(patsubst examples/%/,$(B)/bin/canal-%,$(filter-out examples/techempower/,$(wildcard examples/*/)))
+# examples/techempower is canal-tfb, the name TechEmpower's entries go by
+TFB      = $(B)/bin/canal-tfb
 UNIT_SRC = $(wildcard test/unit/*_test.c)
 UNITS    = $(UNIT_SRC:test/unit/%.c=$(B)/test/%)
 # An example may have tests of its own in examples/NAME/test/*.c: they are linked with the
@@ -165,7 +167,10 @@ EXAMPLE_LIBS_offload = -lsqlite3
 # The demo's /docs page finds Swagger UI where `make npm` installs it.
 EXAMPLE_CFLAGS_demo = -DDEMO_SWAGGER_UI='"$(NPM_DIR)/node_modules/swagger-ui-dist"'
 
-examples: $(EXAMPLES)
+examples: $(EXAMPLES) $(TFB)
+$(TFB): $(wildcard examples/techempower/*.c) $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $(filter %.c,$^) $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS)
 .SECONDEXPANSION:
 $(EXAMPLES): $(B)/bin/canal-%: $$(wildcard examples/%/*.c) $$(wildcard examples/%/*.h) $(STATIC)
 	@mkdir -p $(dir $@)

@@ -171,3 +171,52 @@ check "ready again" 200 "$(status "$URL/health/ready")"
 check "every connection reconnected" 4 "$(body "$URL/metrics" | sed -n 's/^canal_db_connections_ready //p')"
 check_match "the losses were counted" '^[1-9]' "$(body "$URL/metrics" | sed -n 's/^canal_db_connection_losses_total //p')"
 stop r
+
+# ---- examples/techempower (canal-tfb) by TechEmpower's rules ----
+psql -d postgres -f examples/techempower/world.sql
+start t "$BIN/canal-tfb" --threads 2 --pool 2 --db "postgresql://benchmarkdbuser:benchmarkdbpass@/hello_world?host=$PGDIR" || exit 0
+i=0
+while [ "$(status "$URL/db")" != 200 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+check "tfb /json" '{"message":"Hello, World!"}' "$(body "$URL/json")"
+check "tfb /plaintext" 'Hello, World!' "$(body "$URL/plaintext")"
+check "tfb: a Server header" canal "$(header "$URL/db" server)"
+check_match "tfb: a Date header" 'GMT$' "$(header "$URL/queries" date)"
+cat >"$TMP/tfb.py" <<'PY'
+import json, subprocess, sys, urllib.request
+url, psql = sys.argv[1], sys.argv[2:]
+def get(path):
+    return json.load(urllib.request.urlopen(url + path, timeout=10))
+def stored(ids):
+    out = subprocess.run(psql + ["-d", "hello_world", "-At", "-c",
+                         "SELECT id, randomnumber FROM world WHERE id IN (%s)" % ",".join(map(str, ids))],
+                         capture_output=True, text=True, check=True).stdout
+    return {int(a): int(b) for a, b in (l.split("|") for l in out.split())}
+def row_ok(r):
+    return sorted(r) == ["id", "randomNumber"] and 1 <= r["id"] <= 10000 and 1 <= r["randomNumber"] <= 10000
+r = get("/db")
+print("db", row_ok(r) and stored([r["id"]])[r["id"]] == r["randomNumber"])
+for q, n in (("20", 20), ("1", 1), ("0", 1), ("foo", 1), ("", 1), ("501", 500), ("-3", 1), ("12abc", 1)):
+    rows = get("/queries?queries=" + q)
+    print("queries=%s" % q, len(rows) == n and all(map(row_ok, rows)))
+print("queries missing", len(get("/queries")) == 1)
+rows = get("/updates?queries=20")
+s = stored([r["id"] for r in rows])
+print("updates", len(rows) == 20 and all(map(row_ok, rows)) and all(s[r["id"]] == r["randomNumber"] for r in rows))
+print("updates=foo", len(get("/updates?queries=foo")) == 1)
+print("updates=600", len(get("/updates?queries=600")) == 500)
+PY
+out=$(python3 "$TMP/tfb.py" "$URL" "$PGBIN/psql" -X -h "$PGDIR" -U canal 2>&1)
+check "tfb /db: one row as stored" "db True" "$(echo "$out" | grep '^db ')"
+for q in 20 1 0 foo "" 501 -3 12abc; do
+    check "tfb /queries?queries=$q: clamped, one object per query" "queries=$q True" "$(echo "$out" | grep "^queries=$q ")"
+done
+check "tfb /queries without the parameter: 1" "queries missing True" "$(echo "$out" | grep '^queries missing')"
+check "tfb /updates?queries=20: new numbers, persisted" "updates True" "$(echo "$out" | grep '^updates ')"
+check "tfb /updates?queries=foo: 1" "updates=foo True" "$(echo "$out" | grep '^updates=foo')"
+check "tfb /updates?queries=600: 500" "updates=600 True" "$(echo "$out" | grep '^updates=600')"
+if command -v wrk >/dev/null 2>&1; then
+    wrk -t 2 -c 16 -d 2s "$URL/updates?queries=20" >"$TMP/wrk.up" 2>&1
+    echo "# tfb /updates?queries=20 under wrk -c 16: $(grep Requests/sec "$TMP/wrk.up")"
+    check "tfb: concurrent updates, no error (no deadlock)" "" "$(grep -E 'Socket errors|Non-2xx' "$TMP/wrk.up")"
+fi
+stop t
