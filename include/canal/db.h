@@ -153,6 +153,42 @@ CANAL_API int canal_db_query(canal_req_t *req, const char *name, const canal_db_
 CANAL_API int canal_db_query_sql(canal_req_t *req, const char *sql, const canal_db_param_t *params, size_t n,
                                  canal_db_fn fn, void *data);
 
+/** A transaction: statements on one connection held for it (canal_db_begin()). */
+typedef struct canal_db_tx canal_db_tx_t;
+
+/**
+ * Begins a transaction: BEGIN on a connection of the worker's that is then held for it
+ * (no other query goes to it) until canal_db_commit() or canal_db_rollback() is back. fn gets
+ * BEGIN's result (with canal_db_error() set if it failed: then there is no transaction). The
+ * transaction's statements are started from fn or later, with canal_db_tx_query(); a
+ * transaction still open when the request's last query is back (a handler that failed, a
+ * client gone) is rolled back and its connection returned clean. One transaction at a time per
+ * request. Returns the transaction (valid until the request's answer is committed) and defers
+ * the request as canal_db_query() does; NULL with a 500 set when it cannot start it.
+ */
+CANAL_API canal_db_tx_t *canal_db_begin(canal_req_t *req, canal_db_fn fn, void *data);
+
+/**
+ * Runs the prepared statement name (or, with canal_db_tx_query_sql(), SQL text with bound
+ * parameters) in the transaction, as canal_db_query() does. Once the transaction has ended, or
+ * its connection was lost, the query fails (unavailable for a lost connection). Returns
+ * CANAL_PENDING, or 0 with a 500 set (an unknown statement, BEGIN not back yet).
+ */
+CANAL_API int canal_db_tx_query(canal_db_tx_t *tx, const char *name, const canal_db_param_t *params, size_t n,
+                                canal_db_fn fn, void *data);
+/** canal_db_tx_query() with SQL text (one statement, parameters bound). */
+CANAL_API int canal_db_tx_query_sql(canal_db_tx_t *tx, const char *sql, const canal_db_param_t *params, size_t n,
+                                    canal_db_fn fn, void *data);
+
+/**
+ * Ends the transaction with COMMIT (or ROLLBACK), fn (may be NULL) getting its result; the
+ * connection goes back to the pool when it is back. A COMMIT after a failed statement gives a
+ * ROLLBACK's result (PostgreSQL's rule). Returns CANAL_PENDING, or 0 with a 500 set (ended
+ * already, or BEGIN not back yet).
+ */
+CANAL_API int canal_db_commit(canal_db_tx_t *tx, canal_db_fn fn, void *data);
+CANAL_API int canal_db_rollback(canal_db_tx_t *tx, canal_db_fn fn, void *data);
+
 /**
  * Runs fn(req, data) once every query of the request is back and its callback has run (at
  * once, later, if none is in flight when the last callback returns): the place to answer

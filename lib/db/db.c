@@ -88,6 +88,7 @@ struct conn {
     int want_write;           /* connecting: PQconnectPoll() asked for writable */
     h2o_linklist_t inflight;  /* struct query, in the order sent */
     size_t ninflight;
+    struct canal_db_tx *held; /* the transaction it is held for, or &rolling_back */
     unsigned backoff_ms;
     uint64_t retry_at;
     h2o_timeout_entry_t retry;
@@ -108,8 +109,15 @@ struct dbw {
     int timers, stopping;
 };
 
+struct canal_db_tx {
+    struct batch *b;
+    struct conn *c;           /* set when BEGIN is sent; NULL once ended or lost */
+    int began, ended;
+};
+
 struct batch {
     canal_pending_t *p;
+    struct canal_db_tx *tx;   /* the request's transaction, or NULL */
     size_t inflight;
     int in_callback;
     void (*then)(canal_req_t *req, void *data);
@@ -117,7 +125,7 @@ struct batch {
     struct batch **slot;      /* in the request's memory, NULL once it is gone */
 };
 
-enum { Q_USER, Q_PREPARE, Q_SETUP };
+enum { Q_USER, Q_PREPARE, Q_SETUP, Q_ROLLBACK };
 
 struct query {
     h2o_linklist_t link;
@@ -126,6 +134,8 @@ struct query {
     int kind;
     struct batch *b;
     struct stmt *st;          /* prepared statement, or NULL */
+    struct canal_db_tx *begins, *ends; /* BEGIN of, COMMIT or ROLLBACK of a transaction */
+    struct conn *conn;        /* Q_ROLLBACK: the connection it gives back */
     struct stats *stats;
     const char *sql;          /* canal_db_query_sql()'s, or the statement's to prepare */
     canal_db_fn fn;
@@ -150,6 +160,8 @@ struct canal_db_result {
 
 static const struct canal__feature feature;
 static const char rstate_key = 0;
+/* a connection's held while canal rolls back a transaction left open */
+static struct canal_db_tx rolling_back;
 
 static void conn_connect(struct conn *c);
 static void conn_lost(struct conn *c, const char *why);
@@ -174,6 +186,22 @@ static void stats_add(struct stats *s, const struct timespec *t0, int failed)
         }
 }
 
+static int conn_send(struct conn *c, struct query *q);
+
+/* A transaction left open: ROLLBACK, and the connection back to the pool when it is back. */
+static void rollback_left_open(struct conn *c)
+{
+    struct query *q = calloc(1, sizeof(*q));
+    c->held = &rolling_back;
+    if (q != NULL) {
+        *q = (struct query){.kind = Q_ROLLBACK, .dw = c->dw, .sql = "ROLLBACK", .conn = c};
+        if (conn_send(c, q) == 0)
+            return;
+        free(q);
+    }
+    conn_lost(c, "cannot roll back a transaction left open"); /* never returned dirty */
+}
+
 /* The batch has nothing in flight: its then callback, then the commit. */
 static void batch_settle(struct batch *b)
 {
@@ -189,6 +217,12 @@ static void batch_settle(struct batch *b)
         if (b->inflight > 0)
             return; /* it started more */
     }
+    if (b->tx != NULL) {
+        struct canal_db_tx *tx = b->tx;
+        if (tx->c != NULL)
+            rollback_left_open(tx->c);
+        free(tx);
+    }
     if (b->slot != NULL)
         *b->slot = NULL;
     canal_pending_complete(b->p);
@@ -202,6 +236,11 @@ static void deliver(struct dbw *dw, struct query *q)
         ExecStatusType s = PQresultStatus(q->res);
         failed = s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK;
     }
+    if (q->kind == Q_ROLLBACK && q->conn->held == &rolling_back) {
+        q->conn->held = NULL;
+        if (!dw->stopping)
+            dispatch_waiting(dw);
+    }
     if (q->kind != Q_USER) {
         if (failed && !dw->stopping)
             canal__log(dw->db->app, CANAL_LOG_ERROR, "database: %s %s failed: %s",
@@ -213,6 +252,12 @@ static void deliver(struct dbw *dw, struct query *q)
     }
     stats_add(q->stats, &q->t0, failed);
     struct batch *b = q->b;
+    if (q->ends != NULL && q->ends->c != NULL) { /* the connection goes back to the pool */
+        q->ends->c->held = NULL;
+        q->ends->c = NULL;
+        if (!dw->stopping)
+            dispatch_waiting(dw);
+    }
     canal_req_t *req = canal_pending_req(b->p);
     if (req != NULL && q->fn != NULL) {
         struct canal_db_result res = {.req = req, .pg = q->res, .error = q->error, .sqlstate = q->sqlstate,
@@ -340,6 +385,9 @@ static void conn_lost(struct conn *c, const char *why)
     PQfinish(c->pg);
     c->pg = NULL;
     c->state = C_DOWN;
+    if (c->held != NULL && c->held != &rolling_back)
+        c->held->c = NULL; /* its transaction is over: its next statements fail */
+    c->held = NULL;
     while (!h2o_linklist_is_empty(&c->inflight)) {
         struct query *q = H2O_STRUCT_FROM_MEMBER(struct query, link, c->inflight.next);
         h2o_linklist_unlink(&q->link);
@@ -358,7 +406,7 @@ static int conn_send(struct conn *c, struct query *q)
     int ok;
     if (q->kind == Q_PREPARE)
         ok = PQsendPrepare(c->pg, q->st->name, q->st->sql, 0, NULL);
-    else if (q->kind == Q_SETUP)
+    else if (q->kind == Q_SETUP || q->kind == Q_ROLLBACK)
         ok = PQsendQueryParams(c->pg, q->sql, 0, NULL, NULL, NULL, NULL, 0);
     else if (q->st != NULL)
         ok = PQsendQueryPrepared(c->pg, q->st->name, q->n, q->values, q->lengths, q->formats, 0);
@@ -368,6 +416,11 @@ static int conn_send(struct conn *c, struct query *q)
         return -1;
     h2o_linklist_insert(&c->inflight, &q->link);
     c->ninflight++;
+    if (q->begins != NULL) {
+        c->held = q->begins;
+        q->begins->c = c;
+        q->begins->began = 1;
+    }
     if (q->kind == Q_USER)
         atomic_fetch_add_explicit(&c->dw->db->inflight, 1, memory_order_relaxed);
     /* PQpipelineSync() flushed what it could: the rest when the socket is writable */
@@ -524,7 +577,7 @@ static struct conn *pick(struct dbw *dw)
     struct conn *best = NULL;
     for (size_t i = 0; i < dw->nconns; i++) {
         struct conn *c = &dw->conns[i];
-        if (c->state == C_READY && c->ninflight < dw->db->opt.max_pipeline &&
+        if (c->state == C_READY && c->held == NULL && c->ninflight < dw->db->opt.max_pipeline &&
             (best == NULL || c->ninflight < best->ninflight))
             best = c;
     }
@@ -688,8 +741,11 @@ static struct stmt *find_stmt(struct db *db, const char *name)
     return NULL;
 }
 
+/* How a query is sent: to the pool, as a transaction's BEGIN, in it, or ending it */
+enum { TO_POOL, TX_BEGIN, TX_IN, TX_END };
+
 static int start_query(canal_req_t *req, struct stmt *st, const char *sql, const canal_db_param_t *params, size_t n,
-                       canal_db_fn fn, void *data)
+                       canal_db_fn fn, void *data, struct canal_db_tx *tx, int how)
 {
     struct dbw *dw = canal__worker_state(req->worker, &feature);
     if (dw == NULL)
@@ -718,7 +774,20 @@ static int start_query(canal_req_t *req, struct stmt *st, const char *sql, const
     q->data = data;
     clock_gettime(CLOCK_MONOTONIC, &q->t0);
     b->inflight++;
-    submit(dw, q);
+    if (how == TX_BEGIN)
+        q->begins = tx;
+    if (how == TX_END) {
+        q->ends = tx;
+        tx->ended = 1;
+    }
+    if (how == TO_POOL || how == TX_BEGIN) {
+        submit(dw, q);
+    } else if (tx->c == NULL) {
+        fail_soon(dw, q, "the transaction's connection was lost", "08006", 1);
+    } else if (conn_send(tx->c, q) != 0) {
+        conn_lost(tx->c, PQerrorMessage(tx->c->pg));
+        fail_soon(dw, q, "the transaction's connection was lost", "08006", 1);
+    }
     return CANAL_PENDING;
 }
 
@@ -729,7 +798,7 @@ int canal_db_query(canal_req_t *req, const char *name, const canal_db_param_t *p
     struct stmt *st = db != NULL && name != NULL ? find_stmt(db, name) : NULL;
     if (st == NULL)
         return canal_req_fail(req, "database: no statement %s (canal_db_prepare())", name ? name : "(null)");
-    return start_query(req, st, NULL, params, n, fn, data);
+    return start_query(req, st, NULL, params, n, fn, data, NULL, TO_POOL);
 }
 
 int canal_db_query_sql(canal_req_t *req, const char *sql, const canal_db_param_t *params, size_t n, canal_db_fn fn,
@@ -737,7 +806,84 @@ int canal_db_query_sql(canal_req_t *req, const char *sql, const canal_db_param_t
 {
     if (sql == NULL || *sql == '\0')
         return canal_req_fail(req, "database: empty SQL");
-    return start_query(req, NULL, sql, params, n, fn, data);
+    return start_query(req, NULL, sql, params, n, fn, data, NULL, TO_POOL);
+}
+
+/* ---- transactions ---- */
+
+canal_db_tx_t *canal_db_begin(canal_req_t *req, canal_db_fn fn, void *data)
+{
+    struct batch *b = batch_of(req);
+    if (b == NULL)
+        return NULL;
+    if (b->tx != NULL) {
+        canal_req_fail(req, "database: one transaction at a time per request");
+        return NULL;
+    }
+    struct canal_db_tx *tx = calloc(1, sizeof(*tx));
+    if (tx == NULL) {
+        canal_req_fail(req, "database: out of memory");
+        return NULL;
+    }
+    tx->b = b;
+    b->tx = tx;
+    if (start_query(req, NULL, "BEGIN", NULL, 0, fn, data, tx, TX_BEGIN) != CANAL_PENDING)
+        return NULL; /* the batch frees tx */
+    return tx;
+}
+
+/* The transaction's request, or NULL (with the reason set as a 500) when tx cannot take a
+ * statement now */
+static canal_req_t *tx_req(struct canal_db_tx *tx)
+{
+    canal_req_t *req = tx != NULL ? canal_pending_req(tx->b->p) : NULL;
+    if (req == NULL)
+        return NULL;
+    if (tx->ended) {
+        canal_req_fail(req, "database: the transaction has ended");
+        return NULL;
+    }
+    if (tx->c == NULL && !tx->began) {
+        canal_req_fail(req, "database: start a transaction's statements once BEGIN is back");
+        return NULL;
+    }
+    return req;
+}
+
+int canal_db_tx_query(canal_db_tx_t *tx, const char *name, const canal_db_param_t *params, size_t n,
+                      canal_db_fn fn, void *data)
+{
+    canal_req_t *req = tx_req(tx);
+    if (req == NULL)
+        return 0;
+    struct db *db = canal__feature_state(req->app, &feature);
+    struct stmt *st = name != NULL ? find_stmt(db, name) : NULL;
+    if (st == NULL)
+        return canal_req_fail(req, "database: no statement %s (canal_db_prepare())", name ? name : "(null)");
+    return start_query(req, st, NULL, params, n, fn, data, tx, TX_IN);
+}
+
+int canal_db_tx_query_sql(canal_db_tx_t *tx, const char *sql, const canal_db_param_t *params, size_t n,
+                          canal_db_fn fn, void *data)
+{
+    canal_req_t *req = tx_req(tx);
+    if (req == NULL)
+        return 0;
+    if (sql == NULL || *sql == '\0')
+        return canal_req_fail(req, "database: empty SQL");
+    return start_query(req, NULL, sql, params, n, fn, data, tx, TX_IN);
+}
+
+int canal_db_commit(canal_db_tx_t *tx, canal_db_fn fn, void *data)
+{
+    canal_req_t *req = tx_req(tx);
+    return req != NULL ? start_query(req, NULL, "COMMIT", NULL, 0, fn, data, tx, TX_END) : 0;
+}
+
+int canal_db_rollback(canal_db_tx_t *tx, canal_db_fn fn, void *data)
+{
+    canal_req_t *req = tx_req(tx);
+    return req != NULL ? start_query(req, NULL, "ROLLBACK", NULL, 0, fn, data, tx, TX_END) : 0;
 }
 
 int canal_db_then(canal_req_t *req, void (*fn)(canal_req_t *req, void *data), void *data)

@@ -89,6 +89,20 @@ check "5 queries pipelined, the 3rd failing alone" '[{"value":0},{"value":10},{"
 check "500 queries of one request, all back" 500 "$(body "$URL/pipeline?n=500" | grep -o '"value"' | wc -l | tr -d ' ')"
 check "a query started from another's callback" '{"chained":700}' "$(body "$URL/chain")"
 
+# ---- transactions, on the one connection (--pool 1) ----
+count() { psql -d canal_test -At -c "SELECT count(*) FROM items WHERE name = '$1'"; }
+check "transaction committed: 201" 201 "$(status "$URL/tx?name=t1&mode=commit" -X POST)"
+check "... its row is there" 1 "$(count t1)"
+check "transaction rolled back: 200" 200 "$(status "$URL/tx?name=t2&mode=rollback" -X POST)"
+check "... its row is not" 0 "$(count t2)"
+check "a statement failing in a transaction: the handler's 409" 409 "$(status "$URL/tx?name=t3&mode=fail" -X POST)"
+check "... the transaction left open was rolled back" 0 "$(count t3)"
+check "a handler that answers with its transaction open: 200" 200 "$(status "$URL/tx?name=t4&mode=open" -X POST)"
+check "... rolled back" 0 "$(count t4)"
+check "the connection went back clean: not in a transaction" 0 \
+    "$(psql -d canal_test -At -c "SELECT count(*) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%'")"
+check "... and serves the next request" '{"id":1,"name":"apple","price":0.5,"active":true,"stock":12}' "$(body "$URL/items/1")"
+
 # ---- a query the deadline overtakes, a client that leaves ----
 check "deadline passed during a slow query: 504" 504 "$(status "$URL/sleep?ms=2500")"
 curl -s -o /dev/null --max-time 0.3 "$URL/sleep?ms=800"

@@ -285,6 +285,72 @@ static int echo(canal_req_t *req, void *data)
     return canal_db_query_sql(req, "SELECT $1::text", &p, 1, echo_done, NULL);
 }
 
+/* ---- transactions: POST /tx?name=N&mode=commit|rollback|fail|open ---- */
+
+struct txn {
+    canal_db_tx_t *tx;
+    canal_str_t name, mode;
+};
+
+static int is(canal_str_t s, const char *v)
+{
+    return s.len == strlen(v) && memcmp(s.base, v, s.len) == 0;
+}
+
+static void tx_ended(canal_req_t *req, const canal_db_result_t *res, void *data)
+{
+    struct txn *t = data;
+    if (!canal_db_failed(req, res))
+        canal_res_text(req, is(t->mode, "commit") ? 201 : 200, is(t->mode, "commit") ? "committed" : "rolled back");
+}
+
+static void tx_second(canal_req_t *req, const canal_db_result_t *res, void *data)
+{
+    /* the duplicate failed: answer and leave the transaction open; canal rolls it back */
+    if (canal_db_error(res) != NULL)
+        canal_res_problem(req, 409, "that name is taken (SQLSTATE %s)", canal_db_sqlstate(res));
+    else
+        canal_res_text(req, 200, "unexpected");
+}
+
+static void tx_first(canal_req_t *req, const canal_db_result_t *res, void *data)
+{
+    struct txn *t = data;
+    if (canal_db_failed(req, res))
+        return;
+    if (is(t->mode, "commit")) {
+        canal_db_commit(t->tx, tx_ended, t);
+    } else if (is(t->mode, "rollback")) {
+        canal_db_rollback(t->tx, tx_ended, t);
+    } else if (is(t->mode, "fail")) {
+        canal_db_param_t p[2] = {CANAL_DB_TEXT("apple"), CANAL_DB_DOUBLE(1)};
+        canal_db_tx_query(t->tx, "insert", p, 2, tx_second, t);
+    } else {
+        canal_res_text(req, 200, "left open");
+    }
+}
+
+static void tx_begun(canal_req_t *req, const canal_db_result_t *res, void *data)
+{
+    struct txn *t = data;
+    if (canal_db_failed(req, res))
+        return;
+    canal_db_param_t p[2] = {CANAL_DB_TEXTN(t->name.base, t->name.len), CANAL_DB_DOUBLE(9.5)};
+    canal_db_tx_query(t->tx, "insert", p, 2, tx_first, t);
+}
+
+static int txn(canal_req_t *req, void *data)
+{
+    struct txn *t = canal_req_alloc(req, sizeof(*t));
+    *t = (struct txn){0};
+    canal_req_query(req, "name", &t->name);
+    canal_req_query(req, "mode", &t->mode);
+    if (t->name.base == NULL || t->mode.base == NULL)
+        return canal_res_problem(req, 400, "name and mode");
+    t->tx = canal_db_begin(req, tx_begun, t);
+    return t->tx != NULL ? CANAL_PENDING : 0;
+}
+
 static int plaintext(canal_req_t *req, void *data)
 {
     return canal_res_body_static(req, 200, "text/plain", "Hello, World!", 13);
@@ -348,6 +414,7 @@ int main(int argc, char **argv)
     canal_app_get(app, "sleep", sleep_q, NULL);
     canal_app_get(app, "echo", echo, NULL);
     canal_app_get(app, "plaintext", plaintext, NULL);
+    canal_app_post(app, "tx", txn, NULL);
     canal_app_metrics(app, "/metrics", NULL);
     canal_app_health(app, "/health", canal_db_ready, NULL);
     if (canal_app_error(app, &err) != 0) {
