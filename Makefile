@@ -60,12 +60,12 @@ endif
 # include there fails to compile, which is the point.
 BASE_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) $(SAN) -fPIC -fvisibility=hidden -Iinclude
 # WebSockets: canal calls wslay (libwslay-dev, which ships no .pc file) beside libh2o
-DEP_CFLAGS  = $(shell pkg-config --cflags libh2o-evloop jansson libpq) -DH2O_USE_LIBUV=0
+DEP_CFLAGS  = $(shell pkg-config --cflags libh2o-evloop jansson libpq sqlite3) -DH2O_USE_LIBUV=0
 # The router's regex constraints use PCRE2 (libpcre2-dev): its flags and library are the only
 # ones the router and the tools get.
 PCRE2_CFLAGS := $(shell pkg-config --cflags libpcre2-8)
 PCRE2_LIBS   := $(shell pkg-config --libs libpcre2-8)
-DEP_LIBS    = $(shell pkg-config --libs libh2o-evloop jansson libpq) $(PCRE2_LIBS) -lwslay -lssl -lcrypto -lpthread
+DEP_LIBS    = $(shell pkg-config --libs libh2o-evloop jansson libpq sqlite3) $(PCRE2_LIBS) -lwslay -lssl -lcrypto -lpthread
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 

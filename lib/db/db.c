@@ -29,6 +29,7 @@
  * connected again after a backoff (100 ms, doubling to 2 s; reset once connected).
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <errno.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -36,7 +37,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <pthread.h>
 #include <libpq-fe.h>
+#include <sqlite3.h>
 #include "core/core.h"
 #include "canal/db.h"
 
@@ -75,6 +78,27 @@ struct db {
     atomic_long inflight;     /* queries sent and not back */
     atomic_long waiting;      /* queries waiting for a connection */
     atomic_ullong connects, losses;
+    /* SQLite (sqlite:PATH): threads of its own, each with its connection, fed by one queue */
+    int sqlite;
+    char *sqlite_path;        /* for sqlite3_open_v2(), a URI */
+    sqlite3 *anchor;          /* keeps a :memory: database alive; runs exec_script */
+    pthread_t *threads;
+    size_t nthreads;
+    pthread_mutex_t lock, write_lock; /* the queue; one writer at a time */
+    pthread_cond_t ready_cond;
+    h2o_linklist_t queue;     /* struct query */
+    size_t queued;
+    int quit, locks_ready;
+};
+
+/* A SQLite result, made on the SQLite thread: every value as text (blobs as \x and hex, as
+ * PostgreSQL writes bytea), so that one set of readers serves both backends. */
+struct table {
+    size_t rows, cols, cap;
+    char **names;
+    char **cells;             /* rows * cols, NULL for NULL */
+    size_t *lens;
+    int64_t affected;
 };
 
 enum conn_state { C_DOWN, C_CONNECTING, C_READY };
@@ -107,6 +131,8 @@ struct dbw {
     h2o_timeout_t wait_to, retry_to, soon_to;
     h2o_timeout_entry_t soon_entry;
     int timers, stopping;
+    atomic_long sqlite_out;   /* queries of this worker's on the SQLite threads */
+    h2o_linklist_t orphans;   /* SQLite results the stopped worker could not be posted (lock) */
 };
 
 struct canal_db_tx {
@@ -125,9 +151,10 @@ struct batch {
     struct batch **slot;      /* in the request's memory, NULL once it is gone */
 };
 
-enum { Q_USER, Q_PREPARE, Q_SETUP, Q_ROLLBACK };
+enum { Q_USER, Q_PREPARE, Q_SETUP, Q_ROLLBACK, Q_NOOP };
 
 struct query {
+    struct canal__post post; /* SQLite: the result's way back to the worker */
     h2o_linklist_t link;
     h2o_timeout_entry_t wait;
     struct dbw *dw;
@@ -143,7 +170,10 @@ struct query {
     int n;
     const char **values;
     int *lengths, *formats;
+    unsigned char *kinds;     /* each parameter's canal_db_kind_t (SQLite binds by type) */
     PGresult *res;
+    struct table *table;      /* SQLite's */
+    char *errbuf;             /* SQLite's message, malloc'd */
     int got_null;
     struct timespec t0;
     /* a failure canal found itself */
@@ -154,6 +184,7 @@ struct query {
 struct canal_db_result {
     canal_req_t *req;
     PGresult *pg;
+    const struct table *t;
     const char *error, *sqlstate;
     int unavailable;
 };
@@ -167,6 +198,9 @@ static void conn_connect(struct conn *c);
 static void conn_lost(struct conn *c, const char *why);
 static void conn_read(struct conn *c);
 static void dispatch_waiting(struct dbw *dw);
+static struct db *client_on(canal_app_t *app, const char *url, const canal_db_options_t *opt, canal_error_info_t *err);
+static int lite_open(canal_app_t *app, const char *path, const canal_db_options_t *opt, canal_error_info_t *err);
+static void lite_submit(struct dbw *dw, struct query *q);
 
 /* ---- delivering results ---- */
 
@@ -202,6 +236,28 @@ static void rollback_left_open(struct conn *c)
     conn_lost(c, "cannot roll back a transaction left open"); /* never returned dirty */
 }
 
+static void table_free(struct table *t)
+{
+    if (t == NULL)
+        return;
+    for (size_t i = 0; i < t->cols; i++)
+        free(t->names[i]);
+    for (size_t i = 0; t->cells != NULL && i < t->rows * t->cols + t->cap; i++)
+        free(t->cells[i]);
+    free(t->names);
+    free(t->cells);
+    free(t->lens);
+    free(t);
+}
+
+static void query_free(struct query *q)
+{
+    PQclear(q->res);
+    table_free(q->table);
+    free(q->errbuf);
+    free(q);
+}
+
 /* The batch has nothing in flight: its then callback, then the commit. */
 static void batch_settle(struct batch *b)
 {
@@ -232,9 +288,16 @@ static void batch_settle(struct batch *b)
 static void deliver(struct dbw *dw, struct query *q)
 {
     int failed = q->error != NULL;
-    if (q->res != NULL) {
+    if (q->res != NULL && q->error == NULL) {
         ExecStatusType s = PQresultStatus(q->res);
         failed = s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK;
+    }
+    if (q->kind == Q_NOOP) { /* a batch's release (batch_release_soon()) */
+        struct batch *b = q->b;
+        free(q);
+        b->inflight--;
+        batch_settle(b);
+        return;
     }
     if (q->kind == Q_ROLLBACK && q->conn->held == &rolling_back) {
         q->conn->held = NULL;
@@ -260,8 +323,8 @@ static void deliver(struct dbw *dw, struct query *q)
     }
     canal_req_t *req = canal_pending_req(b->p);
     if (req != NULL && q->fn != NULL) {
-        struct canal_db_result res = {.req = req, .pg = q->res, .error = q->error, .sqlstate = q->sqlstate,
-                                      .unavailable = q->unavailable};
+        struct canal_db_result res = {.req = req, .pg = q->res, .t = q->table, .error = q->error,
+                                      .sqlstate = q->sqlstate, .unavailable = q->unavailable};
         if (q->error == NULL && failed) {
             res.error = PQresultErrorMessage(q->res);
             const char *state = PQresultErrorField(q->res, PG_DIAG_SQLSTATE);
@@ -283,8 +346,7 @@ static void deliver(struct dbw *dw, struct query *q)
         q->fn(req, &res, q->data);
         b->in_callback--;
     }
-    PQclear(q->res);
-    free(q);
+    query_free(q);
     b->inflight--;
     batch_settle(b);
 }
@@ -651,7 +713,7 @@ static struct query *query_make(const struct canal_db_param *params, size_t n, c
     size_t text = 0, sqllen = sql ? strlen(sql) + 1 : 0;
     for (size_t i = 0; i < n; i++)
         text += params[i].kind == CANAL_DB_P_TEXT || params[i].kind == CANAL_DB_P_BYTEA ? params[i].len + 1 : 32;
-    size_t size = sizeof(struct query) + n * (sizeof(char *) + 2 * sizeof(int)) + text + sqllen;
+    size_t size = sizeof(struct query) + n * (sizeof(char *) + 2 * sizeof(int) + 1) + text + sqllen;
     struct query *q = malloc(size);
     if (q == NULL)
         return NULL;
@@ -663,8 +725,11 @@ static struct query *query_make(const struct canal_db_param *params, size_t n, c
     p += n * sizeof(int);
     q->formats = (int *)p;
     p += n * sizeof(int);
+    q->kinds = (unsigned char *)p;
+    p += n;
     for (size_t i = 0; i < n; i++) {
         const canal_db_param_t *a = &params[i];
+        q->kinds[i] = (unsigned char)a->kind;
         q->formats[i] = 0;
         q->lengths[i] = 0;
         switch (a->kind) {
@@ -780,7 +845,9 @@ static int start_query(canal_req_t *req, struct stmt *st, const char *sql, const
         q->ends = tx;
         tx->ended = 1;
     }
-    if (how == TO_POOL || how == TX_BEGIN) {
+    if (dw->db->sqlite) {
+        lite_submit(dw, q);
+    } else if (how == TO_POOL || how == TX_BEGIN) {
         submit(dw, q);
     } else if (tx->c == NULL) {
         fail_soon(dw, q, "the transaction's connection was lost", "08006", 1);
@@ -811,8 +878,26 @@ int canal_db_query_sql(canal_req_t *req, const char *sql, const canal_db_param_t
 
 /* ---- transactions ---- */
 
+/* A batch made for a request whose first statement could not start: released on the next
+ * turn of the loop, after the handler's answer (not committed from inside the handler) */
+static void batch_release_soon(canal_req_t *req, struct batch *b)
+{
+    struct query *q = b->inflight == 0 ? calloc(1, sizeof(*q)) : NULL;
+    if (q == NULL)
+        return; /* queries in flight release it (or, out of memory, it stays) */
+    q->kind = Q_NOOP;
+    q->b = b;
+    b->inflight++;
+    fail_soon(canal__worker_state(req->worker, &feature), q, NULL, NULL, 0);
+}
+
 canal_db_tx_t *canal_db_begin(canal_req_t *req, canal_db_fn fn, void *data)
 {
+    struct db *db = canal__feature_state(req->app, &feature);
+    if (db != NULL && db->sqlite) {
+        canal_req_fail(req, "database: transactions need the PostgreSQL backend (SQLite: not yet)");
+        return NULL;
+    }
     struct batch *b = batch_of(req);
     if (b == NULL)
         return NULL;
@@ -821,15 +906,18 @@ canal_db_tx_t *canal_db_begin(canal_req_t *req, canal_db_fn fn, void *data)
         return NULL;
     }
     struct canal_db_tx *tx = calloc(1, sizeof(*tx));
-    if (tx == NULL) {
+    if (tx != NULL) {
+        tx->b = b;
+        b->tx = tx;
+        if (start_query(req, NULL, "BEGIN", NULL, 0, fn, data, tx, TX_BEGIN) == CANAL_PENDING)
+            return tx;
+        b->tx = NULL;
+        free(tx);
+    } else {
         canal_req_fail(req, "database: out of memory");
-        return NULL;
     }
-    tx->b = b;
-    b->tx = tx;
-    if (start_query(req, NULL, "BEGIN", NULL, 0, fn, data, tx, TX_BEGIN) != CANAL_PENDING)
-        return NULL; /* the batch frees tx */
-    return tx;
+    batch_release_soon(req, b);
+    return NULL;
 }
 
 /* The transaction's request, or NULL (with the reason set as a 500) when tx cannot take a
@@ -935,30 +1023,42 @@ int canal_db_failed(canal_req_t *req, const canal_db_result_t *res)
 
 size_t canal_db_rows(const canal_db_result_t *res)
 {
-    return res->error == NULL && res->pg != NULL ? (size_t)PQntuples(res->pg) : 0;
+    if (res->error != NULL)
+        return 0;
+    return res->t != NULL ? res->t->rows : res->pg != NULL ? (size_t)PQntuples(res->pg) : 0;
 }
 
 size_t canal_db_cols(const canal_db_result_t *res)
 {
-    return res->error == NULL && res->pg != NULL ? (size_t)PQnfields(res->pg) : 0;
+    if (res->error != NULL)
+        return 0;
+    return res->t != NULL ? res->t->cols : res->pg != NULL ? (size_t)PQnfields(res->pg) : 0;
 }
 
 const char *canal_db_col_name(const canal_db_result_t *res, size_t col)
 {
-    return col < canal_db_cols(res) ? PQfname(res->pg, (int)col) : NULL;
+    if (col >= canal_db_cols(res))
+        return NULL;
+    return res->t != NULL ? res->t->names[col] : PQfname(res->pg, (int)col);
 }
 
 int64_t canal_db_affected(const canal_db_result_t *res)
 {
-    if (res->error != NULL || res->pg == NULL)
+    if (res->error != NULL)
         return 0;
-    const char *s = PQcmdTuples(res->pg);
+    if (res->t != NULL)
+        return res->t->affected;
+    const char *s = res->pg != NULL ? PQcmdTuples(res->pg) : "";
     return *s ? strtoll(s, NULL, 10) : 0;
 }
 
 int canal_db_is_null(const canal_db_result_t *res, size_t row, size_t col)
 {
-    return row >= canal_db_rows(res) || col >= canal_db_cols(res) || PQgetisnull(res->pg, (int)row, (int)col);
+    if (row >= canal_db_rows(res) || col >= canal_db_cols(res))
+        return 1;
+    if (res->t != NULL)
+        return res->t->cells[row * res->t->cols + col] == NULL;
+    return PQgetisnull(res->pg, (int)row, (int)col);
 }
 
 /* The text of a value, or NULL (NULL, out of range) */
@@ -966,6 +1066,10 @@ static const char *value(const canal_db_result_t *res, size_t row, size_t col, s
 {
     if (canal_db_is_null(res, row, col))
         return NULL;
+    if (res->t != NULL) {
+        *len = res->t->lens[row * res->t->cols + col];
+        return res->t->cells[row * res->t->cols + col];
+    }
     *len = (size_t)PQgetlength(res->pg, (int)row, (int)col);
     return PQgetvalue(res->pg, (int)row, (int)col);
 }
@@ -1019,9 +1123,10 @@ int canal_db_bool(const canal_db_result_t *res, size_t row, size_t col, int *out
     const char *s = value(res, row, col, &len);
     if (s == NULL)
         return CANAL_ENOTFOUND;
-    if (len != 1 || (*s != 't' && *s != 'f'))
+    /* PostgreSQL's t and f; SQLite has no booleans but integers 1 and 0 */
+    if (len != 1 || (*s != 't' && *s != 'f' && *s != '1' && *s != '0'))
         return CANAL_ETYPE;
-    *out = *s == 't';
+    *out = *s == 't' || *s == '1';
     return 0;
 }
 
@@ -1145,7 +1250,7 @@ int canal_db_bind(const canal_db_result_t *res, size_t row, const canal_schema_t
     size_t ncols = canal_db_cols(res);
     for (const canal_field_t *f = schema->fields; f->name != NULL; f++) {
         size_t col = 0;
-        while (col < ncols && strcmp(PQfname(res->pg, (int)col), f->name) != 0)
+        while (col < ncols && strcmp(canal_db_col_name(res, col), f->name) != 0)
             col++;
         if (col == ncols || canal_db_is_null(res, row, col))
             continue;
@@ -1195,6 +1300,310 @@ int canal_db_bind(const canal_db_result_t *res, size_t row, const canal_schema_t
     return 0;
 }
 
+/* ---- SQLite: threads of its own ---- */
+
+/* A SQLite thread's connection and its prepared statements (made on first use) */
+struct lite {
+    struct db *db;
+    sqlite3 *conn;
+    sqlite3_stmt **stmts;
+};
+
+static void lite_fail(struct query *q, const char *msg, const char *sqlstate, int unavailable)
+{
+    q->errbuf = strdup(msg ? msg : "SQLite failed");
+    q->error = q->errbuf != NULL ? q->errbuf : "SQLite failed";
+    q->sqlstate = sqlstate;
+    q->unavailable = unavailable;
+}
+
+/* PostgreSQL's SQLSTATE for what SQLite said, so that handlers test one code on both */
+static const char *lite_state(sqlite3 *conn, int rc)
+{
+    const char *msg = sqlite3_errmsg(conn);
+    switch (sqlite3_extended_errcode(conn)) {
+    case SQLITE_CONSTRAINT_UNIQUE:
+    case SQLITE_CONSTRAINT_PRIMARYKEY:
+        return "23505";
+    case SQLITE_CONSTRAINT_NOTNULL:
+        return "23502";
+    case SQLITE_CONSTRAINT_FOREIGNKEY:
+        return "23503";
+    case SQLITE_CONSTRAINT_CHECK:
+        return "23514";
+    }
+    if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)
+        return "55P03";
+    if (strncmp(msg, "near \"", 6) == 0 || strstr(msg, "syntax error") != NULL)
+        return "42601";
+    if (strncmp(msg, "no such table", 13) == 0)
+        return "42P01";
+    if (strncmp(msg, "no such column", 14) == 0)
+        return "42703";
+    return "HY000";
+}
+
+static int table_add(struct table *t, const char *v, size_t len)
+{
+    size_t i = t->rows * t->cols + t->cap; /* cap counts the cells of the row being read */
+    if (i % 64 == 0) {
+        size_t n = i + 64;
+        char **c = realloc(t->cells, n * sizeof(*c));
+        if (c != NULL)
+            t->cells = c;
+        size_t *l = realloc(t->lens, n * sizeof(*l));
+        if (l != NULL)
+            t->lens = l;
+        if (c == NULL || l == NULL)
+            return -1;
+    }
+    t->cells[i] = NULL;
+    t->lens[i] = len;
+    t->cap++;
+    if (v == NULL)
+        return 0;
+    if ((t->cells[i] = malloc(len + 1)) == NULL)
+        return -1;
+    memcpy(t->cells[i], v, len);
+    t->cells[i][len] = '\0';
+    return 0;
+}
+
+/* Runs q on this thread's connection into q->table, or sets q's error */
+static void lite_run(struct lite *l, struct query *q)
+{
+    struct db *db = l->db;
+    sqlite3_stmt *stmt;
+    int own = q->st == NULL;
+    if (own) {
+        if (sqlite3_prepare_v2(l->conn, q->sql, -1, &stmt, NULL) != SQLITE_OK) {
+            lite_fail(q, sqlite3_errmsg(l->conn), lite_state(l->conn, sqlite3_errcode(l->conn)), 0);
+            return;
+        }
+    } else {
+        size_t i = (size_t)(q->st - db->stmts);
+        if (l->stmts[i] == NULL &&
+            sqlite3_prepare_v3(l->conn, q->st->sql, -1, SQLITE_PREPARE_PERSISTENT, &l->stmts[i], NULL) != SQLITE_OK) {
+            lite_fail(q, sqlite3_errmsg(l->conn), lite_state(l->conn, sqlite3_errcode(l->conn)), 0);
+            return;
+        }
+        stmt = l->stmts[i];
+    }
+    if (sqlite3_bind_parameter_count(stmt) != q->n) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "the statement takes %d parameters, %d given", sqlite3_bind_parameter_count(stmt),
+                 q->n);
+        lite_fail(q, msg, "08P01", 0);
+        goto done;
+    }
+    for (int i = 0; i < q->n; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "$%d", i + 1);
+        int at = sqlite3_bind_parameter_index(stmt, name);
+        if (at == 0)
+            at = i + 1; /* ?, ?NNN: by position */
+        const char *v = q->values[i];
+        switch (q->kinds[i]) {
+        case CANAL_DB_P_NULL:
+            sqlite3_bind_null(stmt, at);
+            break;
+        case CANAL_DB_P_INT:
+        case CANAL_DB_P_BOOL:
+            sqlite3_bind_int64(stmt, at, q->kinds[i] == CANAL_DB_P_BOOL ? *v == 't' : strtoll(v, NULL, 10));
+            break;
+        case CANAL_DB_P_DOUBLE:
+            sqlite3_bind_double(stmt, at, strtod(v, NULL));
+            break;
+        case CANAL_DB_P_TEXT:
+            sqlite3_bind_text(stmt, at, v, q->lengths[i], SQLITE_STATIC);
+            break;
+        case CANAL_DB_P_BYTEA:
+            sqlite3_bind_blob(stmt, at, v, q->lengths[i], SQLITE_STATIC);
+            break;
+        }
+    }
+    /* one writer at a time: canal's lock rather than SQLite's busy waits and retries */
+    int writes = !sqlite3_stmt_readonly(stmt);
+    if (writes)
+        pthread_mutex_lock(&db->write_lock);
+    struct table *t = calloc(1, sizeof(*t));
+    int rc;
+    if (t == NULL) {
+        lite_fail(q, "out of memory", "53200", 0);
+        goto unlock;
+    }
+    t->cols = (size_t)sqlite3_column_count(stmt);
+    t->names = calloc(t->cols ? t->cols : 1, sizeof(*t->names));
+    for (size_t c = 0; t->names != NULL && c < t->cols; c++)
+        t->names[c] = strdup(sqlite3_column_name(stmt, (int)c));
+    while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        t->cap = 0;
+        for (int c = 0; c < (int)t->cols; c++) {
+            int type = sqlite3_column_type(stmt, c), bad;
+            if (type == SQLITE_NULL) {
+                bad = table_add(t, NULL, 0);
+            } else if (type == SQLITE_BLOB) {
+                const unsigned char *b = sqlite3_column_blob(stmt, c);
+                size_t n = (size_t)sqlite3_column_bytes(stmt, c);
+                char *hex = malloc(2 * n + 3);
+                if (hex != NULL) {
+                    hex[0] = '\\';
+                    hex[1] = 'x';
+                    for (size_t k = 0; k < n; k++)
+                        snprintf(hex + 2 + 2 * k, 3, "%02x", b[k]);
+                    hex[2 + 2 * n] = '\0';
+                }
+                bad = hex == NULL || table_add(t, hex, 2 * n + 2);
+                free(hex);
+            } else {
+                const char *v = (const char *)sqlite3_column_text(stmt, c);
+                bad = table_add(t, v ? v : "", (size_t)sqlite3_column_bytes(stmt, c));
+            }
+            if (bad) {
+                lite_fail(q, "out of memory", "53200", 0);
+                table_free(t); /* with the row's cells so far (cap) */
+                goto unlock;
+            }
+        }
+        t->rows++;
+    }
+    t->cap = 0;
+    if (rc != SQLITE_DONE) {
+        lite_fail(q, sqlite3_errmsg(l->conn), lite_state(l->conn, rc), (rc & 0xff) == SQLITE_BUSY);
+        table_free(t);
+        goto unlock;
+    }
+    t->affected = writes ? sqlite3_changes64(l->conn) : 0;
+    if (t->names == NULL) {
+        lite_fail(q, "out of memory", "53200", 0);
+        table_free(t);
+        goto unlock;
+    }
+    q->table = t;
+unlock:
+    if (writes)
+        pthread_mutex_unlock(&db->write_lock);
+done:
+    if (own)
+        sqlite3_finalize(stmt);
+    else {
+        sqlite3_reset(stmt);
+        sqlite3_clear_bindings(stmt);
+    }
+}
+
+static void lite_back(struct canal__post *m)
+{
+    struct query *q = H2O_STRUCT_FROM_MEMBER(struct query, post, m);
+    struct dbw *dw = q->dw;
+    atomic_fetch_sub_explicit(&dw->db->inflight, 1, memory_order_relaxed);
+    deliver(dw, q);
+    atomic_fetch_sub_explicit(&dw->sqlite_out, 1, memory_order_release);
+}
+
+static void *lite_main(void *arg)
+{
+    struct db *db = arg;
+    struct lite l = {.db = db};
+    int open_rc = sqlite3_open_v2(db->sqlite_path, &l.conn,
+                                  SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                                  NULL);
+    if (open_rc == SQLITE_OK)
+        sqlite3_busy_timeout(l.conn, 5000);
+    l.stmts = calloc(db->nstmts + 1, sizeof(*l.stmts));
+    for (;;) {
+        pthread_mutex_lock(&db->lock);
+        while (h2o_linklist_is_empty(&db->queue) && !db->quit)
+            pthread_cond_wait(&db->ready_cond, &db->lock);
+        if (h2o_linklist_is_empty(&db->queue)) {
+            pthread_mutex_unlock(&db->lock);
+            break;
+        }
+        struct query *q = H2O_STRUCT_FROM_MEMBER(struct query, link, db->queue.next);
+        h2o_linklist_unlink(&q->link);
+        db->queued--;
+        atomic_fetch_sub_explicit(&db->waiting, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&db->inflight, 1, memory_order_relaxed);
+        pthread_mutex_unlock(&db->lock);
+        if (open_rc != SQLITE_OK || l.stmts == NULL)
+            lite_fail(q, l.conn ? sqlite3_errmsg(l.conn) : "cannot open the database", "08001", 1);
+        else
+            lite_run(&l, q);
+        q->post.run = lite_back;
+        if (canal__post(q->dw->w, &q->post) != 0) {
+            /* the worker has stopped: its stop hook delivers it */
+            atomic_fetch_sub_explicit(&db->inflight, 1, memory_order_relaxed);
+            pthread_mutex_lock(&db->lock);
+            h2o_linklist_insert(&q->dw->orphans, &q->link);
+            pthread_mutex_unlock(&db->lock);
+            atomic_fetch_sub_explicit(&q->dw->sqlite_out, 1, memory_order_release);
+        }
+    }
+    for (size_t i = 0; l.stmts != NULL && i < db->nstmts; i++)
+        sqlite3_finalize(l.stmts[i]);
+    free(l.stmts);
+    sqlite3_close(l.conn);
+    return NULL;
+}
+
+/* Hands q to the SQLite threads, or fails it when the queue is full */
+static void lite_submit(struct dbw *dw, struct query *q)
+{
+    struct db *db = dw->db;
+    pthread_mutex_lock(&db->lock);
+    if (db->queued >= db->opt.max_waiting || db->quit) {
+        pthread_mutex_unlock(&db->lock);
+        fail_soon(dw, q, "no database connection: too many queries waiting", "08001", 1);
+        return;
+    }
+    h2o_linklist_insert(&db->queue, &q->link);
+    db->queued++;
+    atomic_fetch_add_explicit(&db->waiting, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&dw->sqlite_out, 1, memory_order_relaxed);
+    pthread_cond_signal(&db->ready_cond);
+    pthread_mutex_unlock(&db->lock);
+}
+
+static int lite_start(canal_app_t *app, struct db *db)
+{
+    h2o_linklist_init_anchor(&db->queue);
+    if (pthread_mutex_init(&db->lock, NULL) != 0 || pthread_mutex_init(&db->write_lock, NULL) != 0 ||
+        pthread_cond_init(&db->ready_cond, NULL) != 0)
+        return -1;
+    db->locks_ready = 1;
+    if ((db->threads = calloc(db->opt.pool_size, sizeof(*db->threads))) == NULL)
+        return -1;
+    for (size_t i = 0; i < db->opt.pool_size; i++) {
+        if (pthread_create(&db->threads[i], NULL, lite_main, db) != 0) {
+            canal__log(app, CANAL_LOG_ERROR, "database: cannot start a SQLite thread");
+            return -1;
+        }
+        db->nthreads++;
+    }
+    atomic_store(&db->ready, (long)db->nthreads);
+    return 0;
+}
+
+/* After the workers: the threads finish the queue and end */
+static void lite_stop(struct db *db)
+{
+    if (!db->locks_ready)
+        return;
+    pthread_mutex_lock(&db->lock);
+    db->quit = 1;
+    pthread_cond_broadcast(&db->ready_cond);
+    pthread_mutex_unlock(&db->lock);
+    for (size_t i = 0; i < db->nthreads; i++)
+        pthread_join(db->threads[i], NULL);
+    free(db->threads);
+    db->threads = NULL;
+    db->nthreads = 0;
+    pthread_cond_destroy(&db->ready_cond);
+    pthread_mutex_destroy(&db->write_lock);
+    pthread_mutex_destroy(&db->lock);
+    db->locks_ready = 0;
+}
+
 /* ---- the feature ---- */
 
 static int db_worker_init(struct canal_worker *w, void *st, void *wst)
@@ -1204,7 +1613,10 @@ static int db_worker_init(struct canal_worker *w, void *st, void *wst)
     *dw = (struct dbw){.db = db, .w = w, .loop = w->loop, .nconns = db->opt.pool_size};
     h2o_linklist_init_anchor(&dw->waiting);
     h2o_linklist_init_anchor(&dw->soon);
-    if ((dw->conns = calloc(dw->nconns, sizeof(*dw->conns))) == NULL)
+    h2o_linklist_init_anchor(&dw->orphans);
+    if (db->sqlite)
+        dw->nconns = 0; /* the SQLite threads are the app's */
+    if ((dw->conns = calloc(dw->nconns + 1, sizeof(*dw->conns))) == NULL)
         return -1;
     h2o_timeout_init(dw->loop, &dw->wait_to, db->opt.wait_ms);
     h2o_timeout_init(dw->loop, &dw->retry_to, RETRY_TICK_MS);
@@ -1242,6 +1654,16 @@ static void db_worker_stop(struct canal_worker *w, void *st, void *wst)
         struct query *q = H2O_STRUCT_FROM_MEMBER(struct query, link, dw->waiting.next);
         unwait(dw, q);
         fail_soon(dw, q, "the server is shutting down", "57P01", 1);
+    }
+    /* SQLite queries still on the threads come back as orphans (the worker takes no posts) */
+    while (atomic_load_explicit(&dw->sqlite_out, memory_order_acquire) > 0) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    if (dw->db->sqlite) {
+        pthread_mutex_lock(&dw->db->lock);
+        h2o_linklist_insert_list(&dw->soon, &dw->orphans);
+        pthread_mutex_unlock(&dw->db->lock);
     }
     if (h2o_timeout_is_linked(&dw->soon_entry))
         h2o_timeout_unlink(&dw->soon_entry);
@@ -1290,7 +1712,7 @@ static void db_metrics(canal_app_t *app, void *st, FILE *f)
         stats_metrics(f, db->stmts[i].name, &db->stmts[i].stats);
     stats_metrics(f, "(sql)", &db->adhoc);
     fprintf(f,
-            "# HELP canal_db_connections_ready Database connections connected, every worker.\n"
+            "# HELP canal_db_connections_ready Database connections connected, every worker (SQLite: its threads).\n"
             "# TYPE canal_db_connections_ready gauge\ncanal_db_connections_ready %ld\n"
             "# HELP canal_db_connections_total Database connections configured, every worker.\n"
             "# TYPE canal_db_connections_total gauge\ncanal_db_connections_total %zu\n"
@@ -1302,16 +1724,33 @@ static void db_metrics(canal_app_t *app, void *st, FILE *f)
             "# TYPE canal_db_connects_total counter\ncanal_db_connects_total %llu\n"
             "# HELP canal_db_connection_losses_total Database connections lost.\n"
             "# TYPE canal_db_connection_losses_total counter\ncanal_db_connection_losses_total %llu\n",
-            atomic_load_explicit(&db->ready, memory_order_relaxed), (size_t)db->opt.pool_size * app->cfg.threads,
+            atomic_load_explicit(&db->ready, memory_order_relaxed),
+            db->sqlite ? db->nthreads : (size_t)db->opt.pool_size * app->cfg.threads,
             atomic_load_explicit(&db->inflight, memory_order_relaxed),
             atomic_load_explicit(&db->waiting, memory_order_relaxed),
             atomic_load_explicit(&db->connects, memory_order_relaxed),
             atomic_load_explicit(&db->losses, memory_order_relaxed));
 }
 
+static int db_start(canal_app_t *app, void *st)
+{
+    struct db *db = st;
+    return db->sqlite ? lite_start(app, db) : 0;
+}
+
+/* the drain waits for the SQLite queries of the worker's requests */
+static int db_worker_busy(struct canal_worker *w, void *st, void *wst)
+{
+    struct dbw *dw = wst;
+    return atomic_load_explicit(&dw->sqlite_out, memory_order_relaxed) > 0;
+}
+
 static void db_dispose(canal_app_t *app, void *st)
 {
     struct db *db = st;
+    lite_stop(db);
+    sqlite3_close(db->anchor);
+    free(db->sqlite_path);
     for (size_t i = 0; i < db->nstmts; i++) {
         free(db->stmts[i].name);
         free(db->stmts[i].sql);
@@ -1324,7 +1763,9 @@ static const struct canal__feature feature = {
     .name = "db",
     .size = sizeof(struct db),
     .worker_size = sizeof(struct dbw),
+    .start = db_start,
     .worker_init = db_worker_init,
+    .worker_busy = db_worker_busy,
     .worker_stop = db_worker_stop,
     .metrics = db_metrics,
     .dispose = db_dispose,
@@ -1337,7 +1778,7 @@ int canal_app_db(canal_app_t *app, const char *url, const canal_db_options_t *op
     if (url == NULL || *url == '\0')
         return canal__reg_fail(app, err, CANAL_EINVAL, "database: no URL");
     if (strncmp(url, "sqlite:", 7) == 0)
-        return canal__reg_fail(app, err, CANAL_EINVAL, "database: the sqlite backend is not built yet");
+        return lite_open(app, url + 7, opt, err);
     char *msg = NULL;
     PQconninfoOption *o = PQconninfoParse(url, &msg);
     if (o == NULL) {
@@ -1346,12 +1787,23 @@ int canal_app_db(canal_app_t *app, const char *url, const canal_db_options_t *op
         return rc;
     }
     PQconninfoFree(o);
+    struct db *db = client_on(app, url, opt, err);
+    return db != NULL ? 0 : err != NULL ? err->code : CANAL_EINVAL;
+}
+
+/* The client's state with its settings, or NULL (a registration error) */
+static struct db *client_on(canal_app_t *app, const char *url, const canal_db_options_t *opt, canal_error_info_t *err)
+{
     struct db *was = canal__feature_state(app, &feature);
     struct db *db = canal__feature_on(app, &feature);
-    if (db == NULL)
-        return canal__reg_fail(app, err, CANAL_ESTATE, "database: the app has started");
-    if (was != NULL && db->url != NULL)
-        return canal__reg_fail(app, err, CANAL_EEXIST, "database: one client per app");
+    if (db == NULL) {
+        canal__reg_fail(app, err, CANAL_ESTATE, "database: the app has started");
+        return NULL;
+    }
+    if (was != NULL && db->url != NULL) {
+        canal__reg_fail(app, err, CANAL_EEXIST, "database: one client per app");
+        return NULL;
+    }
     db->app = app;
     canal_db_options_t d = opt ? *opt : (canal_db_options_t){0};
     db->opt = (canal_db_options_t){
@@ -1361,8 +1813,36 @@ int canal_app_db(canal_app_t *app, const char *url, const canal_db_options_t *op
         .wait_ms = d.wait_ms ? d.wait_ms : DEFAULT_WAIT_MS,
         .slow_ms = d.slow_ms,
     };
-    if ((db->url = strdup(url)) == NULL)
+    if ((db->url = strdup(url)) == NULL) {
+        canal__reg_fail(app, err, CANAL_ENOMEM, NULL);
+        return NULL;
+    }
+    return db;
+}
+
+/* sqlite:PATH or sqlite::memory: (one database shared by the app's threads). The anchor
+ * connection opens it now (a bad path fails here), sets WAL, and keeps a memory database
+ * alive while the app lives. */
+static int lite_open(canal_app_t *app, const char *path, const canal_db_options_t *opt, canal_error_info_t *err)
+{
+    if (*path == '\0')
+        return canal__reg_fail(app, err, CANAL_EINVAL, "database: sqlite: needs a path, or :memory:");
+    struct db *db = client_on(app, "sqlite", opt, err);
+    if (db == NULL)
+        return err != NULL ? err->code : CANAL_EINVAL;
+    db->sqlite = 1;
+    int memory = strcmp(path, ":memory:") == 0;
+    char *uri = NULL;
+    if ((memory ? asprintf(&uri, "file:canal-%p?mode=memory&cache=shared", (void *)db)
+                : asprintf(&uri, "file:%s", path)) < 0)
         return canal__reg_fail(app, err, CANAL_ENOMEM, NULL);
+    db->sqlite_path = uri;
+    if (sqlite3_open_v2(uri, &db->anchor, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI, NULL) !=
+        SQLITE_OK)
+        return canal__reg_fail(app, err, CANAL_EINVAL, "database: sqlite:%s: %s", path, sqlite3_errmsg(db->anchor));
+    sqlite3_busy_timeout(db->anchor, 5000);
+    if (!memory && sqlite3_exec(db->anchor, "PRAGMA journal_mode=WAL", NULL, NULL, NULL) != SQLITE_OK)
+        return canal__reg_fail(app, err, CANAL_EINVAL, "database: sqlite:%s: %s", path, sqlite3_errmsg(db->anchor));
     return 0;
 }
 
@@ -1397,6 +1877,14 @@ int canal_db_exec_script(canal_app_t *app, const char *sql, canal_error_info_t *
     struct db *db = canal__feature_state(app, &feature);
     if (db == NULL || db->url == NULL || canal__feature_on(app, &feature) == NULL)
         return canal__reg_fail(app, err, CANAL_ESTATE, "database: exec_script needs canal_app_db(), before start");
+    if (db->sqlite) {
+        char *msg = NULL;
+        int rc = 0;
+        if (sqlite3_exec(db->anchor, sql, NULL, NULL, &msg) != SQLITE_OK)
+            rc = canal__reg_fail(app, err, CANAL_ESYS, "database: %s", msg ? msg : sqlite3_errmsg(db->anchor));
+        sqlite3_free(msg);
+        return rc;
+    }
     PGconn *pg = PQconnectdb(db->url);
     int rc = 0;
     if (PQstatus(pg) != CONNECTION_OK) {

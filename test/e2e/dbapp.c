@@ -390,16 +390,34 @@ int main(int argc, char **argv)
     if (app == NULL)
         return 1;
     canal_app_db(app, url, &opt, NULL);
-    canal_db_prepare(app, "types",
-                     "SELECT 42::int4, 9000000000::int8, 1.5::float8, true, 'h\u00e9llo'::text AS t, "
-                     "'\\x00ff41'::bytea AS raw, '2026-12-03 15:27:11.5+01'::timestamptz, NULL::int4, "
-                     "'2147483648'::int8",
-                     NULL);
+    if (url != NULL && strncmp(url, "sqlite:", 7) == 0) {
+        /* the same handlers on SQLite: its dialect, and the schema made by a migration */
+        canal_db_exec_script(app,
+                             "CREATE TABLE IF NOT EXISTS items (id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL,"
+                             " price REAL NOT NULL DEFAULT 0, active INTEGER NOT NULL DEFAULT 1, stock INTEGER);"
+                             "INSERT OR IGNORE INTO items (id, name, price, active, stock) VALUES"
+                             " (1, 'apple', 0.5, 1, 12), (2, 'pear', 1.25, 0, NULL);",
+                             NULL);
+        canal_db_prepare(app, "types",
+                         "SELECT 42, 9000000000, 1.5, 1, 'h\u00e9llo' AS t, x'00ff41' AS raw, "
+                         "'2026-12-03 14:27:11.5', NULL, 2147483648",
+                         NULL);
+        canal_db_prepare(app, "times10", "SELECT $1 * 10", NULL);
+        canal_db_prepare(app, "divide", "SELECT json('not json' || $1)", NULL);
+        canal_db_prepare(app, "sleep", "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+                                       "WHERE x < $1 * 20000) SELECT count(*) FROM c", NULL);
+    } else {
+        canal_db_prepare(app, "types",
+                         "SELECT 42::int4, 9000000000::int8, 1.5::float8, true, 'h\u00e9llo'::text AS t, "
+                         "'\\x00ff41'::bytea AS raw, '2026-12-03 15:27:11.5+01'::timestamptz, NULL::int4, "
+                         "'2147483648'::int8",
+                         NULL);
+        canal_db_prepare(app, "times10", "SELECT $1::int8 * 10", NULL);
+        canal_db_prepare(app, "divide", "SELECT 10 / ($1::int8 - $1::int8)", NULL);
+        canal_db_prepare(app, "sleep", "SELECT pg_sleep($1::float8)", NULL);
+    }
     canal_db_prepare(app, "item", "SELECT id, name, price, active, stock FROM items WHERE id = $1", NULL);
     canal_db_prepare(app, "insert", "INSERT INTO items (name, price) VALUES ($1, $2) RETURNING id", NULL);
-    canal_db_prepare(app, "times10", "SELECT $1::int8 * 10", NULL);
-    canal_db_prepare(app, "divide", "SELECT 10 / ($1::int8 - $1::int8)", NULL);
-    canal_db_prepare(app, "sleep", "SELECT pg_sleep($1::float8)", NULL);
     canal_app_schema(app, &item_schema, NULL);
     canal_app_get(app, "types", types, NULL);
     canal_app_get(app, "items", items, NULL);
