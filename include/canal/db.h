@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /**
  * @file canal/db.h
- * An asynchronous database client on the worker loops: PostgreSQL through libpq's
- * non-blocking API, in pipeline mode, with a pool of connections on every worker.
+ * An asynchronous database client: PostgreSQL through libpq's non-blocking API on the worker
+ * loops, in pipeline mode, with a pool of connections on every worker; or SQLite, on threads
+ * of its own. The same handler code runs on both.
  *
  *     canal_app_db(app, "postgresql:///hello_world?host=/run/postgresql", NULL, NULL);
  *     canal_db_prepare(app, "world", "SELECT id, randomnumber FROM world WHERE id = $1", NULL);
@@ -35,12 +36,20 @@
  * Parameters are always bound (never spliced into the SQL); the one way to run SQL text
  * without parameters is canal_db_exec_script(), meant for DDL and migrations at start.
  *
- * Connections: each worker keeps pool_size of them, connected when the worker starts and
+ * PostgreSQL's connections: each worker keeps pool_size of them, connected when the worker starts and
  * again, with a backoff, whenever one is lost; every declared statement is prepared on each
  * connection when it connects. A query with no connection ready waits at most wait_ms in a
  * queue of max_waiting per worker: then (or when the queue is full) it fails as
  * "unavailable", which canal_db_failed() answers 503 with Retry-After. Queries in flight on a
  * connection that is lost fail the same way.
+ *
+ * SQLite (sqlite:PATH, sqlite::memory:): pool_size threads of the app's, each with its own
+ * connection (WAL, a busy timeout), take the queries of every worker from one queue (at most
+ * max_waiting); statements that write run one at a time, under canal's lock. Parameters are
+ * written $1, $2 as for PostgreSQL; values come back as text, blobs as "\x" and hex as
+ * PostgreSQL's bytea, and errors carry PostgreSQL's SQLSTATE for the common cases (23505 a
+ * unique constraint, 23502 NOT NULL, 42601 syntax, 08P01 a wrong parameter count; HY000 the
+ * others). Transactions are PostgreSQL's only for now.
  */
 #ifndef CANAL_DB_H
 #define CANAL_DB_H
@@ -111,9 +120,10 @@ typedef void (*canal_db_fn)(canal_req_t *req, const canal_db_result_t *res, void
 
 /**
  * Switches the database client on: url is "postgresql://..." or "postgres://..." or a libpq
- * conninfo string ("host=/tmp dbname=x"); opt may be NULL. One client per app; before
- * canal_app_start(). The URL is checked here (CANAL_EINVAL with err saying why; a scheme that
- * is not PostgreSQL's, such as sqlite:, is refused); the connections are made by the workers.
+ * conninfo string ("host=/tmp dbname=x"), or "sqlite:PATH" or "sqlite::memory:"; opt may be
+ * NULL. One client per app; before canal_app_start(). The URL is checked here (CANAL_EINVAL
+ * with err saying why); PostgreSQL's connections are made by the workers, a SQLite file is
+ * opened (and created) here.
  * Errors are also sticky on the app (canal_app_error()). Returns 0, CANAL_EINVAL,
  * CANAL_EEXIST (a client already), CANAL_ENOMEM, CANAL_ESTATE (started).
  */
@@ -131,7 +141,8 @@ CANAL_API int canal_db_prepare(canal_app_t *app, const char *name, const char *s
 /**
  * Runs SQL text without parameters (several statements allowed), blocking, on a connection of
  * its own, before canal_app_start(): for DDL and migrations only. Returns 0, or CANAL_ESYS
- * with err saying what the server said, CANAL_ESTATE (no client, or started).
+ * with err saying what the server said, CANAL_ESTATE (no client, or started); a failure is
+ * also the app's registration error, so canal_app_start() refuses to start without its schema.
  */
 CANAL_API int canal_db_exec_script(canal_app_t *app, const char *sql, canal_error_info_t *err);
 
