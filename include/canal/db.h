@@ -91,11 +91,11 @@ typedef enum canal_db_kind {
 /** A query parameter ($1, $2...): made with the macros below. Borrowed by the call that
  * takes it (its bytes are copied before it returns). */
 typedef struct canal_db_param {
-    canal_db_kind_t kind;
-    int64_t i;
-    double d;
-    const char *s;
-    size_t len;
+    canal_db_kind_t kind; /**< what it is */
+    int64_t i;            /**< INT's value, BOOL's (0 or not) */
+    double d;             /**< DOUBLE's value */
+    const char *s;        /**< TEXT's and BYTEA's bytes */
+    size_t len;           /**< their length */
 } canal_db_param_t;
 
 /** A NULL parameter. */
@@ -198,6 +198,7 @@ CANAL_API int canal_db_tx_query_sql(canal_db_tx_t *tx, const char *sql, const ca
  * already, or BEGIN not back yet).
  */
 CANAL_API int canal_db_commit(canal_db_tx_t *tx, canal_db_fn fn, void *data);
+/** Ends the transaction with ROLLBACK: as canal_db_commit(). */
 CANAL_API int canal_db_rollback(canal_db_tx_t *tx, canal_db_fn fn, void *data);
 
 /**
@@ -255,11 +256,17 @@ CANAL_API int canal_db_is_null(const canal_db_result_t *res, size_t row, size_t 
  * callback only). bytea: the bytes, decoded into request memory.
  */
 CANAL_API int canal_db_int32(const canal_db_result_t *res, size_t row, size_t col, int32_t *out);
+/** An int8 (or smaller) value; as canal_db_int32(). */
 CANAL_API int canal_db_int64(const canal_db_result_t *res, size_t row, size_t col, int64_t *out);
+/** A float8, float4 or numeric value (NaN and infinities too); as canal_db_int32(). */
 CANAL_API int canal_db_double(const canal_db_result_t *res, size_t row, size_t col, double *out);
+/** A boolean (PostgreSQL's t and f, SQLite's 1 and 0) as 1 or 0; as canal_db_int32(). */
 CANAL_API int canal_db_bool(const canal_db_result_t *res, size_t row, size_t col, int *out);
+/** Any value's text, borrowed from the result (the callback's time only); as canal_db_int32(). */
 CANAL_API int canal_db_text(const canal_db_result_t *res, size_t row, size_t col, canal_str_t *out);
+/** A bytea (SQLite: a blob), decoded into request memory; as canal_db_int32(). */
 CANAL_API int canal_db_bytea(const canal_db_result_t *res, size_t row, size_t col, canal_str_t *out);
+/** A timestamp or timestamptz as microseconds since 1970-01-01 UTC; as canal_db_int32(). */
 CANAL_API int canal_db_timestamp(const canal_db_result_t *res, size_t row, size_t col, int64_t *out);
 
 /**
