@@ -217,7 +217,8 @@ CANAL_API int canal_db_then(canal_req_t *req, void (*fn)(canal_req_t *req, void 
  */
 CANAL_API int canal_db_ready(canal_app_t *app, void *data);
 
-/** The query failed: the server's message (or canal's: "no database connection"), or NULL. */
+/** The query failed: the server's primary message (no DETAIL, which may quote values), or
+ * canal's ("the database connection was lost"); NULL when it did not fail. */
 CANAL_API const char *canal_db_error(const canal_db_result_t *res);
 
 /** The failed query's SQLSTATE ("23505", "42601"...), "08006" for a lost connection and

@@ -326,7 +326,10 @@ static void deliver(struct dbw *dw, struct query *q)
         struct canal_db_result res = {.req = req, .pg = q->res, .t = q->table, .error = q->error,
                                       .sqlstate = q->sqlstate, .unavailable = q->unavailable};
         if (q->error == NULL && failed) {
-            res.error = PQresultErrorMessage(q->res);
+            /* the primary message alone: the server's DETAIL may hold the row's values */
+            res.error = PQresultErrorField(q->res, PG_DIAG_MESSAGE_PRIMARY);
+            if (res.error == NULL || *res.error == '\0')
+                res.error = "the query failed";
             const char *state = PQresultErrorField(q->res, PG_DIAG_SQLSTATE);
             res.sqlstate = state != NULL ? state : "XX000";
             /* the server going away (57P01...) or a connection fault (08..., but not 08P01, a

@@ -49,7 +49,7 @@ INSERT INTO items (name, price, active, stock) VALUES ('apple', 0.5, true, 12), 
 SQL
 DB="postgresql:///canal_test?host=$PGDIR&user=canal"
 
-start a "$TBIN/canal-dbapp" --threads 1 --db "$DB" --pool 1 --request-timeout 1500 || exit 0
+start a "$TBIN/canal-dbapp" --threads 1 --db "$DB" --pool 1 --request-timeout 1500 --slow-ms 200 || exit 0
 ready=0
 i=0
 while [ $i -lt 100 ]; do
@@ -74,7 +74,8 @@ check "an INSERT ... RETURNING: 201 with the new id" '{"id":3,"affected":1}' "$(
 check "a unique constraint: SQLSTATE 23505, answered 409" 409 "$(status "$URL/items?name=kiwi&price=3" -X POST)"
 check "a NOT NULL constraint: canal_db_failed() answers 500" 500 "$(status "$URL/items?price=3" -X POST)"
 check "the 500 does not show the server's message" "" "$(body "$URL/items?price=3" -X POST | grep -o 'null value')"
-check "a syntax error: 42601" '{"error":"ERROR:  syntax error at or near \"SELEC\"\nLINE 1: SELEC 1\n        ^\n","sqlstate":"42601","unavailable":false}' "$(body "$URL/errors/syntax")"
+check "a syntax error: 42601, the server's primary message" '{"error":"syntax error at or near \"SELEC\"","sqlstate":"42601","unavailable":false}' "$(body "$URL/errors/syntax")"
+check "a failure's log line quotes no value of the row" "" "$(grep -o 'Failing row' "$TMP/a.err")"
 check_match "wrong parameter count: 08P01, not unavailable" '"sqlstate":"08P01","unavailable":false' "$(body "$URL/errors/params")"
 check "a value of the wrong type: 22P02" '"22P02"' "$(body "$URL/errors/param-type" | grep -o '"22P02"')"
 check "an unknown statement: 500, nothing sent" 500 "$(status "$URL/errors/unknown")"
@@ -104,12 +105,14 @@ check "the connection went back clean: not in a transaction" 0 \
 check "... and serves the next request" '{"id":1,"name":"apple","price":0.5,"active":true,"stock":12}' "$(body "$URL/items/1")"
 
 # ---- a query the deadline overtakes, a client that leaves ----
+check "a query of 300 ms" slept "$(body "$URL/sleep?ms=300")"
+check_match "... logged as slow, by statement and time, no values" 'canal warn: database: slow query sleep: [0-9.]+ ms' "$(cat "$TMP/a.err")"
 check "deadline passed during a slow query: 504" 504 "$(status "$URL/sleep?ms=2500")"
 curl -s -o /dev/null --max-time 0.3 "$URL/sleep?ms=800"
 check "the client left mid-query: the next request is served" '{"chained":700}' "$(body "$URL/chain")"
 sleep 1
 m=$(body "$URL/metrics")
-check "metrics: the slow queries came back and were counted" 2 "$(echo "$m" | sed -n 's/^canal_db_query_duration_seconds_count{statement="sleep"} //p')"
+check "metrics: the slow queries came back and were counted" 3 "$(echo "$m" | sed -n 's/^canal_db_query_duration_seconds_count{statement="sleep"} //p')"
 check "metrics: the failed division counted as an error" 1 "$(echo "$m" | sed -n 's/^canal_db_query_errors_total{statement="divide"} //p')"
 check "metrics: one connection ready" 1 "$(echo "$m" | sed -n 's/^canal_db_connections_ready //p')"
 check "metrics: nothing in flight, nothing waiting" "0 0" \
