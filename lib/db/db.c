@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The database client (canal/db.h): PostgreSQL through libpq's non-blocking API on each
- * worker's h2o loop.
+ * worker's h2o loop; SQLite on threads of its own.
  *
  * Every worker keeps a pool of connections (struct conn). A connection's socket is watched by
  * the worker's loop (a dup of libpq's descriptor, created with H2O_SOCKET_FLAG_DONT_READ: h2o
@@ -27,17 +27,27 @@
  *
  * A lost connection fails its queries in flight ("unavailable", 08006), is closed, and is
  * connected again after a backoff (100 ms, doubling to 2 s; reset once connected).
+ *
+ * A transaction (struct canal_db_tx) holds the connection its BEGIN was sent to (conn.held:
+ * pick() skips it) until its COMMIT or ROLLBACK is back; one still open when its batch settles
+ * is rolled back by canal (held by &rolling_back meanwhile), never returned dirty.
+ *
+ * SQLite: the app's threads (lite_main()) take queries from one queue under db.lock, run them
+ * on their own connections (statements that write under db.write_lock, one at a time), copy
+ * the rows into a struct table of text, and post the query back to its worker (canal__post());
+ * the same deliver() then runs the callback there. A worker that has stopped cannot be posted
+ * to: its stop hook waits for its queries (sqlite_out) and delivers them itself (orphans).
  */
 #include <ctype.h>
-#include <stdio.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <pthread.h>
 #include <libpq-fe.h>
 #include <sqlite3.h>
 #include "core/core.h"
@@ -110,6 +120,7 @@ struct conn {
     int fd;                   /* libpq's descriptor that sock watches a dup of */
     enum conn_state state;
     int want_write;           /* connecting: PQconnectPoll() asked for writable */
+    int notified;             /* h2o_socket_notify_write() pending (one at a time) */
     h2o_linklist_t inflight;  /* struct query, in the order sent */
     size_t ninflight;
     struct canal_db_tx *held; /* the transaction it is held for, or &rolling_back */
@@ -382,9 +393,21 @@ static void fail_soon(struct dbw *dw, struct query *q, const char *error, const 
 
 static void on_io(h2o_socket_t *sock, const char *err);
 
+static void on_writable(h2o_socket_t *sock, const char *err);
+
+/* Calls on_writable() once sock is writable (libh2o takes one such request at a time) */
+static void notify_write(struct conn *c)
+{
+    if (!c->notified) {
+        c->notified = 1;
+        h2o_socket_notify_write(c->sock, on_writable);
+    }
+}
+
 static void on_writable(h2o_socket_t *sock, const char *err)
 {
     struct conn *c = sock->data;
+    c->notified = 0;
     if (c->state == C_CONNECTING) {
         if (c->want_write)
             conn_connect(c);
@@ -395,7 +418,7 @@ static void on_writable(h2o_socket_t *sock, const char *err)
         if (r < 0)
             conn_lost(c, PQerrorMessage(c->pg));
         else if (r == 1)
-            h2o_socket_notify_write(c->sock, on_writable);
+            notify_write(c);
     }
 }
 
@@ -406,6 +429,7 @@ static void close_sock(struct conn *c)
         h2o_socket_close(c->sock); /* closes our dup, not libpq's descriptor */
         c->sock = NULL;
     }
+    c->notified = 0;
     c->fd = -1;
 }
 
@@ -456,7 +480,8 @@ static void conn_lost(struct conn *c, const char *why)
     while (!h2o_linklist_is_empty(&c->inflight)) {
         struct query *q = H2O_STRUCT_FROM_MEMBER(struct query, link, c->inflight.next);
         h2o_linklist_unlink(&q->link);
-        atomic_fetch_sub_explicit(&dw->db->inflight, 1, memory_order_relaxed);
+        if (q->kind == Q_USER)
+            atomic_fetch_sub_explicit(&dw->db->inflight, 1, memory_order_relaxed);
         PQclear(q->res);
         q->res = NULL;
         fail_soon(dw, q, "the database connection was lost", "08006", 1);
@@ -490,7 +515,7 @@ static int conn_send(struct conn *c, struct query *q)
         atomic_fetch_add_explicit(&c->dw->db->inflight, 1, memory_order_relaxed);
     /* PQpipelineSync() flushed what it could: the rest when the socket is writable */
     if (PQflush(c->pg) == 1)
-        h2o_socket_notify_write(c->sock, on_writable);
+        notify_write(c);
     return 0;
 }
 
@@ -541,7 +566,7 @@ static void conn_connect(struct conn *c)
         break;
     case PGRES_POLLING_WRITING:
         c->want_write = 1;
-        h2o_socket_notify_write(c->sock, on_writable);
+        notify_write(c);
         break;
     case PGRES_POLLING_OK:
         conn_ready(c);
@@ -570,7 +595,7 @@ static void conn_start(struct conn *c)
         conn_lost(c, "cannot watch the connection's socket");
         return;
     }
-    h2o_socket_notify_write(c->sock, on_writable);
+    notify_write(c);
 }
 
 static void on_io(h2o_socket_t *sock, const char *err)
