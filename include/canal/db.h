@@ -29,9 +29,12 @@
  * worker's thread, with the request, once the rows are back. A request may start several
  * queries (they are pipelined on the worker's connections) and from a callback start more;
  * its answer is committed once none of its queries is left in flight and the callbacks (and
- * canal_db_then()'s) have run. A callback never runs for a request that is gone (the client
- * left, or request_timeout_ms answered 504): its result is dropped, and a query still waiting
- * for a connection is never sent.
+ * canal_db_then()'s) have run. A callback never runs for a request that is gone
+ * (request_timeout_ms answered 504, or libh2o ended it because its client left; over HTTP/1.1
+ * libh2o does not read a connection while its request is handled, so it sees a client gone only
+ * when it writes the answer): its result is dropped, and a query still waiting for a
+ * connection is never sent. A query already sent is not cancelled (libpq 15's PQcancel()
+ * blocks): the server finishes it.
  *
  * Parameters are always bound (never spliced into the SQL); the one way to run SQL text
  * without parameters is canal_db_exec_script(), meant for DDL and migrations at start.

@@ -710,6 +710,8 @@ static void dispatch_waiting(struct dbw *dw)
         struct query *q = H2O_STRUCT_FROM_MEMBER(struct query, link, dw->waiting.next);
         if (canal_pending_req(q->b->p) == NULL) { /* its request is gone: never sent */
             unwait(dw, q);
+            q->error = "canceled: the request is gone";
+            q->sqlstate = "57014";
             deliver(dw, q);
             continue;
         }

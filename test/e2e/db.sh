@@ -108,6 +108,8 @@ check "... and serves the next request" '{"id":1,"name":"apple","price":0.5,"act
 check "a query of 300 ms" slept "$(body "$URL/sleep?ms=300")"
 check_match "... logged as slow, by statement and time, no values" 'canal warn: database: slow query sleep: [0-9.]+ ms' "$(cat "$TMP/a.err")"
 check "deadline passed during a slow query: 504" 504 "$(status "$URL/sleep?ms=2500")"
+# (libh2o does not read an HTTP/1.1 connection while its request is handled: the answer finds
+# the client gone when it is written)
 curl -s -o /dev/null --max-time 0.3 "$URL/sleep?ms=800"
 check "the client left mid-query: the next request is served" '{"chained":700}' "$(body "$URL/chain")"
 sleep 1
@@ -136,6 +138,28 @@ h=$(grep -l '^HTTP/1.1 503' "$TMP"/poolh.* | head -n 1)
 check "the 503 carries Retry-After" 1 "$(tr -d '\r' <"$h" | sed -n 's/^retry-after: //p')"
 check "the 503 is problem details" "application/problem+json" "$(tr -d '\r' <"$h" | sed -n 's/^content-type: //p')"
 stop p
+
+# ---- requests gone before their queries: no callback, a waiting query never sent ----
+# one connection, one query at a time, 3 s to wait for it, answers due in 1 s
+start g "$TBIN/canal-dbapp" --threads 1 --db "$DB" --pool 1 --pipeline 1 --wait-ms 3000 --request-timeout 1000 || exit 0
+i=0
+while [ "$(status "$URL/health/ready")" != 200 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+curl -s -o /dev/null -w '%{http_code}' "$URL/sleep?ms=1500" >"$TMP/g1" &
+G1=$!
+sleep 0.2
+curl -s -o /dev/null -w '%{http_code}' "$URL/sleep?ms=100" >"$TMP/g2" &
+G2=$!
+wait "$G1" "$G2"
+check "a query overtaken by the deadline: 504" 504 "$(cat "$TMP/g1")"
+check "a query still waiting for the connection at the deadline: 504" 504 "$(cat "$TMP/g2")"
+sleep 1 # the first query comes back at 1.5 s; the second is dropped then
+m=$(body "$URL/metrics")
+check "no callback ran for either request" 0 "$(body "$URL/sleep/callbacks")"
+check "both came back to the client: counted" 2 "$(echo "$m" | sed -n 's/^canal_db_query_duration_seconds_count{statement="sleep"} //p')"
+check "the waiting one was never sent: counted canceled" 1 "$(echo "$m" | sed -n 's/^canal_db_query_errors_total{statement="sleep"} //p')"
+check "the connection serves the next request" slept "$(body "$URL/sleep?ms=10")"
+check "... whose callback ran" 1 "$(body "$URL/sleep/callbacks")"
+stop g
 
 # ---- the server killed and restarted under load ----
 start r "$TBIN/canal-dbapp" --threads 2 --db "$DB" --pool 2 || exit 0

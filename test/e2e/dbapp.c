@@ -7,6 +7,7 @@
  *
  *   canal-dbapp --db URL [--pool N] [--pipeline N] [--wait-ms N] [canal's flags]
  */
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,12 +252,21 @@ static int chain(canal_req_t *req, void *data)
     return canal_db_query(req, "times10", &p, 1, chain_first, NULL);
 }
 
-/* /sleep?ms=N: a query that takes N ms on the server */
+/* /sleep?ms=N: a query that takes N ms on the server; /sleep/callbacks: how many of their
+ * callbacks ran (none may run for a request that is gone) */
+static atomic_int sleep_callbacks;
+
 static void sleep_done(canal_req_t *req, const canal_db_result_t *res, void *data)
 {
+    atomic_fetch_add(&sleep_callbacks, 1);
     if (canal_db_failed(req, res))
         return;
     canal_res_text(req, 200, "slept");
+}
+
+static int sleep_count(canal_req_t *req, void *data)
+{
+    return canal_res_text(req, 200, canal_req_printf(req, "%d", atomic_load(&sleep_callbacks)));
 }
 
 static int sleep_q(canal_req_t *req, void *data)
@@ -430,6 +440,7 @@ int main(int argc, char **argv)
     canal_app_get(app, "pipeline", pipeline, NULL);
     canal_app_get(app, "chain", chain, NULL);
     canal_app_get(app, "sleep", sleep_q, NULL);
+    canal_app_get(app, "sleep/callbacks", sleep_count, NULL);
     canal_app_get(app, "echo", echo, NULL);
     canal_app_get(app, "plaintext", plaintext, NULL);
     canal_app_post(app, "tx", txn, NULL);
