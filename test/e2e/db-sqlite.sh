@@ -30,6 +30,9 @@ check "5 queries, the 3rd failing alone" '[{"value":0},{"value":10},{"error":"HY
     "$(body "$URL/pipeline?n=5&fail=2")"
 check "200 queries of one request" 200 "$(body "$URL/pipeline?n=200" | grep -o '"value"' | wc -l | tr -d ' ')"
 check "chaining" '{"chained":700}' "$(body "$URL/chain")"
+check "a controller action's query" '{"id":1,"name":"apple","price":0.5,"active":true,"stock":12}' "$(body "$URL/mvc/items/1")"
+check "... its after-filter ran at the deferred commit" 200 "$(header "$URL/mvc/items/1" x-after-filter)"
+check "... and saw a 404 set by the query's callback" 404 "$(header "$URL/mvc/items/99" x-after-filter)"
 check "transactions: not on SQLite yet, a 500" 500 "$(status "$URL/tx?name=t&mode=commit" -X POST)"
 
 # concurrent writers: 8 clients, 40 inserts each, on 4 SQLite threads

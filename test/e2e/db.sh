@@ -89,6 +89,9 @@ check "5 queries pipelined, the 3rd failing alone" '[{"value":0},{"value":10},{"
     "$(body "$URL/pipeline?n=5&fail=2")"
 check "500 queries of one request, all back" 500 "$(body "$URL/pipeline?n=500" | grep -o '"value"' | wc -l | tr -d ' ')"
 check "a query started from another's callback" '{"chained":700}' "$(body "$URL/chain")"
+check "a controller action's query" '{"id":1,"name":"apple","price":0.5,"active":true,"stock":12}' "$(body "$URL/mvc/items/1")"
+check "... its after-filter ran at the deferred commit" 200 "$(header "$URL/mvc/items/1" x-after-filter)"
+check "... and saw a 404 set by the query's callback" 404 "$(header "$URL/mvc/items/99" x-after-filter)"
 
 # ---- transactions, on the one connection (--pool 1) ----
 count() { psql -d canal_test -At -c "SELECT count(*) FROM items WHERE name = '$1'"; }

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The database client's test app (test/e2e/db.sh): every column type, NULLs, rows bound
- * through a schema, errors (syntax, constraint, wrong parameter count), several queries of
- * one request pipelined with a failing one in the middle, chaining, slow queries for the
- * deadline, the client gone and the pool's wait queue, the metrics and readiness.
+ * The database client's test app (test/e2e/db.sh on PostgreSQL, db-sqlite.sh on SQLite): every
+ * column type, NULLs, rows bound through a schema, errors (syntax, constraint, wrong parameter
+ * count), several queries of one request with a failing one in the middle, chaining,
+ * transactions, slow queries for the deadline, the client gone and the pool's wait queue, a
+ * controller action (its after-filter at the deferred commit), the metrics and readiness.
  *
- *   canal-dbapp --db URL [--pool N] [--pipeline N] [--wait-ms N] [canal's flags]
+ *   canal-dbapp --db URL [--pool N] [--pipeline N] [--wait-ms N] [--max-waiting N]
+ *               [--slow-ms N] [canal's flags]
  */
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -361,6 +363,35 @@ static int txn(canal_req_t *req, void *data)
     return t->tx != NULL ? CANAL_PENDING : 0;
 }
 
+/* ---- a controller action: the same query, the after-filter at the deferred commit ---- */
+
+typedef struct {
+    int32_t id;
+} id_args_t;
+
+static const canal_field_t id_fields[] = {
+    {.name = "id", CANAL_FIELD(id_args_t, id), .type = CANAL_TYPE_INT32, .source = CANAL_FROM_ROUTE,
+     .flags = CANAL_REQUIRED},
+    {.name = NULL}};
+static const canal_schema_t id_args = {.name = "IdArgs", .size = sizeof(id_args_t), .fields = id_fields};
+
+static int item_action(canal_ctx_t *ctx, canal_req_t *req, const void *args)
+{
+    canal_db_param_t p = CANAL_DB_INT(((const id_args_t *)args)->id);
+    return canal_db_query(req, "item", &p, 1, item_done, NULL);
+}
+
+static int after_filter(canal_ctx_t *ctx, void *data)
+{
+    canal_req_t *req = canal_ctx_req(ctx);
+    return canal_res_header(req, "x-after-filter", canal_req_printf(req, "%d", canal_res_status_code(req)));
+}
+
+static const canal_action_def_t item_actions[] = {
+    {.name = "Get", .handler = item_action, .routes = {"mvc/items/{id:int}"}, .args = &id_args,
+     .filters = {{.after = after_filter}}},
+    {.name = NULL}};
+
 static int plaintext(canal_req_t *req, void *data)
 {
     return canal_res_body_static(req, 200, "text/plain", "Hello, World!", 13);
@@ -444,11 +475,18 @@ int main(int argc, char **argv)
     canal_app_get(app, "echo", echo, NULL);
     canal_app_get(app, "plaintext", plaintext, NULL);
     canal_app_post(app, "tx", txn, NULL);
+    static const canal_controller_def_t items_controller = {.name = "Items", .actions = item_actions};
+    canal_mvc_t *mvc = canal_mvc_create(app);
+    if (mvc == NULL || canal_mvc_add_controller(mvc, &items_controller, NULL, &err) != 0) {
+        fprintf(stderr, "canal-dbapp: %s\n", mvc ? err.message : "out of memory");
+        return 1;
+    }
     canal_app_metrics(app, "/metrics", NULL);
     canal_app_health(app, "/health", canal_db_ready, NULL);
     if (canal_app_error(app, &err) != 0) {
         fprintf(stderr, "canal-dbapp: %s\n", err.message);
         canal_app_destroy(app);
+        canal_mvc_destroy(mvc);
         return 1;
     }
     if (canal_app_start(app) != 0)
@@ -457,5 +495,6 @@ int main(int argc, char **argv)
     fflush(stdout);
     int rc = canal_app_wait(app);
     canal_app_destroy(app);
+    canal_mvc_destroy(mvc);
     return rc == 0 ? 0 : 1;
 }
