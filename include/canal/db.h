@@ -154,7 +154,9 @@ CANAL_API int canal_db_exec_script(canal_app_t *app, const char *sql, canal_erro
  * fn (may be NULL) gets the result. The request is deferred on the first query (it must not
  * be deferred otherwise). Returns CANAL_PENDING, which the handler returns. When it cannot
  * start the query (an unknown statement, out of memory, the request deferred by other code)
- * it sets a 500 and returns 0, and fn does not run.
+ * it sets a 500 (a 503 with Retry-After while the server stops) and returns 0, and fn does
+ * not run. A query that cannot get a connection in time still returns CANAL_PENDING: fn gets
+ * the failure (canal_db_unavailable()).
  */
 CANAL_API int canal_db_query(canal_req_t *req, const char *name, const canal_db_param_t *params, size_t n,
                              canal_db_fn fn, void *data);
