@@ -111,7 +111,8 @@ typedef struct canal_db_param {
 #define CANAL_DB_BOOL(v) ((canal_db_param_t){.kind = CANAL_DB_P_BOOL, .i = !!(v)})
 /** A text parameter: a NUL-terminated string (NULL: SQL NULL). */
 #define CANAL_DB_TEXT(str) \
-    ((canal_db_param_t){.kind = (str) ? CANAL_DB_P_TEXT : CANAL_DB_P_NULL, .s = (str), .len = (str) ? strlen(str) : 0})
+    ((canal_db_param_t){.kind = (str) ? CANAL_DB_P_TEXT : CANAL_DB_P_NULL, .s = (str), \
+                        .len = strlen((str) ? (str) : "")})
 /** A text parameter of len bytes. */
 #define CANAL_DB_TEXTN(str, n) ((canal_db_param_t){.kind = CANAL_DB_P_TEXT, .s = (str), .len = (n)})
 /** A bytea parameter of len bytes. */

@@ -266,13 +266,50 @@ static void test_sqlite_states(void **state)
     sqlite3_close(c);
 }
 
+/* Registration: every bad call refused with its code and a sentence, and the first error
+ * kept by the app */
+static void test_registration(void **state)
+{
+    canal_config_t cfg;
+    canal_config_init(&cfg);
+    canal_app_t *app = canal_app_create(&cfg);
+    canal_error_info_t err;
+    assert_int_equal(canal_db_prepare(app, "a", "SELECT 1", &err), CANAL_ESTATE); /* no client yet */
+    assert_int_equal(canal_db_exec_script(app, "SELECT 1", &err), CANAL_ESTATE);
+    assert_int_equal(canal_app_db(app, "", NULL, &err), CANAL_EINVAL);
+    assert_int_equal(canal_app_db(app, "nosuchoption=1", NULL, &err), CANAL_EINVAL);
+    assert_non_null(strstr(err.message, "bad URL"));
+    assert_int_equal(canal_app_db(app, "sqlite:", NULL, &err), CANAL_EINVAL);
+    assert_int_equal(canal_app_db(app, "sqlite:/nonexistent-dir/x.db", NULL, &err), CANAL_EINVAL);
+    canal_app_destroy(app);
+
+    app = canal_app_create(&cfg);
+    assert_int_equal(canal_app_db(app, "sqlite::memory:", NULL, &err), 0);
+    assert_int_equal(canal_app_db(app, "sqlite::memory:", NULL, &err), CANAL_EEXIST);
+    assert_int_equal(canal_db_prepare(app, "one", "SELECT $1", &err), 0);
+    assert_int_equal(canal_db_prepare(app, "one", "SELECT 2", &err), CANAL_EEXIST);
+    assert_int_equal(canal_db_prepare(app, "", "SELECT 2", &err), CANAL_EINVAL);
+    assert_int_equal(canal_db_prepare(app, "two", NULL, &err), CANAL_EINVAL);
+    assert_int_equal(canal_db_exec_script(app, "CREATE TABLE t (x); INSERT INTO t VALUES (1)", &err), 0);
+    assert_int_equal(canal_db_exec_script(app, "CREATE TABLE t (x)", &err), CANAL_ESYS);
+    assert_non_null(strstr(err.message, "already exists"));
+    canal_error_info_t first;
+    assert_int_equal(canal_app_error(app, &first), CANAL_EEXIST); /* the first error is kept */
+    canal_app_destroy(app);
+
+    app = canal_app_create(&cfg);
+    assert_int_equal(canal_app_db(app, "host=/nonexistent dbname=x", NULL, &err), 0); /* checked by libpq only */
+    assert_int_equal(canal_db_exec_script(app, "SELECT 1", &err), CANAL_ESYS); /* no server there */
+    canal_app_destroy(app);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_integers),   cmocka_unit_test(test_doubles_bools_text),
         cmocka_unit_test(test_timestamps), cmocka_unit_test(test_bind),
         cmocka_unit_test(test_table),      cmocka_unit_test(test_params),
-        cmocka_unit_test(test_sqlite_states),
+        cmocka_unit_test(test_sqlite_states), cmocka_unit_test(test_registration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
