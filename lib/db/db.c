@@ -48,6 +48,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <libpq-fe.h>
 #include <sqlite3.h>
 #include "core/core.h"
@@ -121,6 +124,7 @@ struct conn {
     enum conn_state state;
     int want_write;           /* connecting: PQconnectPoll() asked for writable */
     int notified;             /* h2o_socket_notify_write() pending (one at a time) */
+    int tcp, corked;          /* TCP: corked while the loop's turn sends (cork()) */
     h2o_linklist_t inflight;  /* struct query, in the order sent */
     size_t ninflight;
     struct canal_db_tx *held; /* the transaction it is held for, or &rolling_back */
@@ -140,7 +144,7 @@ struct dbw {
     size_t nwaiting;
     h2o_linklist_t soon;      /* struct query failed on starting, delivered next turn */
     h2o_timeout_t wait_to, retry_to, soon_to;
-    h2o_timeout_entry_t soon_entry;
+    h2o_timeout_entry_t soon_entry, uncork_entry;
     int timers, stopping;
     atomic_long sqlite_out;   /* queries of this worker's on the SQLite threads */
     h2o_linklist_t orphans;   /* SQLite results the stopped worker could not be posted (lock) */
@@ -430,6 +434,7 @@ static void close_sock(struct conn *c)
         c->sock = NULL;
     }
     c->notified = 0;
+    c->corked = 0;
     c->fd = -1;
 }
 
@@ -490,10 +495,42 @@ static void conn_lost(struct conn *c, const char *why)
     schedule_retry(c);
 }
 
+/* The end of the loop's turn: what the corked connections hold leaves in full packets */
+static void on_uncork(h2o_timeout_entry_t *e)
+{
+    struct dbw *dw = H2O_STRUCT_FROM_MEMBER(struct dbw, uncork_entry, e);
+    int off = 0;
+    for (size_t i = 0; i < dw->nconns; i++) {
+        struct conn *c = &dw->conns[i];
+        if (c->corked && c->fd >= 0)
+            setsockopt(c->fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off));
+        c->corked = 0;
+    }
+}
+
+/* libpq 15 sends at every Sync, and canal syncs every query: over TCP the sends of one turn
+ * of the loop are corked, so that they leave together (the server reads them at once) when
+ * the turn ends. A unix socket has no cork: one send per query. */
+static void cork(struct conn *c)
+{
+    if (!c->tcp || c->corked || c->dw->stopping)
+        return;
+    int on = 1;
+    if (setsockopt(c->fd, IPPROTO_TCP, TCP_CORK, &on, sizeof(on)) != 0) {
+        c->tcp = 0;
+        return;
+    }
+    c->corked = 1;
+    struct dbw *dw = c->dw;
+    if (!h2o_timeout_is_linked(&dw->uncork_entry))
+        h2o_timeout_link(dw->loop, &dw->soon_to, &dw->uncork_entry);
+}
+
 /* Sends q on c (ready): the query and its own Sync. 0, or -1 (c is lost; q not taken). */
 static int conn_send(struct conn *c, struct query *q)
 {
     int ok;
+    cork(c);
     if (q->kind == Q_PREPARE)
         ok = PQsendPrepare(c->pg, q->st->name, q->st->sql, 0, NULL);
     else if (q->kind == Q_SETUP || q->kind == Q_ROLLBACK)
@@ -528,6 +565,10 @@ static void conn_ready(struct conn *c)
     }
     c->state = C_READY;
     c->backoff_ms = BACKOFF_MIN_MS;
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof(sa);
+    c->tcp = getsockname(c->fd, (struct sockaddr *)&sa, &len) == 0 &&
+             (sa.ss_family == AF_INET || sa.ss_family == AF_INET6);
     atomic_fetch_add_explicit(&dw->db->ready, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&dw->db->connects, 1, memory_order_relaxed);
     /* the text of dates as canal_db_timestamp() reads it, then every statement */
@@ -1652,6 +1693,7 @@ static int db_worker_init(struct canal_worker *w, void *st, void *wst)
     h2o_timeout_init(dw->loop, &dw->retry_to, RETRY_TICK_MS);
     h2o_timeout_init(dw->loop, &dw->soon_to, 0);
     dw->soon_entry.cb = on_soon;
+    dw->uncork_entry.cb = on_uncork;
     dw->timers = 1;
     for (size_t i = 0; i < dw->nconns; i++) {
         struct conn *c = &dw->conns[i];
@@ -1697,6 +1739,8 @@ static void db_worker_stop(struct canal_worker *w, void *st, void *wst)
     }
     if (h2o_timeout_is_linked(&dw->soon_entry))
         h2o_timeout_unlink(&dw->soon_entry);
+    if (h2o_timeout_is_linked(&dw->uncork_entry))
+        h2o_timeout_unlink(&dw->uncork_entry);
     on_soon(&dw->soon_entry);
     if (dw->timers) {
         h2o_timeout_dispose(dw->loop, &dw->wait_to);

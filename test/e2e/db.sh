@@ -24,9 +24,11 @@ if [ "$(id -u)" = 0 ]; then
     chown postgres "$PGDIR"
     AS="runuser -u postgres --"
 fi
+# a unix socket in PGDIR, and 127.0.0.1 on a free port (for the TCP path: canal-tfb below)
+PGPORT=$(free_port)
 pg_start() {
     $AS "$PGBIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/log" -w -t 30 \
-        -o "-k $PGDIR -c listen_addresses= -p 5432 -c fsync=off -c max_connections=40" start >/dev/null
+        -o "-k $PGDIR -c listen_addresses=127.0.0.1 -p $PGPORT -c fsync=off -c max_connections=40" start >/dev/null
 }
 pg_stop() { $AS "$PGBIN/pg_ctl" -D "$PGDIR/data" -m "$1" -w -t 30 stop >/dev/null 2>&1; }
 trap 'for p in $SERVER_PIDS; do kill -KILL "$p" 2>/dev/null; done; pg_stop immediate; rm -rf "$TMP" "$PGDIR"' EXIT
@@ -40,14 +42,14 @@ if ! pg_start; then
     sed 's/^/# /' "$PGDIR/log"
     exit 0
 fi
-psql() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$PGDIR" -U canal "$@"; }
+psql() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$PGDIR" -p "$PGPORT" -U canal "$@"; }
 psql -d postgres -c "CREATE DATABASE canal_test"
 psql -d canal_test <<'SQL'
 CREATE TABLE items (id serial PRIMARY KEY, name text UNIQUE NOT NULL, price float8 NOT NULL DEFAULT 0,
                     active boolean NOT NULL DEFAULT true, stock int8);
 INSERT INTO items (name, price, active, stock) VALUES ('apple', 0.5, true, 12), ('pear', 1.25, false, NULL);
 SQL
-DB="postgresql:///canal_test?host=$PGDIR&user=canal"
+DB="postgresql:///canal_test?host=$PGDIR&port=$PGPORT&user=canal"
 
 start a "$TBIN/canal-dbapp" --threads 1 --db "$DB" --pool 1 --request-timeout 1500 --slow-ms 200 || exit 0
 ready=0
@@ -216,9 +218,9 @@ check "every connection reconnected" 4 "$(body "$URL/metrics" | sed -n 's/^canal
 check_match "the losses were counted" '^[1-9]' "$(body "$URL/metrics" | sed -n 's/^canal_db_connection_losses_total //p')"
 stop r
 
-# ---- examples/techempower (canal-tfb) by TechEmpower's rules ----
+# ---- examples/techempower (canal-tfb) by TechEmpower's rules, over TCP ----
 psql -d postgres -f examples/techempower/world.sql
-start t "$BIN/canal-tfb" --threads 2 --pool 2 --db "postgresql://benchmarkdbuser:benchmarkdbpass@/hello_world?host=$PGDIR" || exit 0
+start t "$BIN/canal-tfb" --threads 2 --pool 2 --db "postgresql://benchmarkdbuser:benchmarkdbpass@127.0.0.1:$PGPORT/hello_world" || exit 0
 i=0
 while [ "$(status "$URL/db")" != 200 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 check "tfb /json" '{"message":"Hello, World!"}' "$(body "$URL/json")"
@@ -249,7 +251,7 @@ print("updates", len(rows) == 20 and all(map(row_ok, rows)) and all(s[r["id"]] =
 print("updates=foo", len(get("/updates?queries=foo")) == 1)
 print("updates=600", len(get("/updates?queries=600")) == 500)
 PY
-out=$(python3 "$TMP/tfb.py" "$URL" "$PGBIN/psql" -X -h "$PGDIR" -U canal 2>&1)
+out=$(python3 "$TMP/tfb.py" "$URL" "$PGBIN/psql" -X -h "$PGDIR" -p "$PGPORT" -U canal 2>&1)
 check "tfb /db: one row as stored" "db True" "$(echo "$out" | grep '^db ')"
 for q in 20 1 0 foo "" 501 -3 12abc; do
     check "tfb /queries?queries=$q: clamped, one object per query" "queries=$q True" "$(echo "$out" | grep "^queries=$q ")"
