@@ -65,7 +65,9 @@ DEP_CFLAGS  = $(shell pkg-config --cflags libh2o-evloop jansson libpq sqlite3) -
 # ones the router and the tools get.
 PCRE2_CFLAGS := $(shell pkg-config --cflags libpcre2-8)
 PCRE2_LIBS   := $(shell pkg-config --libs libpcre2-8)
-DEP_LIBS    = $(shell pkg-config --libs libh2o-evloop jansson libpq sqlite3) $(PCRE2_LIBS) -lwslay -lssl -lcrypto -lpthread
+# Password hashing (canal/password.h) is libargon2's Argon2id (libargon2-dev); the database
+# client (lib/db/) is libpq's and SQLite's
+DEP_LIBS    = $(shell pkg-config --libs libh2o-evloop jansson libargon2 libpq sqlite3) $(PCRE2_LIBS) -lwslay -lssl -lcrypto -lpthread
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 
@@ -73,7 +75,7 @@ PURE_SRC   = $(wildcard lib/common/*.c lib/router/*.c)
 # The server: the core (lib/core/, which names no feature), the features, a folder each, and
 # lib/app/ above them: canal_app_create(), which switches on the features the configuration
 # names (docs/architecture.md; test/check-layers.sh keeps the direction).
-FEATURES    = models security db files realtime observability openapi
+FEATURES    = models security db files realtime observability views cache openapi
 SERVER_DIRS = core $(FEATURES) app
 SERVER_SRC  = $(foreach d,$(SERVER_DIRS),$(wildcard lib/$(d)/*.c))
 CTRL_SRC   = $(wildcard lib/controller/*.c)
@@ -154,11 +156,15 @@ $(B)/lib/%.pc: pkgconfig/%.pc.in Makefile
 	@mkdir -p $(dir $@)
 	$(PC_SED) $< > $@
 
-# The tools use the router alone: no h2o or jansson flags, only the router's objects (and PCRE2).
+# The tools use the router alone: no h2o or jansson flags, only the router's objects (and PCRE2);
+# canal-view, the template engine's, links the library (public headers only).
 tools: $(TOOLS)
-$(TOOLS): $(B)/bin/%: lib/tools/%.c $(PURE_OBJ)
+$(filter-out $(B)/bin/canal-view,$(TOOLS)): $(B)/bin/%: lib/tools/%.c $(PURE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(PURE_OBJ) $(ALL_LDFLAGS) $(PCRE2_LIBS)
+$(B)/bin/canal-view: lib/tools/canal-view.c $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $< $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS)
 
 # Examples link the static library, so they run from the build tree as they are.
 

@@ -10,6 +10,8 @@
  *   canal/openapi.h  an OpenAPI 3.1 document of the routes, served with a Swagger UI page
  *   canal/metrics.h, canal/files.h, canal/cors.h   metrics; static files and compression;
  *                   CORS policies
+ *   canal/view.h    views: Mustache templates rendered into HTML answers
+ *   canal/etag.h    ETags and If-None-Match for dynamic answers
  */
 #ifndef CANAL_H
 #define CANAL_H
@@ -24,6 +26,9 @@
 #include "canal/metrics.h"
 #include "canal/files.h"
 #include "canal/cors.h"
+#include "canal/password.h"
+#include "canal/view.h"
+#include "canal/etag.h"
 #include "canal/db.h"
 
 #endif

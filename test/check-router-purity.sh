@@ -12,8 +12,10 @@
 cd "$(dirname "$0")/.." || exit 1
 
 files="include/canal/router.h include/canal/error.h include/canal/export.h"
-# the tools (canal-routes) are the router alone too, and are linked with its objects only
+# the tools (canal-routes) are the router alone too, and are linked with its objects only; but
+# canal-view, the template engine's tool, which is linked with the library (Makefile)
 for f in lib/router/*.c lib/router/*.h lib/tools/*.c; do
+    [ "$f" = lib/tools/canal-view.c ] && continue
     [ -f "$f" ] && files="$files $f"
 done
 

@@ -45,6 +45,13 @@ static int secret(canal_ctx_t *ctx, canal_req_t *req, const void *args)
     return canal_res_model(req, 200, &demo_message_schema, &demo_secret);
 }
 
+/* the page through the controller's view result */
+static int employees_page(canal_ctx_t *ctx, canal_req_t *req, const void *args)
+{
+    canal_view_data_t d = demo_employees(req);
+    return canal_ctx_view(ctx, 200, "employees", &d);
+}
+
 static int orders_ndjson(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     return demo_orders_ndjson(req);
@@ -67,6 +74,10 @@ static const canal_action_def_t home_actions[] = {
      .options = {CANAL_DOC(.summary = "Every order, one JSON object per line, streamed",
                            .responses = {{.status = 200, .content_type = "application/x-ndjson",
                                           .description = "One Order object per line."}})}},
+    {.name = "Employees", .routes = {"home/employees"}, .handler = employees_page,
+     .options = {CANAL_ETAG(1),
+                 CANAL_DOC(.summary = "The employees as an HTML page",
+                           .responses = {{.status = 200, .content_type = "text/html; charset=utf-8"}})}},
     {.name = "Secret", .handler = secret,
      .options = {CANAL_POLICY(&demo_key_policy),
                  CANAL_DOC(.summary = "Only with the API key",

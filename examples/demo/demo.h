@@ -50,6 +50,11 @@ extern const demo_message_t demo_secret;
 /* GET /home/orders.ndjson in both modes (orders_stream.c): every order, streamed. */
 int demo_orders_ndjson(canal_req_t *req);
 
+/* GET /home/employees in both modes (pages.c): the page's data (in req's memory) for the
+ * template "employees" of the folder that demo_views() compiles (examples/demo/views). */
+canal_view_data_t demo_employees(canal_req_t *req);
+int demo_views(canal_app_t *app, const char *dir, canal_error_info_t *err);
+
 int demo_router_mode(canal_app_t *app, canal_error_info_t *err);
 int demo_controller_mode(canal_app_t *app, canal_mvc_t *mvc, canal_error_info_t *err);
 

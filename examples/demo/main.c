@@ -15,9 +15,10 @@
  *   GET /health/live, /health/ready          liveness; readiness (503 once stopping)
  *   GET /metrics                             Prometheus metrics
  *   GET /static/...                          files of examples/demo/static (--static-dir)
+ *   GET /home/employees                      an HTML page: examples/demo/views (--views-dir)
  *
  * Every answer carries an X-Request-Id (--request-id off to leave it out).
- *   build/bin/canal-demo [--mode router|controller] [--data FILE] [--static-dir DIR|off]
+ *   build/bin/canal-demo [--mode router|controller] [--data FILE] [--static-dir DIR|off] [--views-dir DIR]
  *                        [--metrics on|off] [--compress on|off] [--cors on|off]
  *                        [canal's flags: --host ...]
  *
@@ -42,9 +43,10 @@ static void usage(FILE *to)
 {
     fprintf(to,
             "usage: canal-demo [--mode router|controller] [--data FILE] [--swagger-ui DIR] [--routes]\n"
-            "                  [--static-dir DIR|off] [--metrics on|off] [--compress on|off]\n"
-            "                  [--cors on|off] [--api-key FILE] [options]\n"
+            "                  [--static-dir DIR|off] [--views-dir DIR] [--metrics on|off]\n"
+            "                  [--compress on|off] [--cors on|off] [--api-key FILE] [options]\n"
             "  --routes          print the route table and exit\n"
+            "  --views-dir DIR   the page templates (default examples/demo/views)\n"
             "  --api-key FILE    the X-Api-Key of GET /home/secret (the file's bytes less one\n"
             "                    newline); none: a random key nobody knows\n"
             "  --swagger-ui DIR  swagger-ui-dist's directory for /docs (env CANAL_SWAGGER_UI;\n"
@@ -73,9 +75,10 @@ static int serve_openapi(canal_app_t *app, canal_mvc_t *mvc, const char *mode, c
     return rc;
 }
 
-/* The static folder of the source tree: the binary is build/bin/canal-demo (or
- * build/asan/bin/...), so look two and three levels above it, then in the current directory. */
-static const char *default_static_dir(char *buf, size_t size)
+/* A folder of examples/demo in the source tree (static, views): the binary is
+ * build/bin/canal-demo (or build/asan/bin/...), so look two and three levels above it, then in
+ * the current directory. */
+static const char *demo_dir(const char *leaf, char *buf, size_t size)
 {
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -86,12 +89,13 @@ static const char *default_static_dir(char *buf, size_t size)
             *slash = '\0';
         static const char *const up[] = {"/../..", "/../../.."};
         for (size_t i = 0; i < 2; i++) {
-            snprintf(buf, size, "%s%s/examples/demo/static", exe, up[i]);
+            snprintf(buf, size, "%s%s/examples/demo/%s", exe, up[i], leaf);
             if (access(buf, R_OK | X_OK) == 0)
                 return buf;
         }
     }
-    return "examples/demo/static";
+    snprintf(buf, size, "examples/demo/%s", leaf);
+    return buf;
 }
 
 /* "on" or "off" into *on; 0, or -1 for anything else */
@@ -139,7 +143,7 @@ int main(int argc, char **argv)
     canal_error_info_t err;
     const char *mode = "router", *data = NULL, *swagger_ui = getenv("CANAL_SWAGGER_UI");
     int list_routes = 0;
-    const char *static_dir = NULL, *api_key = NULL;
+    const char *static_dir = NULL, *views_dir = NULL, *api_key = NULL;
     int metrics = 1, compress = 1, cors = 1;
     char dir[PATH_MAX + 32];
 
@@ -166,6 +170,8 @@ int main(int argc, char **argv)
             swagger_ui = argv[++i];
         } else if (strcmp(argv[i], "--static-dir") == 0 && i + 1 < argc) {
             static_dir = argv[++i];
+        } else if (strcmp(argv[i], "--views-dir") == 0 && i + 1 < argc) {
+            views_dir = argv[++i];
         } else if (i + 1 < argc && ((strcmp(argv[i], "--metrics") == 0 && on_off(argv[i + 1], &metrics) == 0) ||
                                     (strcmp(argv[i], "--compress") == 0 && on_off(argv[i + 1], &compress) == 0) ||
                                     (strcmp(argv[i], "--cors") == 0 && on_off(argv[i + 1], &cors) == 0))) {
@@ -212,10 +218,13 @@ int main(int argc, char **argv)
         mvc = canal_mvc_create(app);
         rc = mvc ? demo_controller_mode(app, mvc, &err) : CANAL_ENOMEM;
     }
+    char vdir[PATH_MAX + 32];
+    if (rc == 0)
+        rc = demo_views(app, views_dir ? views_dir : demo_dir("views", vdir, sizeof(vdir)), &err);
     if (rc == 0 && (rc = canal_app_health(app, "/health", NULL, NULL)) != 0)
         snprintf(err.message, sizeof(err.message), "health endpoints: %s", canal_strerror(rc));
     if (rc == 0)
-        rc = mount_ops(app, mvc, static_dir ? static_dir : default_static_dir(dir, sizeof(dir)), metrics, compress,
+        rc = mount_ops(app, mvc, static_dir ? static_dir : demo_dir("static", dir, sizeof(dir)), metrics, compress,
                        cors, &err);
     if (rc != 0) {
         fprintf(stderr, "canal-demo: %s\n", err.message);
@@ -248,7 +257,7 @@ int main(int argc, char **argv)
             mode, canal_app_config(app)->threads,
             canal_app_config(app)->env == CANAL_ENV_DEVELOPMENT ? "development" : "production");
     static const char *const urls[] = {"/home/plaintext", "/home/json", "/home/employee/3",
-                                       "/home/orders/3?index=0&size=5", "/api/woo",
+                                       "/home/orders/3?index=0&size=5", "/home/employees", "/api/woo",
                                        "/openapi.json", "/docs",
                                        "/health/ready", "/metrics", "/static/"};
     for (size_t i = 0; i < sizeof(urls) / sizeof(urls[0]); i++)

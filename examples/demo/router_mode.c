@@ -50,6 +50,12 @@ static int secret(canal_req_t *req, void *data)
     return canal_res_model(req, 200, &demo_message_schema, &demo_secret);
 }
 
+static int employees_page(canal_req_t *req, void *data)
+{
+    canal_view_data_t d = demo_employees(req);
+    return canal_res_view(req, 200, "employees", &d);
+}
+
 static int orders_ndjson(canal_req_t *req, void *data)
 {
     return demo_orders_ndjson(req);
@@ -76,6 +82,10 @@ int demo_router_mode(canal_app_t *app, canal_error_info_t *err)
          .options = {CANAL_DOC(.summary = "Every order, one JSON object per line, streamed",
                                .responses = {{.status = 200, .content_type = "application/x-ndjson",
                                               .description = "One Order object per line."}})}},
+        {.tmpl = "home/employees", .handler = employees_page,
+         .options = {CANAL_ETAG(1),
+                     CANAL_DOC(.summary = "The employees as an HTML page",
+                               .responses = {{.status = 200, .content_type = "text/html; charset=utf-8"}})}},
         {.tmpl = "api/woo", .handler = woo,
          .options = {CANAL_DOC(.summary = "The Woo object",
                                .responses = {{.status = 200, .schema = &demo_woo_schema}})}},

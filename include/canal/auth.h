@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <jansson.h>
 #include "app.h"
+#include "schema.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -126,6 +127,64 @@ typedef struct canal_jwt_config {
  * leeway over 60, a realm with '"', '\\' or a control character; CANAL_ENOMEM).
  */
 CANAL_API canal_auth_t *canal_auth_jwt(const canal_jwt_config_t *cfg, canal_error_info_t *err);
+
+/* ---- Issuing JWTs ---- */
+
+/** A JWT signer: one key, an issuer and an audience (canal_jwt_signer_create()). Opaque. */
+typedef struct canal_jwt_signer canal_jwt_signer_t;
+
+/** A signer's configuration. Strings are copied by canal_jwt_signer_create(). */
+typedef struct canal_jwt_signer_config {
+    canal_jwt_alg_t alg;    /**< HS256, RS256 or ES256 */
+    const void *secret;     /**< HS256: the secret's bytes (at least 32), as canal_jwt_key_t's */
+    size_t secret_len;      /**< HS256: its length */
+    const char *pem_file;   /**< RS256, ES256: a PEM file with the PRIVATE key (PKCS#8
+                                 "BEGIN PRIVATE KEY", or "BEGIN RSA/EC PRIVATE KEY"): an RSA
+                                 key of 2048 bits or more, a P-256 key */
+    const char *kid;        /**< the header's "kid" (a verifier with several keys of the
+                                 algorithm picks by it), or NULL for none */
+    const char *issuer;     /**< required: every token's "iss" */
+    const char *audience;   /**< required: every token's "aud" */
+    unsigned ttl;           /**< seconds from "iat" to "exp" unless a token says; 0: 900 */
+} canal_jwt_signer_config_t;
+
+/**
+ * Makes a signer, for the tokens an app issues (a login's answer); a canal_auth_jwt() scheme
+ * with the same secret, or with the public key of the same pair, issuer and audience, accepts
+ * them, as does any RFC 7519 library (the tests check PyJWT). Returns NULL with err filled:
+ * CANAL_EINVAL (an algorithm other than the three, an HS256 secret shorter than 32 bytes or
+ * that is a PEM or DER key, a PEM file without a private key of the algorithm's type and size,
+ * no issuer or audience, a kid with '"', '\' or a control character), CANAL_ENOMEM. Safe to
+ * use from every worker thread at once; destroy it after the app.
+ */
+CANAL_API canal_jwt_signer_t *canal_jwt_signer_create(const canal_jwt_signer_config_t *cfg,
+                                                      canal_error_info_t *err);
+/** Destroys a signer (NULL is a no-op). */
+CANAL_API void canal_jwt_signer_destroy(canal_jwt_signer_t *s);
+
+/** What a token says, beside the signer's iss and aud (canal_jwt_sign()). */
+typedef struct canal_jwt_claims {
+    const char *subject;          /**< required: "sub", a non-empty string */
+    const char *scope;            /**< "scope": space-separated scopes, or NULL */
+    unsigned ttl;                 /**< seconds to "exp" from now; 0: the signer's */
+    unsigned not_before;          /**< "nbf" = now + this, when not 0 (else no "nbf") */
+    int jti;                      /**< 1: a "jti" of 16 random bytes (base64url), so that a
+                                       token can be told from every other (revocation lists) */
+    const json_t *extra;          /**< more claims: an object, copied, or NULL */
+    const canal_schema_t *schema; /**< more claims from a typed model: obj written by its schema
+                                       (canal/schema.h), or NULL */
+    const void *obj;              /**< the struct schema describes */
+} canal_jwt_claims_t;
+
+/**
+ * Issues a token: the header {"alg", "typ": "JWT", "kid" if the signer has one}, the claims
+ * iss, aud, sub, iat (now), exp, nbf, jti and scope as c says, then extra's members, then
+ * the model's; signed with the signer's key. Returns the token (malloc'd, NUL-terminated,
+ * free() it), or NULL with err filled: CANAL_EINVAL (no subject; a member of extra or of the
+ * model named like a claim canal writes: iss, aud, sub, iat, exp, nbf, jti, scope; extra not
+ * an object; obj NULL with a schema), CANAL_ENOMEM, CANAL_ESYS (OpenSSL failed to sign).
+ */
+CANAL_API char *canal_jwt_sign(const canal_jwt_signer_t *s, const canal_jwt_claims_t *c, canal_error_info_t *err);
 
 /* ---- API key ---- */
 
@@ -224,17 +283,54 @@ typedef enum canal_auth_result {
  */
 typedef canal_auth_result_t (*canal_auth_fn)(canal_req_t *req, canal_principal_t *p, void *data);
 
+/** Where a custom scheme's credential travels, for the OpenAPI document. */
+typedef enum canal_credential_in {
+    CANAL_CREDENTIAL_HTTP = 0, /**< the Authorization field, with an HTTP scheme (http_scheme) */
+    CANAL_CREDENTIAL_HEADER,   /**< a header field of its own (param) */
+    CANAL_CREDENTIAL_QUERY,    /**< a query parameter (param) */
+    CANAL_CREDENTIAL_COOKIE    /**< a cookie (param) */
+} canal_credential_in_t;
+
 /** A custom scheme's configuration. Strings copied by canal_auth_custom(). */
 typedef struct canal_custom_auth_config {
     const char *name;         /**< the principal's scheme name and OpenAPI name (required) */
     canal_auth_fn authenticate; /**< required */
     void *data;               /**< passed to authenticate; borrowed */
     const char *challenge;    /**< the WWW-Authenticate value on a 401, or NULL for none */
+    canal_credential_in_t in; /**< where the credential travels: OpenAPI writes an "http"
+                                   scheme for CANAL_CREDENTIAL_HTTP (the default), else an
+                                   "apiKey" in the header, the query or a cookie */
+    const char *param;        /**< the header's, parameter's or cookie's name (required but
+                                   for CANAL_CREDENTIAL_HTTP) */
+    const char *http_scheme;  /**< CANAL_CREDENTIAL_HTTP: the Authorization scheme, a token
+                                   ("bearer", "digest"); NULL: name, lower-cased */
 } canal_custom_auth_config_t;
 
-/** A custom scheme. NULL with err filled on a bad configuration. */
+/** A custom scheme. NULL with err filled on a bad configuration: no name or authenticate, no
+ * param where in needs one, a param or http_scheme that is not a token. */
 CANAL_API canal_auth_t *canal_auth_custom(const canal_custom_auth_config_t *cfg,
                                           canal_error_info_t *err);
+
+/** An app's sessions (canal/session.h). */
+typedef struct canal_sessions canal_sessions_t;
+
+/** The configuration of a session scheme (canal_auth_session()). */
+typedef struct canal_session_auth_config {
+    canal_sessions_t *sessions; /**< required (canal/session.h); borrowed: the app's */
+    const char *name;           /**< the principal's scheme name and OpenAPI name; NULL:
+                                     "session" */
+    const char *challenge;      /**< the WWW-Authenticate value on a 401, or NULL for none */
+} canal_session_auth_config_t;
+
+/**
+ * A session scheme: a policy requires a logged-in session as it requires a JWT. The request's
+ * session cookie (canal_session_get()) authenticates it, and the principal's subject is the
+ * session's data, as canal_session_begin() stored it (the user's name or ID); no cookie, or
+ * one that does not verify, or a session unknown, expired or revoked is "no credentials"
+ * (401). OpenAPI describes it as an "apiKey" in the sessions' cookie. NULL with err filled
+ * (CANAL_EINVAL without sessions, CANAL_ENOMEM).
+ */
+CANAL_API canal_auth_t *canal_auth_session(const canal_session_auth_config_t *cfg, canal_error_info_t *err);
 
 /** Frees a scheme. After the app that uses it is destroyed. NULL is a no-op. */
 CANAL_API void canal_auth_destroy(canal_auth_t *auth);

@@ -73,8 +73,11 @@ typedef struct canal_mvc canal_mvc_t;
 typedef struct canal_controller canal_controller_t;
 /** A registered action. Opaque; owned by its controller. */
 typedef struct canal_action canal_action_t;
-/** The context of one action call: the request, the action, its filters. Opaque;
- * valid only during the call of the action or filter it is given to. */
+/** The context of one action call: the request, the action, its filters. Opaque; it lives
+ * in the request's memory, so it is valid as long as the request: in the action and its
+ * filters, and in a deferred answer's done on the request's thread (canal_offload(),
+ * canal_pending_post()) when done is given a request; never on another thread, nor once done
+ * was given NULL (nobody to answer). */
 typedef struct canal_ctx canal_ctx_t;
 
 /**

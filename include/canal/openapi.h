@@ -58,6 +58,10 @@ typedef struct canal_response_def {
     const char *description;      /**< NULL: the status's reason phrase */
     const canal_header_def_t *headers; /**< headers the answer carries (the Location of a 201),
                                             a list ended by a NULL name; NULL: none */
+    int no_body;                  /**< 1: the answer has no body, whatever its status:
+                                       documented without "content". Without it, 1xx, 204,
+                                       205, 304, a 3xx with no schema and no content_type,
+                                       and every answer of a HEAD operation have none */
 } canal_response_def_t;
 
 /** Most documented answers one route or action lists. */

@@ -50,6 +50,7 @@
 #include "export.h"
 #include "error.h"
 #include "router.h"
+#include "app.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -151,6 +152,11 @@ typedef struct canal_field {
     size_t count;           /**< arrays: CANAL_COUNT() */
     const char *description; /**< for OpenAPI */
     const char *example;    /**< for OpenAPI: a JSON text, checked against the field's type */
+    const char *message;    /**< what a client reads when a bound value breaks one of the
+                                 rules above (bounds, lengths, items, pattern, format, allowed
+                                 values): "must be a lower-case slug" instead of canal's text
+                                 with the regular expression; NULL: canal's. A value of the
+                                 wrong type, or a missing required one, keeps canal's text */
 } canal_field_t;
 
 /** A struct's description. All strings and tables are borrowed: static, typically. */
@@ -160,6 +166,11 @@ struct canal_schema {
     size_t size;            /**< sizeof the struct */
     const canal_field_t *fields; /**< ended by .name == NULL */
     const char *description; /**< for OpenAPI, or NULL */
+    int strict;             /**< 1: a JSON object bound by this schema (the body, or a member
+                                 whose field nests it) with a member no body field names is
+                                 refused: 400, one error per unknown member, keyed by its
+                                 JSON pointer; OpenAPI says "additionalProperties": false.
+                                 0: unknown members are ignored */
     /** Cross-field rules, run when obj is bound (a nested object: after its own fields) and
      * nothing failed so far: adds errors with canal_req_invalid() (field: the key to report,
      * a JSON pointer for body members) and returns 0, or fails (negative: a 500). NULL: none. */

@@ -9,6 +9,10 @@
 /* Decodes base64 (url: unpadded base64url; else padded standard base64), refusing other
  * spellings; out has room for n / 4 * 3 + 2 bytes. 0 or -1. */
 int canal__b64_decode(const char *s, size_t n, int url, unsigned char *out, size_t *outlen);
+/* Unpadded base64url (RFC 4648 5): the length of n bytes' text, and the text of in[0..n) into
+ * out (room for canal__b64url_len(n) bytes, no NUL); returns its length */
+size_t canal__b64url_len(size_t n);
+size_t canal__b64url_encode(const unsigned char *in, size_t n, char *out);
 
 /* "203.0.113.9" from 4 bytes in network order, as libh2o prints it, into out (room for 15
  * bytes, no NUL); returns the length */

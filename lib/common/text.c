@@ -78,3 +78,28 @@ size_t canal__ipv4_text(char *out, const uint8_t b[4])
     }
     return (size_t)(o - out);
 }
+
+static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+size_t canal__b64url_len(size_t n)
+{
+    return n / 3 * 4 + (n % 3 ? n % 3 + 1 : 0);
+}
+
+size_t canal__b64url_encode(const unsigned char *in, size_t n, char *out)
+{
+    char *o = out;
+    size_t i = 0;
+    for (; i + 3 <= n; i += 3) {
+        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+        *o++ = b64url[v >> 18], *o++ = b64url[v >> 12 & 63], *o++ = b64url[v >> 6 & 63], *o++ = b64url[v & 63];
+    }
+    if (n - i == 1) {
+        uint32_t v = (uint32_t)in[i] << 16;
+        *o++ = b64url[v >> 18], *o++ = b64url[v >> 12 & 63];
+    } else if (n - i == 2) {
+        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8;
+        *o++ = b64url[v >> 18], *o++ = b64url[v >> 12 & 63], *o++ = b64url[v >> 6 & 63];
+    }
+    return (size_t)(o - out);
+}

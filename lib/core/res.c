@@ -154,8 +154,9 @@ static inline int no_content(int status)
 static inline __attribute__((always_inline)) void send_answer(canal_req_t *req)
 {
     h2o_req_t *h = req->h2o;
-    int empty = no_content(req->res.status);
     put_head(req);
+    /* after the heads: one may have made the answer a 304 (an ETag that matched) */
+    int empty = no_content(req->res.status);
     h->res.content_length = empty ? SIZE_MAX : req->res.len;
     h2o_start_response(h, &generator);
     if (empty || req->is_head) {

@@ -97,17 +97,38 @@ struct sink {
 
 static void report(struct sink *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static void report(struct sink *k, const char *fmt, ...)
+static void vreport(struct sink *k, const char *fmt, va_list ap)
 {
     char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
     if (k->req != NULL)
         add_error(k->req, k->key, msg);
     else if (k->first[0] == '\0')
         snprintf(k->first, k->size, "%s", msg);
+}
+
+static void report(struct sink *k, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(k, fmt, ap);
+    va_end(ap);
+}
+
+/* A value that breaks one of f's rules: f's own message for a request when it has one (at
+ * registration, canal's text, for the developer) */
+static void broken(struct sink *k, const canal_field_t *f, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void broken(struct sink *k, const canal_field_t *f, const char *fmt, ...)
+{
+    if (k->req != NULL && f->message != NULL) {
+        add_error(k->req, k->key, f->message);
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(k, fmt, ap);
+    va_end(ap);
 }
 
 /* A bound, as the field's type shows it: integers without a fraction. */
@@ -243,7 +264,7 @@ static void enum_error(struct sink *k, const canal_field_t *f)
     size_t o = 0;
     for (size_t j = 0; f->allowed[j] != NULL && o < sizeof(list); j++)
         o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", j ? ", " : "", f->allowed[j]);
-    report(k, "The field %s must be one of: %s.", f->name, list);
+    broken(k, f, "The field %s must be one of: %s.", f->name, list);
 }
 
 /* 1 after reporting an array's element count out of its bounds. */
@@ -252,9 +273,9 @@ static int items_out_of_bounds(struct sink *k, const canal_field_t *f, size_t n)
     if (n >= f->min_items && (f->max_items == 0 || n <= f->max_items))
         return 0;
     if (f->max_items)
-        report(k, "The field %s must have from %zu to %zu items.", f->name, f->min_items, f->max_items);
+        broken(k, f, "The field %s must have from %zu to %zu items.", f->name, f->min_items, f->max_items);
     else
-        report(k, "The field %s must have at least %zu items.", f->name, f->min_items);
+        broken(k, f, "The field %s must have at least %zu items.", f->name, f->min_items);
     return 1;
 }
 
@@ -277,12 +298,12 @@ static void check_value(struct sink *k, const struct canal__mfield *mf, canal_ty
         }
         if (low || high) {
             if (f->has_min && f->has_max)
-                report(k, "The field %s must be between %s and %s.", name, num(a, sizeof(a), t, f->min),
+                broken(k, f, "The field %s must be between %s and %s.", name, num(a, sizeof(a), t, f->min),
                        num(b, sizeof(b), t, f->max));
             else if (f->has_min)
-                report(k, "The field %s must be at least %s.", name, num(a, sizeof(a), t, f->min));
+                broken(k, f, "The field %s must be at least %s.", name, num(a, sizeof(a), t, f->min));
             else
-                report(k, "The field %s must be at most %s.", name, num(a, sizeof(a), t, f->max));
+                broken(k, f, "The field %s must be at most %s.", name, num(a, sizeof(a), t, f->max));
         }
     }
     if (t != CANAL_TYPE_STRING && t != CANAL_TYPE_CSTRING)
@@ -291,17 +312,17 @@ static void check_value(struct sink *k, const struct canal__mfield *mf, canal_ty
     size_t n = canal_str_chars(s);
     if (f->min_length > n || (f->max_length && n > f->max_length)) {
         if (f->min_length && f->max_length)
-            report(k, "The field %s must be a string with a minimum length of %zu and a maximum length of %zu.", name,
+            broken(k, f, "The field %s must be a string with a minimum length of %zu and a maximum length of %zu.", name,
                    f->min_length, f->max_length);
         else if (f->min_length)
-            report(k, "The field %s must be a string with a minimum length of %zu.", name, f->min_length);
+            broken(k, f, "The field %s must be a string with a minimum length of %zu.", name, f->min_length);
         else
-            report(k, "The field %s must be a string with a maximum length of %zu.", name, f->max_length);
+            broken(k, f, "The field %s must be a string with a maximum length of %zu.", name, f->max_length);
     }
     if (mf->re != NULL && !canal__regex_test(mf->re, s))
-        report(k, "The field %s must match the regular expression '%s'.", name, f->pattern);
+        broken(k, f, "The field %s must match the regular expression '%s'.", name, f->pattern);
     if (f->format != NULL && !valid_format(f->format, s))
-        report(k, "The field %s must be a valid %s.", name, f->format);
+        broken(k, f, "The field %s must be a valid %s.", name, f->format);
     if (f->allowed != NULL && enum_value(f, s) < 0)
         enum_error(k, f);
 }
@@ -605,6 +626,23 @@ static void bind_absent(struct binder *b, const struct canal__mfield *mf, const 
     }
 }
 
+/* A strict schema's object: one error per member that no body field of m names */
+static void unknown_members(struct binder *b, const struct canal__model *m, json_t *j)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(j, key, v) {
+        size_t i = 0;
+        while (i < m->nfields && !(m->fields[i].f->source == CANAL_FROM_BODY && strcmp(m->fields[i].f->name, key) == 0))
+            i++;
+        if (i < m->nfields)
+            continue;
+        size_t old = push(b, key, 0);
+        canal_req_invalid(b->req, b->ptr, "The member %.100s is not a field of %s.", key, m->schema->name);
+        pop(b, old);
+    }
+}
+
 /* Binds body member values (j: an object) into the fields of m that come from the body; a
  * nested object's schema's validate runs when nothing failed so far (the bound schema's own
  * runs last, in canal_req_bind()). */
@@ -629,6 +667,8 @@ static void bind_object(struct binder *b, const struct canal__model *m, char *ob
         }
         pop(b, old);
     }
+    if (m->schema->strict)
+        unknown_members(b, m, j);
     if (nested && m->schema->validate != NULL && errors_of(b->req) == NULL && b->failed == 0 &&
         m->schema->validate(b->req, obj) < 0)
         b->failed = 1;

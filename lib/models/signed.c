@@ -28,30 +28,6 @@ struct canal_signer {
 #define MAC_LEN 32
 #define MAC_B64_LEN 43 /* 32 bytes, unpadded */
 
-static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-static size_t b64_len(size_t n)
-{
-    return n / 3 * 4 + (n % 3 ? n % 3 + 1 : 0);
-}
-
-static size_t b64_encode(const unsigned char *in, size_t n, char *out)
-{
-    char *o = out;
-    size_t i = 0;
-    for (; i + 3 <= n; i += 3) {
-        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
-        *o++ = b64url[v >> 18], *o++ = b64url[v >> 12 & 63], *o++ = b64url[v >> 6 & 63], *o++ = b64url[v & 63];
-    }
-    if (n - i == 1) {
-        uint32_t v = (uint32_t)in[i] << 16;
-        *o++ = b64url[v >> 18], *o++ = b64url[v >> 12 & 63];
-    } else if (n - i == 2) {
-        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8;
-        *o++ = b64url[v >> 18], *o++ = b64url[v >> 12 & 63], *o++ = b64url[v >> 6 & 63];
-    }
-    return (size_t)(o - out);
-}
 
 canal_signer_t *canal_signer_create(const canal_str_t *keys, size_t nkeys, canal_error_info_t *err)
 {
@@ -95,7 +71,7 @@ void canal_signer_destroy(canal_signer_t *s)
 
 size_t canal_signed_length(size_t content_len)
 {
-    return b64_len(content_len) + 1 + MAC_B64_LEN;
+    return canal__b64url_len(content_len) + 1 + MAC_B64_LEN;
 }
 
 /* The MAC text of key k over purpose NUL b (the encoded content) into out (MAC_B64_LEN bytes) */
@@ -112,7 +88,7 @@ static void mac_text(const canal_signer_t *s, size_t k, const char *purpose, con
         /* out of memory or no libcrypto: a text no base64 MAC can equal */
         memset(out, '*', MAC_B64_LEN);
     } else {
-        b64_encode(mac, MAC_LEN, out);
+        canal__b64url_encode(mac, MAC_LEN, out);
     }
     OPENSSL_cleanse(mac, sizeof(mac));
     if (msg != small)
@@ -121,10 +97,10 @@ static void mac_text(const canal_signer_t *s, size_t k, const char *purpose, con
 
 int canal_signer_sign(const canal_signer_t *s, const char *purpose, canal_str_t content, char *out, size_t size)
 {
-    size_t b = b64_len(content.len), total = b + 1 + MAC_B64_LEN;
+    size_t b = canal__b64url_len(content.len), total = b + 1 + MAC_B64_LEN;
     if (size < total + 1)
         return CANAL_ELIMIT;
-    b64_encode((const unsigned char *)content.base, content.len, out);
+    canal__b64url_encode((const unsigned char *)content.base, content.len, out);
     out[b] = '.';
     mac_text(s, 0, purpose, out, b, out + b + 1);
     out[total] = '\0';

@@ -529,6 +529,8 @@ static json_t *members_schema(const struct canal__model *m)
             json_array_append_new(required, json_string(f->name));
     }
     json_t *s = json_pack("{s:s, s:o}", "type", "object", "properties", props);
+    if (m->schema->strict)
+        json_object_set_new(s, "additionalProperties", json_false());
     if (json_array_size(required) > 0)
         json_object_set_new(s, "required", required);
     else
@@ -639,8 +641,10 @@ static void args_operation(json_t *op, json_t *responses, const struct canal__mo
     json_object_set_new(responses, "400", json_pack("{s:s}", "$ref", "#/components/responses/ValidationProblem"));
 }
 
-/* The answers a route or action documents (canal_response_def_t): they replace "default". */
-static void documented_responses(json_t *responses, const canal_response_def_t *list)
+/* The answers a route or action documents (canal_response_def_t): they replace "default".
+ * An answer without a body (its declaration says so, its status cannot have one, a redirect
+ * that names no body, any answer to HEAD) is described without "content". */
+static void documented_responses(json_t *responses, const canal_response_def_t *list, int head)
 {
     json_object_del(responses, "default");
     for (size_t i = 0; i < CANAL_MAX_RESPONSES && list[i].status != 0; i++) {
@@ -649,25 +653,26 @@ static void documented_responses(json_t *responses, const canal_response_def_t *
         snprintf(key, sizeof(key), "%d", d->status);
         json_t *r;
         int plain = d->schema == NULL && d->content_type == NULL && d->headers == NULL;
-        if (d->status == 400 && plain)
+        int no_body = d->no_body || head || d->status < 200 || d->status == 204 || d->status == 205 ||
+                      d->status == 304 || (d->status / 100 == 3 && d->schema == NULL && d->content_type == NULL);
+        if (no_body)
+            r = json_pack("{s:s}", "description", d->description ? d->description : canal_status_reason(d->status));
+        else if (d->status == 400 && plain)
             r = json_pack("{s:s}", "$ref", "#/components/responses/ValidationProblem");
         else if (d->status == 404 && plain && d->description == NULL)
             r = json_pack("{s:s}", "$ref", "#/components/responses/NotFound");
         else if (d->status >= 400 && d->schema == NULL && d->content_type == NULL)
             r = problem_response(d->description ? d->description : canal_status_reason(d->status));
         else {
-            int no_body = d->status < 200 || d->status == 204 || d->status == 205 || d->status == 304;
             r = json_pack("{s:s}", "description", d->description ? d->description : canal_status_reason(d->status));
-            if (!no_body) {
-                json_t *schema = d->schema == NULL ? json_object()
-                                 : d->array        ? json_pack("{s:s, s:o}", "type", "array", "items", ref(d->schema))
-                                                   : ref(d->schema);
-                if (d->schema == NULL && d->content_type != NULL && strncmp(d->content_type, "text/", 5) == 0)
-                    json_object_set_new(schema, "type", json_string("string"));
-                json_object_set_new(r, "content",
-                                    json_pack("{s:{s:o}}", d->content_type ? d->content_type : "application/json",
-                                              "schema", schema));
-            }
+            json_t *schema = d->schema == NULL ? json_object()
+                             : d->array        ? json_pack("{s:s, s:o}", "type", "array", "items", ref(d->schema))
+                                               : ref(d->schema);
+            if (d->schema == NULL && d->content_type != NULL && strncmp(d->content_type, "text/", 5) == 0)
+                json_object_set_new(schema, "type", json_string("string"));
+            json_object_set_new(r, "content",
+                                json_pack("{s:{s:o}}", d->content_type ? d->content_type : "application/json",
+                                          "schema", schema));
         }
         if (d->headers != NULL) { /* a reference takes no siblings: plain is 0 here */
             json_t *headers = json_object();
@@ -755,7 +760,7 @@ json_t *canal_openapi_build(canal_app_t *app, const canal_openapi_info_t *info, 
             if (args != NULL)
                 args_operation(op, responses, args);
             if (about != NULL && about->responses[0].status != 0)
-                documented_responses(responses, about->responses);
+                documented_responses(responses, about->responses, strcmp(method, "head") == 0);
             if (canal_route_param_count(route) > 0)
                 json_object_set_new(responses, "404",
                                     json_pack("{s:s}", "$ref", "#/components/responses/NotFound"));

@@ -23,8 +23,10 @@
 #include <time.h>
 #include <openssl/crypto.h>
 #include "security/security.h"
+#include "models/models.h" /* canal__is_tchar() */
+#include "canal/session.h"
 
-enum auth_kind { AUTH_JWT, AUTH_API_KEY, AUTH_BASIC, AUTH_CUSTOM };
+enum auth_kind { AUTH_JWT, AUTH_API_KEY, AUTH_BASIC, AUTH_SESSION, AUTH_CUSTOM };
 
 struct canal_auth {
     enum auth_kind kind;
@@ -44,9 +46,12 @@ struct canal_auth {
             unsigned char *password;
             size_t password_len;
         } basic;
+        canal_sessions_t *sessions;
         struct {
             canal_auth_fn fn;
             void *data;
+            canal_credential_in_t in;
+            char *param;       /* the header, parameter or cookie; or the HTTP scheme */
         } custom;
     } u;
 };
@@ -150,22 +155,69 @@ canal_auth_t *canal_auth_basic(const canal_basic_config_t *cfg, canal_error_info
     return a;
 }
 
-canal_auth_t *canal_auth_custom(const canal_custom_auth_config_t *cfg, canal_error_info_t *err)
+static int is_token(const char *s)
 {
-    if (cfg->name == NULL || cfg->name[0] == '\0' || cfg->authenticate == NULL) {
-        canal_error_set(err, CANAL_EINVAL, 0, "a custom scheme needs a name and an authenticate function");
-        return NULL;
-    }
+    if (s == NULL || *s == '\0')
+        return 0;
+    while (canal__is_tchar((unsigned char)*s))
+        s++;
+    return *s == '\0';
+}
+
+/* A scheme of kind with its name and challenge copied; NULL (err filled) when out of memory */
+static canal_auth_t *scheme_new(enum auth_kind kind, const char *name, const char *challenge, canal_error_info_t *err)
+{
     canal_auth_t *a = calloc(1, sizeof(*a));
-    if (a == NULL || (a->name = strdup(cfg->name)) == NULL ||
-        (cfg->challenge != NULL && (a->challenge = strdup(cfg->challenge)) == NULL)) {
+    if (a != NULL)
+        a->kind = kind;
+    if (a == NULL || (a->name = strdup(name)) == NULL || (challenge != NULL && (a->challenge = strdup(challenge)) == NULL)) {
         canal_auth_destroy(a);
         canal_error_set(err, CANAL_ENOMEM, 0, NULL);
         return NULL;
     }
-    a->kind = AUTH_CUSTOM;
+    return a;
+}
+
+canal_auth_t *canal_auth_custom(const canal_custom_auth_config_t *cfg, canal_error_info_t *err)
+{
+    int http = cfg->in == CANAL_CREDENTIAL_HTTP;
+    if (cfg->name == NULL || cfg->name[0] == '\0' || cfg->authenticate == NULL) {
+        canal_error_set(err, CANAL_EINVAL, 0, "a custom scheme needs a name and an authenticate function");
+        return NULL;
+    }
+    if (cfg->in > CANAL_CREDENTIAL_COOKIE || (!http && !is_token(cfg->param)) ||
+        (http && cfg->http_scheme != NULL && !is_token(cfg->http_scheme))) {
+        canal_error_set(err, CANAL_EINVAL, 0, "custom scheme %s: %s", cfg->name,
+                        http ? "its HTTP scheme is not a token" : "its credential's header, parameter or cookie needs a name, a token");
+        return NULL;
+    }
+    canal_auth_t *a = scheme_new(AUTH_CUSTOM, cfg->name, cfg->challenge, err);
+    if (a == NULL)
+        return NULL;
     a->u.custom.fn = cfg->authenticate;
     a->u.custom.data = cfg->data;
+    a->u.custom.in = cfg->in;
+    const char *param = !http ? cfg->param : cfg->http_scheme != NULL ? cfg->http_scheme : cfg->name;
+    if ((a->u.custom.param = strdup(param)) == NULL) {
+        canal_auth_destroy(a);
+        canal_error_set(err, CANAL_ENOMEM, 0, NULL);
+        return NULL;
+    }
+    if (http) /* HTTP scheme names are case-insensitive; OpenAPI writes them lower-cased */
+        for (char *c = a->u.custom.param; *c; c++)
+            *c = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
+    return a;
+}
+
+canal_auth_t *canal_auth_session(const canal_session_auth_config_t *cfg, canal_error_info_t *err)
+{
+    if (cfg == NULL || cfg->sessions == NULL) {
+        canal_error_set(err, CANAL_EINVAL, 0, "a session scheme needs the app's sessions");
+        return NULL;
+    }
+    canal_auth_t *a = scheme_new(AUTH_SESSION, cfg->name ? cfg->name : "session", cfg->challenge, err);
+    if (a != NULL)
+        a->u.sessions = cfg->sessions;
     return a;
 }
 
@@ -188,6 +240,9 @@ void canal_auth_destroy(canal_auth_t *a)
         free(a->u.basic.password);
         break;
     case AUTH_CUSTOM:
+        free(a->u.custom.param);
+        break;
+    case AUTH_SESSION:
         break;
     }
     free(a->name);
@@ -558,6 +613,13 @@ static canal_auth_result_t authenticate(const canal_auth_t *a, canal_req_t *req,
         return api_key(a, req, p, why);
     case AUTH_BASIC:
         return basic(a, req, p, why);
+    case AUTH_SESSION: {
+        canal_str_t who;
+        if (canal_session_get(req, a->u.sessions, &who) != 0)
+            return CANAL_AUTH_NONE;
+        canal_principal_set_subject(p, who);
+        return CANAL_AUTH_OK;
+    }
     case AUTH_CUSTOM:
         break;
     }
@@ -571,7 +633,7 @@ static canal_auth_result_t authenticate(const canal_auth_t *a, canal_req_t *req,
 static const char *scheme_label(const canal_auth_t *a)
 {
     static const char *const labels[] = {"Bearer", "ApiKey", "Basic"};
-    return a->kind == AUTH_CUSTOM ? a->name : labels[a->kind];
+    return a->kind == AUTH_CUSTOM || a->kind == AUTH_SESSION ? a->name : labels[a->kind];
 }
 
 /* scope= names the policy's scopes when they fit a quoted-string (RFC 6750 3: NQSCHAR). */
@@ -768,9 +830,16 @@ json_t *canal__auth_openapi_scheme(const canal_auth_t *a)
         return json_pack("{s:s, s:s, s:s}", "type", "apiKey", "in", "header", "name", a->u.key.header);
     case AUTH_BASIC:
         return json_pack("{s:s, s:s}", "type", "http", "scheme", "basic");
+    case AUTH_SESSION:
+        return json_pack("{s:s, s:s, s:s, s:s}", "type", "apiKey", "in", "cookie", "name",
+                         canal__sessions_cookie(a->u.sessions), "description", "A session cookie (canal_session_begin()).");
     case AUTH_CUSTOM:
         break;
     }
-    return json_pack("{s:s, s:s, s:s}", "type", "http", "scheme", a->name, "description",
-                     "A scheme of the app's own.");
+    static const char *const where[] = {"", "header", "query", "cookie"};
+    if (a->u.custom.in == CANAL_CREDENTIAL_HTTP)
+        return json_pack("{s:s, s:s, s:s}", "type", "http", "scheme", a->u.custom.param, "description",
+                         "A scheme of the app's own.");
+    return json_pack("{s:s, s:s, s:s, s:s}", "type", "apiKey", "in", where[a->u.custom.in], "name", a->u.custom.param,
+                     "description", "A scheme of the app's own.");
 }

@@ -45,5 +45,7 @@ int canal__basic_decode(canal_str_t cred, unsigned char *raw, canal_str_t *user,
 /* auth.c, for openapi.c: a scheme's name and its securitySchemes entry (a new reference) */
 const char *canal__auth_name(const canal_auth_t *a);
 json_t *canal__auth_openapi_scheme(const canal_auth_t *a);
+/* session.c: the name of the sessions' cookie ("sid"), for a session scheme's OpenAPI entry */
+const char *canal__sessions_cookie(const canal_sessions_t *s);
 
 #endif

@@ -320,3 +320,8 @@ int canal_session_end(canal_req_t *req, canal_sessions_t *s)
         return CANAL_ENOTFOUND;
     return canal_res_cookie_delete(req, s->cookie, &s->cookie_options, NULL);
 }
+
+const char *canal__sessions_cookie(const canal_sessions_t *s)
+{
+    return s->cookie;
+}

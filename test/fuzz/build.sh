@@ -27,6 +27,7 @@
 #   jwt       the JWT verifier and the base64 decoders (lib/security/jwt.c)
 #   authz     the Authorization field parsers: scheme split, Bearer b64token, Basic's base64 and
 #             colon split, the API key's trim (lib/security/auth.c)
+#   view      the Mustache compiler and renderer, and {{x}}'s escaping (lib/views/mustache.c)
 # binding and query start the app on 127.0.0.1 and an ephemeral port. They run with
 # LSAN_OPTIONS=suppressions=test/lsan.supp: libh2o's per-thread free lists look leaked once
 # the worker thread has ended.
@@ -40,7 +41,7 @@ set -eu
 cd "$(dirname "$0")/../.."
 CLANG=${CLANG:-clang}
 OUT=build/fuzz
-ALL="template match link json binding query proxy ws cookie jwt acclog form multipart trace authz model"
+ALL="template match link json binding query proxy ws cookie jwt acclog form multipart trace authz model view"
 TARGETS=${FUZZ_TARGETS:-$ALL}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -Ilib"
@@ -48,7 +49,7 @@ DEP_CFLAGS="$(pkg-config --cflags libh2o-evloop jansson) -DH2O_USE_LIBUV=0"
 # the router's regex constraints (and the match oracle) use PCRE2
 PCRE2_CFLAGS="$(pkg-config --cflags libpcre2-8)"
 PCRE2_LIBS="$(pkg-config --libs libpcre2-8)"
-DEP_LIBS="$(pkg-config --libs libh2o-evloop jansson) $PCRE2_LIBS -lwslay -lssl -lcrypto -lpthread -lm"
+DEP_LIBS="$(pkg-config --libs libh2o-evloop jansson libargon2) $PCRE2_LIBS -lwslay -lssl -lcrypto -lpthread -lm"
 mkdir -p "$OUT/obj" "$OUT/artifacts"
 
 # The library, instrumented for the fuzzers once: router and common code without h2o or
@@ -68,7 +69,7 @@ ROUTER_OBJ=
 LIB_OBJ=
 need_lib=0
 for t in $TARGETS; do
-    case $t in binding | query | proxy | cookie | form | multipart | trace | authz | model) need_lib=1 ;; esac
+    case $t in binding | query | proxy | cookie | form | multipart | trace | authz | model | view) need_lib=1 ;; esac
 done
 for src in lib/common/*.c lib/router/*.c; do
     ROUTER_OBJ="$ROUTER_OBJ $(compile "$src")"
@@ -76,7 +77,7 @@ done
 LIB_OBJ=$ROUTER_OBJ
 if [ "$need_lib" = 1 ]; then
     for src in lib/core/*.c lib/models/*.c lib/security/*.c lib/files/*.c lib/realtime/*.c \
-               lib/observability/*.c lib/openapi/*.c lib/controller/*.c; do
+               lib/observability/*.c lib/views/*.c lib/openapi/*.c lib/controller/*.c; do
         LIB_OBJ="$LIB_OBJ $(compile "$src")"
     done
 fi
@@ -105,7 +106,7 @@ for t in $TARGETS; do
         # shellcheck disable=SC2086
         "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_acclog.c lib/observability/acclog_line.c \
             lib/router/values.c $DEP_LIBS -o "$OUT/fuzz_acclog" ;;
-    binding | query | proxy | cookie | form | multipart | trace | authz | model)
+    binding | query | proxy | cookie | form | multipart | trace | authz | model | view)
         # shellcheck disable=SC2086
         "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer "test/fuzz/fuzz_$t.c" $LIB_OBJ $DEP_LIBS \
             -o "$OUT/fuzz_$t" ;;
@@ -138,6 +139,7 @@ flags_of() {
     model) echo "-max_len=2048" ;;
     trace) echo "-dict=test/fuzz/trace.dict -max_len=1024" ;;
     authz) echo "-dict=test/fuzz/authz.dict -max_len=4096" ;;
+    view) echo "-dict=test/fuzz/view.dict -max_len=4096" ;;
     esac
 }
 

@@ -123,6 +123,7 @@ const requests = [
     { method: 'GET', path: '/home/orders/3?index=1&size=5', status: 200 },
     { method: 'GET', path: '/home/orders/0?customerid=VINET', status: 200 },
     { method: 'GET', path: '/home/orders.ndjson', status: 200 },
+    { method: 'GET', path: '/home/employees', status: 200 },
     { method: 'GET', path: '/api/woo', status: 200 },
     { method: 'GET', path: '/health/live' },
     { method: 'GET', path: '/health/ready' },

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The JWT verifier (lib/security/jwt.c) on tokens made by an independent implementation,
+ * and the signer's tokens read by that implementation and by canal's verifier;
  * Debian's python3-jwt (PyJWT), at a fixed "now"; keys made by openssl. (HS256 keyed with the
  * RS256 public key, which PyJWT refuses to make, is built by hand in test/e2e/auth.sh.) The HTTP side (the
  * Authorization field, challenges, 401/403/400, API key and Basic) is test/e2e/auth.sh.
@@ -288,12 +289,148 @@ static void test_secret_file(void **state)
     assert_int_equal(canal_secret_read("/nonexistent/secret", &s, NULL), CANAL_ESYS);
 }
 
+/* ---- issuing: canal_jwt_sign() ---- */
+
+/* PyJWT's reading of a token canal signed: the claims as JSON text, or "" when it refuses */
+static char *pyjwt_decode(const char *alg, const char *keyfile, const char *tok)
+{
+    char cmd[8192], *out = calloc(1, 16384);
+    snprintf(cmd, sizeof(cmd),
+             "/usr/bin/python3 -c 'import jwt, json, sys\n"
+             "print(json.dumps(jwt.decode(sys.argv[3], open(sys.argv[2], \"rb\").read(), algorithms=[sys.argv[1]],"
+             " audience=\"canal-test\", issuer=\"https://issuer.test\"), sort_keys=True))' %s %s/%s '%s' 2>/dev/null",
+             alg, dir, keyfile, tok);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    if (fgets(out, 16384, p) == NULL)
+        out[0] = '\0';
+    pclose(p);
+    out[strcspn(out, "\n")] = '\0';
+    return out;
+}
+
+static canal_jwt_signer_t *signer(canal_jwt_alg_t alg, const char *keyfile, const char *kid)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "%s/%s", dir, keyfile);
+    canal_jwt_signer_config_t c = {.alg = alg, .pem_file = path, .kid = kid, .issuer = "https://issuer.test",
+                                   .audience = "canal-test", .ttl = 60};
+    if (alg == CANAL_JWT_HS256)
+        c.secret = "0123456789abcdef0123456789abcdef", c.secret_len = 32;
+    canal_error_info_t err;
+    canal_jwt_signer_t *s = canal_jwt_signer_create(&c, &err);
+    if (s == NULL)
+        fail_msg("%s", err.message);
+    return s;
+}
+
+typedef struct {
+    int32_t level;
+    const char *team;
+} grant_t;
+static const canal_field_t grant_fields[] = {
+    {.name = "level", CANAL_FIELD(grant_t, level), .type = CANAL_TYPE_INT32},
+    {.name = "team", CANAL_FIELD(grant_t, team), .type = CANAL_TYPE_CSTRING},
+    {.name = NULL}};
+static const canal_schema_t grant_schema = {.name = "Grant", .size = sizeof(grant_t), .fields = grant_fields};
+
+/* Tokens canal signs verify with canal's own verifier and with PyJWT, for each algorithm, and
+ * carry what the claims said; a token of one key never verifies with another */
+static void test_sign(void **state)
+{
+    static const struct {
+        canal_jwt_alg_t alg;
+        const char *name, *priv, *pub;
+        struct canal__jwt *verifier;
+    } algs[] = {{CANAL_JWT_HS256, "HS256", "hs", "hs", &hs},
+                {CANAL_JWT_RS256, "RS256", "rsa", "rsa.pub", &rs},
+                {CANAL_JWT_ES256, "ES256", "ec", "ec.pub", &es}};
+    json_t *extra = json_pack("{s:[s,s]}", "roles", "admin", "ops");
+    grant_t g = {.level = 3, .team = "blue"};
+    for (size_t i = 0; i < 3; i++) {
+        canal_jwt_signer_t *s = signer(algs[i].alg, algs[i].priv, "k1");
+        canal_error_info_t err;
+        char *tok = canal_jwt_sign(s, &(canal_jwt_claims_t){.subject = "user-9", .scope = "read write", .jti = 1,
+                                                             .extra = extra, .schema = &grant_schema, .obj = &g},
+                                   &err);
+        if (tok == NULL)
+            fail_msg("%s: %s", algs[i].name, err.message);
+        json_t *claims = NULL;
+        const char *why = canal__jwt_verify(algs[i].verifier, tok, strlen(tok), (int64_t)time(NULL), &claims);
+        if (why != NULL)
+            fail_msg("%s: canal refuses its own token: %s", algs[i].name, why);
+        assert_string_equal(json_string_value(json_object_get(claims, "sub")), "user-9");
+        assert_string_equal(json_string_value(json_object_get(claims, "scope")), "read write");
+        assert_int_equal(json_integer_value(json_object_get(claims, "exp")) - json_integer_value(json_object_get(claims, "iat")), 60);
+        assert_int_equal(strlen(json_string_value(json_object_get(claims, "jti"))), 22);
+        assert_int_equal(json_integer_value(json_object_get(claims, "level")), 3);
+        assert_string_equal(json_string_value(json_object_get(claims, "team")), "blue");
+        json_decref(claims);
+        char *py = pyjwt_decode(algs[i].name, algs[i].pub, tok);
+        assert_non_null(strstr(py, "\"sub\": \"user-9\""));
+        assert_non_null(strstr(py, "\"roles\": [\"admin\", \"ops\"]"));
+        assert_non_null(strstr(py, "\"team\": \"blue\""));
+        free(py);
+        /* another key of the algorithm family never verifies it */
+        assert_non_null(canal__jwt_verify(algs[(i + 1) % 3].verifier, tok, strlen(tok), (int64_t)time(NULL), &claims));
+        /* two tokens of the same claims differ by their jti */
+        char *again = canal_jwt_sign(s, &(canal_jwt_claims_t){.subject = "user-9", .jti = 1}, &err);
+        assert_non_null(again);
+        assert_string_not_equal(tok, again);
+        free(again);
+        free(tok);
+        canal_jwt_signer_destroy(s);
+    }
+    json_decref(extra);
+}
+
+/* What canal_jwt_signer_create() and canal_jwt_sign() refuse */
+static void test_sign_refused(void **state)
+{
+    canal_error_info_t err;
+    char path[256];
+    snprintf(path, sizeof(path), "%s/rsa.pub", dir);
+    canal_jwt_signer_config_t c = {.alg = CANAL_JWT_RS256, .pem_file = path, .issuer = "i", .audience = "a"};
+    assert_null(canal_jwt_signer_create(&c, &err)); /* a public key cannot sign */
+    assert_int_equal(err.code, CANAL_EINVAL);
+    snprintf(path, sizeof(path), "%s/ec", dir);
+    assert_null(canal_jwt_signer_create(&c, &err)); /* an EC key for RS256 */
+    assert_int_equal(err.code, CANAL_EINVAL);
+    c = (canal_jwt_signer_config_t){.alg = CANAL_JWT_HS256, .secret = "short", .secret_len = 5, .issuer = "i", .audience = "a"};
+    assert_null(canal_jwt_signer_create(&c, &err));
+    assert_int_equal(err.code, CANAL_EINVAL);
+    c.secret = "0123456789abcdef0123456789abcdef", c.secret_len = 32, c.audience = NULL;
+    assert_null(canal_jwt_signer_create(&c, &err));
+    c.audience = "a", c.kid = "a\"b";
+    assert_null(canal_jwt_signer_create(&c, &err));
+    c.kid = NULL, c.alg = CANAL_JWT_NONE;
+    assert_null(canal_jwt_signer_create(&c, &err));
+    c.alg = CANAL_JWT_HS256;
+    canal_jwt_signer_t *s = canal_jwt_signer_create(&c, &err);
+    assert_non_null(s);
+    assert_null(canal_jwt_sign(s, &(canal_jwt_claims_t){.subject = ""}, &err));
+    assert_int_equal(err.code, CANAL_EINVAL);
+    json_t *bad = json_pack("{s:s}", "sub", "admin"); /* the signer's claims are never overwritten */
+    assert_null(canal_jwt_sign(s, &(canal_jwt_claims_t){.subject = "u", .extra = bad}, &err));
+    assert_int_equal(err.code, CANAL_EINVAL);
+    assert_non_null(strstr(err.message, "\"sub\""));
+    json_decref(bad);
+    bad = json_array();
+    assert_null(canal_jwt_sign(s, &(canal_jwt_claims_t){.subject = "u", .extra = bad}, &err));
+    json_decref(bad);
+    assert_null(canal_jwt_sign(s, &(canal_jwt_claims_t){.subject = "u", .schema = &grant_schema}, &err));
+    assert_null(canal_jwt_sign(s, &(canal_jwt_claims_t){.subject = "u\xff"}, &err)); /* not UTF-8 */
+    canal_jwt_signer_destroy(s);
+    canal_jwt_signer_destroy(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_algorithms), cmocka_unit_test(test_claims),
         cmocka_unit_test(test_malformed),  cmocka_unit_test(test_base64),    cmocka_unit_test(test_config),
         cmocka_unit_test(test_secret_file), cmocka_unit_test(test_jwks),
+        cmocka_unit_test(test_sign),        cmocka_unit_test(test_sign_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -151,6 +151,16 @@ static void from_routes(void **state)
                                     .options = {{&canal_doc_option, &about}}};
     assert_int_equal(canal_app_route(app, &events, NULL, &err), 0);
     about.responses[0].status = 500; /* the documentation is copied (its strings are borrowed) */
+    /* answers without a body: a redirect that names none, a declared one, any answer to HEAD */
+    static const canal_header_def_t location[] = {{"Location", NULL}, {NULL, NULL}};
+    canal_endpoint_spec_t moved = {.tmpl = "moved", .handler = ok_handler,
+                                   .options = {CANAL_DOC(.responses = {{.status = 302, .headers = location},
+                                                                       {.status = 200, .no_body = 1},
+                                                                       {.status = 409, .no_body = 1}})}};
+    assert_int_equal(canal_app_route(app, &moved, NULL, &err), 0);
+    canal_endpoint_spec_t probe = {.method = "HEAD", .tmpl = "probe", .handler = ok_handler,
+                                   .options = {CANAL_DOC(.responses = {{.status = 200, .content_type = "text/plain"}})}};
+    assert_int_equal(canal_app_route(app, &probe, NULL, &err), 0);
     assert_int_equal(canal_app_docs(app, "/docs", "/openapi.json", "/nonexistent", &err),
                      CANAL_ENOTFOUND);
     assert_non_null(strstr(err.message, "swagger-ui-bundle.js"));
@@ -244,8 +254,16 @@ static void from_routes(void **state)
     /* the event stream's documented 200 replaces the "default" */
     assert_non_null(AT(paths, "/events", "get", "responses", "200", "content", "text/event-stream", "schema"));
     assert_null(AT(paths, "/events", "get", "responses", "default"));
+    assert_non_null(AT(paths, "/moved", "get", "responses", "302", "headers", "Location"));
+    assert_null(AT(paths, "/moved", "get", "responses", "302", "content"));
+    assert_string_equal(json_string_value(AT(paths, "/moved", "get", "responses", "200", "description")), "OK");
+    assert_null(AT(paths, "/moved", "get", "responses", "200", "content"));
+    assert_null(AT(paths, "/moved", "get", "responses", "409", "content"));
+    assert_null(AT(paths, "/moved", "get", "responses", "409", "$ref"));
+    assert_non_null(AT(paths, "/probe", "head", "responses", "200"));
+    assert_null(AT(paths, "/probe", "head", "responses", "200", "content"));
     assert_null(AT(item, "responses", "200"));
-    assert_int_equal(seen, 13); /* the duplicate /items/{id} is not made; PURGE neither */
+    assert_int_equal(seen, 15); /* the duplicate /items/{id} is not made; PURGE neither */
     json_decref(doc);
 
     /* a failing callback fails the build */

@@ -348,6 +348,87 @@ static void binding(void **state)
     canal_app_destroy(app);
 }
 
+/* ---- strict schemas and the fields' own messages ---- */
+
+typedef struct {
+    int32_t level;
+} meta_t;
+typedef struct {
+    canal_str_t slug;
+    int32_t n;
+    meta_t meta;
+    bool has_n, has_meta;
+} slug_t;
+static const canal_field_t meta_fields[] = {
+    {.name = "level", CANAL_FIELD(meta_t, level), .type = CANAL_TYPE_INT32, .source = CANAL_FROM_BODY, .def = "1"},
+    {.name = NULL}};
+static const canal_schema_t meta_schema = {.name = "Meta", .size = sizeof(meta_t), .fields = meta_fields, .strict = 1};
+static const canal_field_t slug_fields[] = {
+    {.name = "slug", CANAL_FIELD(slug_t, slug), .type = CANAL_TYPE_STRING, .source = CANAL_FROM_BODY,
+     .flags = CANAL_REQUIRED, .pattern = "[a-z]+(-[a-z]+)*", .message = "must be a lower-case slug"},
+    {.name = "n", CANAL_FIELD(slug_t, n), .type = CANAL_TYPE_INT32, .source = CANAL_FROM_BODY, CANAL_MIN(1),
+     CANAL_MAX(9), CANAL_PRESENT(slug_t, has_n)},
+    {.name = "meta", CANAL_FIELD(slug_t, meta), .type = CANAL_TYPE_OBJECT, .schema = &meta_schema,
+     .source = CANAL_FROM_BODY, CANAL_PRESENT(slug_t, has_meta)},
+    {.name = NULL}};
+static const canal_schema_t slug_schema = {.name = "Slug", .size = sizeof(slug_t), .fields = slug_fields, .strict = 1};
+/* the same members, not strict: unknown members are ignored */
+static const canal_schema_t loose_schema = {.name = "Loose", .size = sizeof(slug_t), .fields = slug_fields};
+
+static int post_slug(canal_req_t *req, void *data)
+{
+    slug_t a;
+    int rc = canal_req_bind(req, data, &a);
+    if (rc != 0)
+        return rc == CANAL_EINVAL ? 0 : rc;
+    return canal_res_text(req, 200, canal_req_printf(req, "%.*s", (int)a.slug.len, a.slug.base));
+}
+
+static void strict_and_messages(void **state)
+{
+    canal_config_t cfg;
+    app_config(&cfg, 1);
+    canal_app_t *app = canal_app_create(&cfg);
+    canal_error_info_t err;
+    canal_endpoint_spec_t specs[] = {
+        {.method = "POST", .tmpl = "slugs", .handler = post_slug, .data = (void *)&slug_schema,
+         .options = {CANAL_ARGS(&slug_schema)}},
+        {.method = "POST", .tmpl = "loose", .handler = post_slug, .data = (void *)&loose_schema,
+         .options = {CANAL_ARGS(&loose_schema)}},
+    };
+    for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
+        if (canal_app_route(app, &specs[i], NULL, &err) != 0)
+            fail_msg("%s", err.message);
+    json_t *doc = canal_openapi_build(app, NULL, NULL, NULL);
+    json_t *schemas = json_object_get(json_object_get(doc, "components"), "schemas");
+    assert_true(json_is_false(json_object_get(json_object_get(schemas, "Slug"), "additionalProperties")));
+    assert_true(json_is_false(json_object_get(json_object_get(schemas, "Meta"), "additionalProperties")));
+    assert_null(json_object_get(json_object_get(schemas, "Loose"), "additionalProperties"));
+    json_decref(doc);
+    app_run(app);
+    struct reply r;
+    const char *json = "Content-Type: application/json\r\n";
+    send_body("POST", "/slugs", json, "{\"slug\":\"good-one\",\"n\":3,\"meta\":{\"level\":2}}", &r);
+    expect(&r, 200, "good-one");
+    /* unknown members, at the top and nested, each by its JSON pointer ("~1" is a '/') */
+    send_body("POST", "/slugs", json, "{\"slug\":\"a\",\"admin\":true,\"a/b\":1,\"meta\":{\"level\":2,\"x\":0}}", &r);
+    expect(&r, 400, "\"/admin\":[\"The member admin is not a field of Slug.\"]");
+    expect(&r, 400, "\"/a~1b\":[\"The member a/b is not a field of Slug.\"]");
+    expect(&r, 400, "\"/meta/x\":[\"The member x is not a field of Meta.\"]");
+    send_body("POST", "/loose", json, "{\"slug\":\"a\",\"admin\":true}", &r);
+    expect(&r, 200, "a");
+    /* the field's own message instead of the regular expression; canal's text elsewhere */
+    send_body("POST", "/slugs", json, "{\"slug\":\"Not A Slug\",\"n\":10}", &r);
+    expect(&r, 400, "\"/slug\":[\"must be a lower-case slug\"]");
+    expect(&r, 400, "\"/n\":[\"The field n must be between 1 and 9.\"]");
+    send_body("POST", "/slugs", json, "{\"slug\":7}", &r);
+    expect(&r, 400, "\"/slug\":[\"The value for slug must be a string.\"]");
+    send_body("POST", "/slugs", json, "{}", &r);
+    expect(&r, 400, "\"/slug\":[\"The slug field is required.\"]");
+    app_stop(app);
+    canal_app_destroy(app);
+}
+
 /* ---- registration of nested tables ---- */
 
 typedef struct node node_t;
@@ -436,6 +517,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(writing),
         cmocka_unit_test(binding),
+        cmocka_unit_test(strict_and_messages),
         cmocka_unit_test(registration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

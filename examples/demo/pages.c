@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The demo's HTML page, GET /home/employees, in both modes (canal_res_view() in router mode,
+ * canal_ctx_view() in controller mode): the template
+ * examples/demo/views/employees.mustache inside views/layouts/main.mustache, with the
+ * employees as typed models (their schema is the one the JSON answers use) and the title from
+ * a callback.
+ */
+#include <string.h>
+#include "demo.h"
+#include "northwind.h"
+
+struct page {
+    const employee_t *employees;
+    size_t n;
+};
+
+static int page_data(const char *name, size_t len, canal_view_data_t *out, void *arg)
+{
+    const struct page *p = arg;
+    if (len == 5 && memcmp(name, "title", 5) == 0)
+        *out = CANAL_VIEW_TEXT("Employees");
+    else if (len == 9 && memcmp(name, "employees", 9) == 0)
+        *out = CANAL_VIEW_MODELS(&employee_schema, p->employees, p->n);
+    else
+        return 0;
+    return 1;
+}
+
+canal_view_data_t demo_employees(canal_req_t *req)
+{
+    size_t n = 0;
+    while (northwind_employee((int64_t)n + 1) != NULL)
+        n++;
+    struct page *p = canal_req_alloc(req, sizeof(*p));
+    employee_t *all = canal_req_alloc(req, (n ? n : 1) * sizeof(*all));
+    for (size_t i = 0; i < n; i++)
+        all[i] = *northwind_employee((int64_t)i + 1);
+    *p = (struct page){all, n};
+    return CANAL_VIEW_FN(page_data, p);
+}
+
+int demo_views(canal_app_t *app, const char *dir, canal_error_info_t *err)
+{
+    int rc = canal_app_views(app, dir, err);
+    return rc != 0 ? rc : canal_app_view_layout(app, "layouts/main", err);
+}
