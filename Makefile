@@ -60,13 +60,14 @@ endif
 # include there fails to compile, which is the point.
 BASE_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) $(SAN) -fPIC -fvisibility=hidden -Iinclude
 # WebSockets: canal calls wslay (libwslay-dev, which ships no .pc file) beside libh2o
-DEP_CFLAGS  = $(shell pkg-config --cflags libh2o-evloop jansson) -DH2O_USE_LIBUV=0
+DEP_CFLAGS  = $(shell pkg-config --cflags libh2o-evloop jansson libpq sqlite3) -DH2O_USE_LIBUV=0
 # The router's regex constraints use PCRE2 (libpcre2-dev): its flags and library are the only
 # ones the router and the tools get.
 PCRE2_CFLAGS := $(shell pkg-config --cflags libpcre2-8)
 PCRE2_LIBS   := $(shell pkg-config --libs libpcre2-8)
-# Password hashing (canal/password.h) is libargon2's Argon2id (libargon2-dev)
-DEP_LIBS    = $(shell pkg-config --libs libh2o-evloop jansson libargon2) $(PCRE2_LIBS) -lwslay -lssl -lcrypto -lpthread
+# Password hashing (canal/password.h) is libargon2's Argon2id (libargon2-dev); the database
+# client (lib/db/) is libpq's and SQLite's
+DEP_LIBS    = $(shell pkg-config --libs libh2o-evloop jansson libargon2 libpq sqlite3) $(PCRE2_LIBS) -lwslay -lssl -lcrypto -lpthread
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 
@@ -74,7 +75,7 @@ PURE_SRC   = $(wildcard lib/common/*.c lib/router/*.c)
 # The server: the core (lib/core/, which names no feature), the features, a folder each, and
 # lib/app/ above them: canal_app_create(), which switches on the features the configuration
 # names (docs/architecture.md; test/check-layers.sh keeps the direction).
-FEATURES    = models security files realtime observability views cache openapi
+FEATURES    = models security db files realtime observability views cache openapi
 SERVER_DIRS = core $(FEATURES) app
 SERVER_SRC  = $(foreach d,$(SERVER_DIRS),$(wildcard lib/$(d)/*.c))
 CTRL_SRC   = $(wildcard lib/controller/*.c)
@@ -98,7 +99,9 @@ TESTING_STATIC = $(B)/lib/libcanal-testing.a
 TEST_LIBS      = $(TESTING_STATIC) $(STATIC)
 
 TOOLS    = $(patsubst lib/tools/%.c,$(B)/bin/%,$(wildcard lib/tools/*.c))
-EXAMPLES = $(patsubst examples/%/,$(B)/bin/canal-%,$(wildcard examples/*/))
+EXAMPLES = $(patsubst examples/%/,$(B)/bin/canal-%,$(filter-out examples/techempower/,$(wildcard examples/*/)))
+# examples/techempower is canal-tfb, the name TechEmpower's entries go by
+TFB      = $(B)/bin/canal-tfb
 UNIT_SRC = $(wildcard test/unit/*_test.c)
 UNITS    = $(UNIT_SRC:test/unit/%.c=$(B)/test/%)
 # An example may have tests of its own in examples/NAME/test/*.c: they are linked with the
@@ -170,7 +173,10 @@ EXAMPLE_LIBS_offload = -lsqlite3
 # The demo's /docs page finds Swagger UI where `make npm` installs it.
 EXAMPLE_CFLAGS_demo = -DDEMO_SWAGGER_UI='"$(NPM_DIR)/node_modules/swagger-ui-dist"'
 
-examples: $(EXAMPLES)
+examples: $(EXAMPLES) $(TFB)
+$(TFB): $(wildcard examples/techempower/*.c) $(STATIC)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(DEP_CFLAGS) -o $@ $(filter %.c,$^) $(STATIC) $(ALL_LDFLAGS) $(DEP_LIBS)
 .SECONDEXPANSION:
 $(EXAMPLES): $(B)/bin/canal-%: $$(wildcard examples/%/*.c) $$(wildcard examples/%/*.h) $(STATIC)
 	@mkdir -p $(dir $@)

@@ -29,5 +29,6 @@
 #include "canal/password.h"
 #include "canal/view.h"
 #include "canal/etag.h"
+#include "canal/db.h"
 
 #endif

@@ -3,12 +3,12 @@
 
 canal's library is folders stacked in one direction (docs/architecture.md):
 
-    common < router < core < models < security < files, realtime, observability, views, cache
-    < openapi < app < controller
+    common < router < core < models < security, db < files, realtime, observability, views,
+    cache < openapi < app < controller
 
 An object may use symbols of its own folder and of the folders below it; never of a folder
-above, nor of another folder of the same rank (files, realtime, observability, views and cache
-know nothing of each other). The controller layer and the test client go through exported calls only
+above, nor of another folder of the same rank (security and db know nothing of each other, nor
+do files, realtime, observability, views and cache). The controller layer and the test client go through exported calls only
 (canal_*), as an app would.
 
     python3 test/layers.py BUILD [--stats]
@@ -36,6 +36,7 @@ RANK = {
     "core": 2,
     "models": 3,
     "security": 4,
+    "db": 4,
     "files": 5,
     "realtime": 5,
     "observability": 5,
