@@ -67,6 +67,29 @@ CANAL_API void canal_pending_post(canal_pending_t *p, canal_pending_fn fn, void 
 CANAL_API int canal_offload(canal_req_t *req, void (*work)(void *data), canal_pending_fn done,
                             void *data);
 
+/**
+ * canal_offload() without a request, from a worker's thread (a timer of canal_app_every(), a
+ * WebSocket or stream callback, a deferred answer's fn): work(data) on the pool, then
+ * done(data) back on the calling worker's thread, or, if that worker has stopped meanwhile,
+ * at once on the pool's thread (so data can still be freed). Returns 0; CANAL_ESTATE from a
+ * thread that is not one of the app's workers; CANAL_EAGAIN when the pool's queue is full or
+ * it has no thread (neither work nor done runs); CANAL_ENOMEM.
+ */
+CANAL_API int canal_offload_job(canal_app_t *app, void (*work)(void *data), void (*done)(void *data), void *data);
+
+/** The offload pool's threads' own start and end (canal_app_offload_hooks()). */
+typedef struct canal_offload_hooks {
+    /** On each pool thread before its first job (a connection of the thread's own to a library
+     * that blocks, kept in a _Thread_local): 0, or not 0 and canal_app_start() fails. */
+    int (*thread_init)(void *data);
+    /** On each pool thread after its last job, when the app stops. */
+    void (*thread_exit)(void *data);
+    void *data; /**< passed to both; borrowed */
+} canal_offload_hooks_t;
+
+/** Sets the pool threads' hooks (copied). Before canal_app_start(): CANAL_ESTATE after it. */
+CANAL_API int canal_app_offload_hooks(canal_app_t *app, const canal_offload_hooks_t *hooks);
+
 #ifdef __cplusplus
 }
 #endif

@@ -246,7 +246,7 @@ int canal_app_start(canal_app_t *app)
     /* registered last, so it runs first: gzip (compress.c) sees the rewritten answer */
     canal__h2o_errors_as_problems(app);
     if (canal__offload_start(app) != 0) {
-        canal__log(app, CANAL_LOG_ERROR, "cannot start the offload threads");
+        canal__log(app, CANAL_LOG_ERROR, "cannot start the offload threads, or a thread_init hook failed");
         goto fail;
     }
     for (size_t k = 0; k < app->nworkers; k++)

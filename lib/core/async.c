@@ -33,11 +33,15 @@ struct post_msg {
     void *data;
 };
 
+/* A job of the pool: a request's (p: its deferral, done gets the request), or a worker's
+ * without one (worker: where done_job runs) */
 struct canal_job {
     struct canal_job *next;
     canal_pending_t *p;
     void (*work)(void *);
     canal_pending_fn done;
+    struct canal_worker *worker;
+    void (*done_job)(void *);
     void *data;
 };
 
@@ -222,9 +226,49 @@ void canal__worker_async_free(struct canal_worker *w)
 
 /* ---- the offload pool ---- */
 
+/* A job without a request, back on its worker's loop */
+struct job_msg {
+    struct canal__post super;
+    void (*done)(void *);
+    void *data;
+};
+
+static void run_job_done(struct canal__post *msg)
+{
+    struct job_msg *m = (struct job_msg *)msg;
+    m->done(m->data);
+    free(m);
+}
+
+/* A finished job's done: on the request's thread (canal_pending_post()), or on the worker's
+ * that queued a job without a request; here when that worker no longer takes posts */
+static void job_done(struct canal_job *job)
+{
+    if (job->p != NULL) {
+        canal_pending_post(job->p, job->done, job->data);
+        return;
+    }
+    struct job_msg *m = malloc(sizeof(*m));
+    if (m != NULL) {
+        *m = (struct job_msg){.super.run = run_job_done, .done = job->done_job, .data = job->data};
+        if (canal__post(job->worker, &m->super) == 0)
+            return;
+    }
+    free(m);
+    job->done_job(job->data);
+}
+
 static void *offload_main(void *arg)
 {
     struct canal_offload_pool *pool = arg;
+    int rc = pool->hooks.thread_init != NULL ? pool->hooks.thread_init(pool->hooks.data) : 0;
+    pthread_mutex_lock(&pool->lock); /* canal__offload_start() waits for every thread's init */
+    pool->inits++;
+    pool->init_failed += rc != 0;
+    pthread_cond_broadcast(&pool->ready);
+    pthread_mutex_unlock(&pool->lock);
+    if (rc != 0)
+        return NULL;
     for (;;) {
         pthread_mutex_lock(&pool->lock);
         while (pool->head == NULL && !pool->stopping)
@@ -232,6 +276,8 @@ static void *offload_main(void *arg)
         struct canal_job *job = pool->head;
         if (job == NULL) { /* stopping, nothing left */
             pthread_mutex_unlock(&pool->lock);
+            if (pool->hooks.thread_exit != NULL)
+                pool->hooks.thread_exit(pool->hooks.data);
             return NULL;
         }
         pool->head = job->next;
@@ -240,7 +286,7 @@ static void *offload_main(void *arg)
         pool->queued--;
         pthread_mutex_unlock(&pool->lock);
         job->work(job->data);
-        canal_pending_post(job->p, job->done, job->data);
+        job_done(job);
         free(job);
     }
 }
@@ -260,6 +306,21 @@ int canal__offload_start(canal_app_t *app)
             return -1;
         pool->nthreads++;
     }
+    /* every thread's thread_init has run before a job can be queued: a failed one fails the
+     * start (canal__offload_stop() then joins them all) */
+    pthread_mutex_lock(&pool->lock);
+    while (pool->inits < pool->nthreads)
+        pthread_cond_wait(&pool->ready, &pool->lock);
+    size_t failed = pool->init_failed;
+    pthread_mutex_unlock(&pool->lock);
+    return failed == 0 ? 0 : -1;
+}
+
+int canal_app_offload_hooks(canal_app_t *app, const canal_offload_hooks_t *hooks)
+{
+    if (atomic_load(&app->state) != APP_CREATED)
+        return CANAL_ESTATE;
+    app->offload.hooks = hooks != NULL ? *hooks : (canal_offload_hooks_t){0};
     return 0;
 }
 
@@ -281,6 +342,40 @@ void canal__offload_stop(canal_app_t *app)
     pthread_mutex_destroy(&pool->lock);
 }
 
+/* Queues job: 0, or CANAL_EAGAIN (the queue is full, or the pool has no thread or stops) */
+static int queue_job(struct canal_offload_pool *pool, struct canal_job *job)
+{
+    pthread_mutex_lock(&pool->lock);
+    if (pool->queued >= pool->max_queued || pool->nthreads == 0 || pool->stopping) {
+        pthread_mutex_unlock(&pool->lock);
+        return CANAL_EAGAIN;
+    }
+    if (pool->tail != NULL)
+        pool->tail->next = job;
+    else
+        pool->head = job;
+    pool->tail = job;
+    pool->queued++;
+    pthread_cond_signal(&pool->ready);
+    pthread_mutex_unlock(&pool->lock);
+    return 0;
+}
+
+int canal_offload_job(canal_app_t *app, void (*work)(void *data), void (*done)(void *data), void *data)
+{
+    struct canal_worker *w = canal__worker_current();
+    if (w == NULL || w->app != app)
+        return CANAL_ESTATE;
+    struct canal_job *job = malloc(sizeof(*job));
+    if (job == NULL)
+        return CANAL_ENOMEM;
+    *job = (struct canal_job){.work = work, .worker = w, .done_job = done, .data = data};
+    int rc = queue_job(&app->offload, job);
+    if (rc != 0)
+        free(job);
+    return rc;
+}
+
 int canal_offload(canal_req_t *req, void (*work)(void *data), canal_pending_fn done, void *data)
 {
     struct canal_offload_pool *pool = &req->app->offload;
@@ -291,9 +386,7 @@ int canal_offload(canal_req_t *req, void (*work)(void *data), canal_pending_fn d
         return canal_req_fail(req, "cannot defer the request (out of memory, or deferred already)");
     }
     *job = (struct canal_job){.p = p, .work = work, .done = done, .data = data};
-    pthread_mutex_lock(&pool->lock);
-    if (pool->queued >= pool->max_queued || pool->nthreads == 0 || pool->stopping) {
-        pthread_mutex_unlock(&pool->lock);
+    if (queue_job(pool, job) != 0) {
         free(job);
         /* take the deferral back: neither the request nor anyone else holds the handle */
         h2o_timeout_unlink(&p->deadline);
@@ -303,13 +396,5 @@ int canal_offload(canal_req_t *req, void (*work)(void *data), canal_pending_fn d
         canal_res_problem(req, 503, "the server is busy: try again shortly");
         return 0;
     }
-    if (pool->tail != NULL)
-        pool->tail->next = job;
-    else
-        pool->head = job;
-    pool->tail = job;
-    pool->queued++;
-    pthread_cond_signal(&pool->ready);
-    pthread_mutex_unlock(&pool->lock);
     return CANAL_PENDING;
 }

@@ -226,6 +226,8 @@ struct canal_offload_pool {
     pthread_t *threads;
     size_t nthreads;
     int stopping;
+    canal_offload_hooks_t hooks;  /* canal_app_offload_hooks() */
+    size_t inits, init_failed;    /* threads whose thread_init has run, and failed */
 };
 
 /* A periodic callback (timer.c), run on worker 0's loop. */
@@ -326,6 +328,7 @@ void canal__timers_dispose(struct canal_worker *w);
 /* worker.c: a worker thread (canal_app_start() prepares and starts them) */
 int canal__worker_prepare(canal_app_t *app, size_t k);
 void *canal__worker_main(void *arg);
+struct canal_worker *canal__worker_current(void); /* this thread's worker, or NULL */
 uint64_t canal__now_ms(void); /* a monotonic clock */
 
 /* worker.c: records activity while a worker drains for shutdown (a monotonic clock: h2o's loop

@@ -161,9 +161,18 @@ static void worker_started(struct canal_worker *w, int state)
     pthread_mutex_unlock(&app->start_lock);
 }
 
+/* The worker whose thread this is (canal_offload_job() posts its done back there) */
+static _Thread_local struct canal_worker *current;
+
+struct canal_worker *canal__worker_current(void)
+{
+    return current;
+}
+
 void *canal__worker_main(void *arg)
 {
     struct canal_worker *w = arg;
+    current = w;
     if (worker_init(w) != 0) {
         worker_started(w, -1);
         atomic_store(&w->done, 1);
