@@ -27,6 +27,7 @@
 #include "canal/files.h"
 #include "canal/cors.h"
 #include "canal/password.h"
+#include "canal/cache.h"
 #include "canal/view.h"
 #include "canal/etag.h"
 #include "canal/db.h"
