@@ -604,10 +604,16 @@ static int h_ticks(canal_req_t *req, void *data)
     return canal_stream_timer(s, 30, tick) == 0 ? 0 : -1;
 }
 
-/* GET /slow: a head at once, then nothing until the client goes */
+/* GET /slow: a head at once, then nothing until the client goes, when the owner ends it */
+static void slow_closed(canal_stream_t *s, canal_stream_close_t why, void *data)
+{
+    canal_stream_end(s);
+}
+
 static int h_slow(canal_req_t *req, void *data)
 {
-    canal_stream_t *s = canal_res_stream_begin(req, "text/plain", NULL, NULL);
+    static const canal_stream_cb_t cb = {.closed = slow_closed};
+    canal_stream_t *s = canal_res_stream_begin(req, "text/plain", &cb, NULL);
     return s != NULL && canal_stream_write(s, "first", 5) >= 0 ? 0 : -1;
 }
 
