@@ -27,6 +27,11 @@ struct canal__jwt {
     unsigned leeway;
 };
 int canal__jwt_init(struct canal__jwt *j, const canal_jwt_config_t *cfg, canal_error_info_t *err);
+/* jwt.c's key checks, shared with the signer (jwt_sign.c): an HS256 secret keyed into k->hmac;
+ * k->pkey of k->alg's type and size, with its verification context. 0 or a canal error. */
+int canal__jwt_hmac_key(struct canal__jwt_key *k, const void *secret, size_t len, const char *what,
+                        canal_error_info_t *err);
+int canal__jwt_pkey_checked(struct canal__jwt_key *k, const char *what, canal_error_info_t *err);
 void canal__jwt_dispose(struct canal__jwt *j);
 /* NULL and *claims (a new reference) when tok is valid at now; else why not (static text in
  * RFC 6750 error_description characters) */

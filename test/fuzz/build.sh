@@ -45,11 +45,11 @@ ALL="template match link json binding query proxy ws cookie jwt acclog form mult
 TARGETS=${FUZZ_TARGETS:-$ALL}
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -Iinclude -Ilib"
-DEP_CFLAGS="$(pkg-config --cflags libh2o-evloop jansson) -DH2O_USE_LIBUV=0"
+DEP_CFLAGS="$(pkg-config --cflags libh2o-evloop jansson libpq sqlite3) -DH2O_USE_LIBUV=0"
 # the router's regex constraints (and the match oracle) use PCRE2
 PCRE2_CFLAGS="$(pkg-config --cflags libpcre2-8)"
 PCRE2_LIBS="$(pkg-config --libs libpcre2-8)"
-DEP_LIBS="$(pkg-config --libs libh2o-evloop jansson libargon2) $PCRE2_LIBS -lwslay -lssl -lcrypto -lpthread -lm"
+DEP_LIBS="$(pkg-config --libs libh2o-evloop jansson libargon2 libpq sqlite3) $PCRE2_LIBS -lwslay -lssl -lcrypto -lpthread -lm"
 mkdir -p "$OUT/obj" "$OUT/artifacts"
 
 # The library, instrumented for the fuzzers once: router and common code without h2o or
@@ -76,8 +76,9 @@ for src in lib/common/*.c lib/router/*.c; do
 done
 LIB_OBJ=$ROUTER_OBJ
 if [ "$need_lib" = 1 ]; then
-    for src in lib/core/*.c lib/models/*.c lib/security/*.c lib/files/*.c lib/realtime/*.c \
-               lib/observability/*.c lib/views/*.c lib/openapi/*.c lib/controller/*.c; do
+    # every folder of the server (the Makefile's SERVER_DIRS) and the controller layer
+    for src in lib/core/*.c lib/models/*.c lib/security/*.c lib/db/*.c lib/files/*.c lib/realtime/*.c \
+               lib/observability/*.c lib/views/*.c lib/cache/*.c lib/openapi/*.c lib/app/*.c lib/controller/*.c; do
         LIB_OBJ="$LIB_OBJ $(compile "$src")"
     done
 fi
