@@ -65,7 +65,7 @@ DEP_CFLAGS  = $(shell pkg-config --cflags libh2o-evloop jansson) -DH2O_USE_LIBUV
 # ones the router and the tools get.
 PCRE2_CFLAGS := $(shell pkg-config --cflags libpcre2-8)
 PCRE2_LIBS   := $(shell pkg-config --libs libpcre2-8)
-DEP_LIBS    = $(shell pkg-config --libs libh2o-evloop jansson) $(PCRE2_LIBS) -lwslay -lssl -lcrypto -lpthread
+DEP_LIBS    = $(shell pkg-config --libs libh2o-evloop jansson) $(PCRE2_LIBS) -lwslay -lhiredis -lssl -lcrypto -lpthread
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 
@@ -73,7 +73,7 @@ PURE_SRC   = $(wildcard lib/common/*.c lib/router/*.c)
 # The server: the core (lib/core/, which names no feature), the features, a folder each, and
 # lib/app/ above them: canal_app_create(), which switches on the features the configuration
 # names (docs/architecture.md; test/check-layers.sh keeps the direction).
-FEATURES    = models security files realtime observability openapi
+FEATURES    = models redis security files realtime observability openapi
 SERVER_DIRS = core $(FEATURES) app
 SERVER_SRC  = $(foreach d,$(SERVER_DIRS),$(wildcard lib/$(d)/*.c))
 CTRL_SRC   = $(wildcard lib/controller/*.c)

@@ -24,5 +24,6 @@
 #include "canal/metrics.h"
 #include "canal/files.h"
 #include "canal/cors.h"
+#include "canal/redis.h"
 
 #endif
