@@ -642,8 +642,8 @@ static void redis_metrics(canal_app_t *app, void *st, FILE *f)
     fprintf(f, "# HELP canal_redis_reconnects_total Redis connections dropped to be made again.\n"
                "# TYPE canal_redis_reconnects_total counter\ncanal_redis_reconnects_total %llu\n",
             (unsigned long long)atomic_load(&r->reconnects));
-    fprintf(f, "# HELP canal_redis_latency_seconds_sum Time from sending a command to its reply.\n"
-               "# TYPE canal_redis_latency_seconds_sum counter\ncanal_redis_latency_seconds_sum %.6f\n",
+    fprintf(f, "# HELP canal_redis_latency_seconds_total Time from sending a command to its reply.\n"
+               "# TYPE canal_redis_latency_seconds_total counter\ncanal_redis_latency_seconds_total %.6f\n",
             (double)lat / 1e6);
 }
 
