@@ -31,7 +31,7 @@
 #include "core/core.h"
 #include "core/feature.h"
 #include "canal/async.h"
-#include "canal/redis.h"
+#include "redis/redis.h"
 
 #define RETRY_TICK_MS 100
 #define RETRY_MAX_TICKS 10
@@ -71,13 +71,16 @@ struct conn {
 struct rreq {
     canal_pending_t *p;
     int inflight;
+    int mode;          /* enum canal__redis_mode */
+    int answered;      /* a feature's callback set the answer */
     struct rreq **state; /* the request's pointer to this record */
 };
 
 struct cmd {
     struct conn *c;
     struct rreq *rr;   /* NULL: the connection's own (AUTH, SELECT, PING) */
-    canal_redis_fn cb;
+    canal_redis_fn cb;   /* an app's (canal_redis_command()) */
+    canal__redis_fn fcb; /* or a feature's */
     void *data;
     int done;          /* failed before its reply: the reply only frees it */
     uint64_t sent_us;
@@ -262,13 +265,23 @@ static void finish(struct cmd *k, redisReply *reply, int status)
         return;
     }
     canal_req_t *req = canal_pending_req(rr->p);
-    if (req != NULL)
-        k->cb(req, (const canal_redis_reply_t *)reply, reply == NULL ? CANAL_ECLOSED : status, k->data);
-    if (--rr->inflight == 0) {
-        if (canal_pending_req(rr->p) != NULL)
-            *rr->state = NULL; /* the request is still there: its state is too */
-        canal_pending_complete(rr->p);
-        free(rr);
+    int st = reply == NULL ? CANAL_ECLOSED : status;
+    if (req != NULL && k->fcb != NULL)
+        rr->answered |= k->fcb(req, (const canal_redis_reply_t *)reply, st, k->data);
+    else if (req != NULL)
+        k->cb(req, (const canal_redis_reply_t *)reply, st, k->data);
+    if (--rr->inflight > 0)
+        return;
+    canal_pending_t *p = rr->p;
+    int guard = rr->mode == CANAL__REDIS_GUARD, answered = rr->answered;
+    if ((req = canal_pending_req(p)) != NULL)
+        *rr->state = NULL; /* the request is still there: its state is too */
+    free(rr);
+    if (guard && req != NULL) {
+        canal__pending_resume(p);
+        canal__guard_done(req, answered);
+    } else {
+        canal_pending_complete(p);
     }
 }
 
@@ -290,12 +303,12 @@ static void on_deadline(h2o_timeout_entry_t *e)
 }
 
 static struct cmd *send_argv(struct conn *c, struct rreq *rr, int argc, const char *const *argv, const size_t *lens,
-                             canal_redis_fn cb, void *data)
+                             canal_redis_fn cb, canal__redis_fn fcb, void *data)
 {
     struct cmd *k = calloc(1, sizeof(*k));
     if (k == NULL)
         return NULL;
-    *k = (struct cmd){.c = c, .rr = rr, .cb = cb, .data = data, .sent_us = now_us()};
+    *k = (struct cmd){.c = c, .rr = rr, .cb = cb, .fcb = fcb, .data = data, .sent_us = now_us()};
     k->deadline.cb = on_deadline;
     if (redisAsyncCommandArgv(c->ac, on_reply, k, argc, (const char **)argv, lens) != REDIS_OK) {
         free(k);
@@ -352,9 +365,9 @@ static void connect_now(struct conn *c)
     size_t select_lens[] = {6, strlen(db)};
     size_t ping_lens[] = {4};
     /* the internal commands ride on the connect's deadline */
-    if ((r->password != NULL && send_argv(c, NULL, 2, auth, auth_lens, NULL, NULL) == NULL) ||
-        (r->db != 0 && send_argv(c, NULL, 2, select, select_lens, NULL, NULL) == NULL) ||
-        send_argv(c, NULL, 1, ping, ping_lens, ping_done, NULL) == NULL)
+    if ((r->password != NULL && send_argv(c, NULL, 2, auth, auth_lens, NULL, NULL, NULL) == NULL) ||
+        (r->db != 0 && send_argv(c, NULL, 2, select, select_lens, NULL, NULL, NULL) == NULL) ||
+        send_argv(c, NULL, 1, ping, ping_lens, ping_done, NULL, NULL) == NULL)
         drop_later(c);
 }
 
@@ -384,10 +397,10 @@ static void schedule_connect(struct conn *c)
 
 struct canal_redis_reply; /* a redisReply, seen through the calls below */
 
-int canal_redis_command(canal_req_t *req, canal_redis_t *r, int argc, const char *const *argv, const size_t *lens,
-                        canal_redis_fn cb, void *data)
+static int send_req(canal_req_t *req, canal_redis_t *r, enum canal__redis_mode mode, int argc, const char *const *argv,
+                    const size_t *lens, canal_redis_fn cb, canal__redis_fn fcb, void *data)
 {
-    if (req == NULL || r == NULL || argc < 1 || argv == NULL || lens == NULL || cb == NULL)
+    if (req == NULL || r == NULL || argc < 1 || argv == NULL || lens == NULL || (cb == NULL && fcb == NULL))
         return CANAL_EINVAL;
     struct conn *c = canal__worker_state(req->worker, &feature);
     if (c == NULL)
@@ -407,9 +420,10 @@ int canal_redis_command(canal_req_t *req, canal_redis_t *r, int argc, const char
         if ((rr = calloc(1, sizeof(*rr))) == NULL)
             return CANAL_ENOMEM;
         rr->state = state;
+        rr->mode = mode;
     }
     rr->inflight++;
-    struct cmd *k = send_argv(c, rr, argc, argv, lens, cb, data);
+    struct cmd *k = send_argv(c, rr, argc, argv, lens, cb, fcb, data);
     if (k == NULL) {
         rr->inflight--;
         if (fresh)
@@ -426,7 +440,21 @@ int canal_redis_command(canal_req_t *req, canal_redis_t *r, int argc, const char
         return CANAL_ENOMEM;
     }
     *state = rr;
+    if (fresh && mode == CANAL__REDIS_HOLD)
+        canal__pending_hold(req);
     return CANAL_PENDING;
+}
+
+int canal_redis_command(canal_req_t *req, canal_redis_t *r, int argc, const char *const *argv, const size_t *lens,
+                        canal_redis_fn cb, void *data)
+{
+    return send_req(req, r, CANAL__REDIS_ANSWER, argc, argv, lens, cb, NULL, data);
+}
+
+int canal__redis_send(canal_req_t *req, canal_redis_t *r, enum canal__redis_mode mode, int argc,
+                      const char *const *argv, const size_t *lens, canal__redis_fn cb, void *data)
+{
+    return send_req(req, r, mode, argc, argv, lens, NULL, cb, data);
 }
 
 int canal_redis_unavailable(canal_req_t *req)
