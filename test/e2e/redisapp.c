@@ -27,7 +27,7 @@ static int failed(canal_req_t *req, const canal_redis_reply_t *reply, int status
         return canal_redis_unavailable(req);
     if (canal_redis_reply_type(reply) == CANAL_REDIS_ERROR) {
         canal_str_t e = canal_redis_reply_str(reply);
-        return canal_res_problem(req, 502, canal_req_printf(req, "redis: %.*s", (int)e.len, e.base));
+        return canal_res_problem(req, 502, "redis: %.*s", (int)e.len, e.base);
     }
     return -1;
 }
