@@ -48,7 +48,7 @@ DEP_CFLAGS="$(pkg-config --cflags libh2o-evloop jansson) -DH2O_USE_LIBUV=0"
 # the router's regex constraints (and the match oracle) use PCRE2
 PCRE2_CFLAGS="$(pkg-config --cflags libpcre2-8)"
 PCRE2_LIBS="$(pkg-config --libs libpcre2-8)"
-DEP_LIBS="$(pkg-config --libs libh2o-evloop jansson) $PCRE2_LIBS -lwslay -lssl -lcrypto -lpthread -lm"
+DEP_LIBS="$(pkg-config --libs libh2o-evloop jansson) $PCRE2_LIBS -lwslay -lhiredis -lssl -lcrypto -lpthread -lm"
 mkdir -p "$OUT/obj" "$OUT/artifacts"
 
 # The library, instrumented for the fuzzers once: router and common code without h2o or
