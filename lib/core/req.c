@@ -326,10 +326,10 @@ static void run_route(canal_req_t *req, size_t first)
         }
     }
     int rc = ep->fn(req, ep->data);
-    if (rc != 0 && rc != CANAL_PENDING)
-        handler_failed(req, rc);
-    if (req->pending != NULL && (rc == CANAL_PENDING || req->held))
+    if (req->pending != NULL && (rc == CANAL_PENDING || (rc == 0 && req->held)))
         return; /* committed when the deferred answer completes */
+    if (rc != 0)
+        handler_failed(req, rc);
     canal__commit(req);
 }
 

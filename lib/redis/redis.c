@@ -424,11 +424,11 @@ static int send_req(canal_req_t *req, canal_redis_t *r, enum canal__redis_mode m
     }
     rr->inflight++;
     struct cmd *k = send_argv(c, rr, argc, argv, lens, cb, fcb, data);
-    if (k == NULL) {
+    if (k == NULL) { /* hiredis refuses commands while the connection is being freed */
         rr->inflight--;
         if (fresh)
             free(rr);
-        return CANAL_ENOMEM;
+        return CANAL_ECLOSED;
     }
     if (fresh && (rr->p = canal_req_defer(req)) == NULL) {
         /* out of memory: the command goes on, unheard (its reply only frees it) */
@@ -632,11 +632,11 @@ static int redis_worker_init(struct canal_worker *w, void *st, void *wst)
     return 0;
 }
 
-/* the drain waits for the commands in flight (each has a deadline) */
+/* the drain waits for the commands in flight on a live connection (each has a deadline) */
 static int redis_worker_busy(struct canal_worker *w, void *st, void *wst)
 {
     struct conn *c = wst;
-    return c->inflight > 0;
+    return c->state == UP && c->inflight > 0;
 }
 
 static void redis_worker_stop(struct canal_worker *w, void *st, void *wst)

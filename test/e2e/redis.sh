@@ -104,4 +104,28 @@ check_match "timeouts counted (the pause)" '^[1-9][0-9]*$' "$(metric canal_redis
 check_match "reconnects counted" '^[1-9][0-9]*$' "$(metric canal_redis_reconnects_total)"
 check_match "errors counted" '^[1-9][0-9]*$' "$(metric canal_redis_errors_total)"
 
-stop redis
+APP=$PID
+PID=$APP stop redis
+
+# ---- the URL: AUTH, and refusals ----
+R="redis-cli -p $RPORT --no-auth-warning"
+$R config set requirepass 's3cr:et' >/dev/null
+start auth "$TBIN/canal-redisapp" --threads 1 --redis "redis://:s3cr:et@127.0.0.1:$RPORT/5" || exit 0
+i=0
+while [ $i -lt 100 ] && [ "$(status "$URL/health/ready")" != 200 ]; do sleep 0.05; i=$((i + 1)); done
+check "AUTH with the URL's password, then SELECT 5" "204 v5" \
+    "$(status "$URL/kv/authed" -X PUT --data-binary v5) $($R -a 's3cr:et' -n 5 get authed)"
+stop auth
+start noauth "$TBIN/canal-redisapp" --threads 1 --redis "redis://127.0.0.1:$RPORT/5" || exit 0
+check "without the password: 503, never a hang" 503 "$(curl -s -m 3 -o /dev/null -w '%{http_code}' "$URL/kv/x")"
+check "without the password: not ready" 503 "$(status "$URL/health/ready")"
+stop noauth
+for u in http://127.0.0.1:1 redis:// redis://127.0.0.1:0 redis://127.0.0.1:6379/x "redis://[::1"; do
+    "$TBIN/canal-redisapp" --port 0 --redis "$u" >/dev/null 2>"$TMP/bad.err" &
+    p=$!
+    i=0
+    while [ $i -lt 100 ] && kill -0 $p 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+    kill -KILL $p 2>/dev/null
+    wait $p
+    check "a bad URL ($u): refused at start" 1 "$?"
+done
