@@ -66,8 +66,8 @@ DEP_CFLAGS  = $(shell pkg-config --cflags libh2o-evloop jansson libpq sqlite3) -
 PCRE2_CFLAGS := $(shell pkg-config --cflags libpcre2-8)
 PCRE2_LIBS   := $(shell pkg-config --libs libpcre2-8)
 # Password hashing (canal/password.h) is libargon2's Argon2id (libargon2-dev); the database
-# client (lib/db/) is libpq's and SQLite's
-DEP_LIBS    = $(shell pkg-config --libs libh2o-evloop jansson libargon2 libpq sqlite3) $(PCRE2_LIBS) -lwslay -lssl -lcrypto -lpthread
+# client (lib/db/) is libpq's and SQLite's; the Redis client (lib/redis/) hiredis's
+DEP_LIBS    = $(shell pkg-config --libs libh2o-evloop jansson libargon2 libpq sqlite3) $(PCRE2_LIBS) -lwslay -lhiredis -lssl -lcrypto -lpthread
 ALL_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN) $(LDFLAGS)
 
@@ -75,7 +75,7 @@ PURE_SRC   = $(wildcard lib/common/*.c lib/router/*.c)
 # The server: the core (lib/core/, which names no feature), the features, a folder each, and
 # lib/app/ above them: canal_app_create(), which switches on the features the configuration
 # names (docs/architecture.md; test/check-layers.sh keeps the direction).
-FEATURES    = models security db files realtime observability views cache openapi
+FEATURES    = models redis security db files realtime observability views cache openapi
 SERVER_DIRS = core $(FEATURES) app
 SERVER_SRC  = $(foreach d,$(SERVER_DIRS),$(wildcard lib/$(d)/*.c))
 CTRL_SRC   = $(wildcard lib/controller/*.c)

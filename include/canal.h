@@ -31,5 +31,6 @@
 #include "canal/view.h"
 #include "canal/etag.h"
 #include "canal/db.h"
+#include "canal/redis.h"
 
 #endif

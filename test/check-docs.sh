@@ -19,7 +19,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 CFLAGS="-std=c11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -Werror -Iinclude"
 DEP_CFLAGS="$(pkg-config --cflags libh2o-evloop jansson libpq sqlite3) -DH2O_USE_LIBUV=0"
-DEP_LIBS="$(pkg-config --libs libh2o-evloop jansson libpcre2-8 libargon2 libpq sqlite3) -lwslay -lssl -lcrypto -lpthread"
+DEP_LIBS="$(pkg-config --libs libh2o-evloop jansson libpcre2-8 libargon2 libpq sqlite3) -lwslay -lhiredis -lssl -lcrypto -lpthread"
 case "${SANITIZE:-0}" in
 1) SAN="-fsanitize=address,undefined" ;;
 thread) SAN="-fsanitize=thread" ;;

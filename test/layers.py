@@ -35,6 +35,7 @@ RANK = {
     "router": 1,
     "core": 2,
     "models": 3,
+    "redis": 3,
     "security": 4,
     "db": 4,
     "files": 5,

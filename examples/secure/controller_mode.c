@@ -20,6 +20,8 @@ canal_auth_result_t secure_cookie_auth(canal_req_t *req, canal_principal_t *p, v
 static int login(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     int rc = canal_session_begin(req, canal_ctx_state(ctx), canal_principal_subject(canal_req_principal(req)));
+    if (rc == CANAL_ECLOSED) /* --store: Redis is unreachable */
+        return canal_redis_unavailable(req);
     return rc != 0 ? canal_req_fail(req, "session: %s", canal_strerror(rc)) : canal_res_status(req, 204);
 }
 

@@ -170,6 +170,11 @@ typedef struct canal_config {
                                         "traceId", in log records (default 0) */
     int trace_echo;                /**< 1: also echo traceparent in every answer, with the
                                         request's span as parent (turns trace on; default 0) */
+    /* scale-out (docs/deploy.md) */
+    const char *store;             /**< NULL: sessions and rate limits in process (default);
+                                        "redis://HOST:PORT[/DB]": in that Redis, shared by
+                                        every instance (canal/redis.h; canal_app_create()
+                                        makes the client) */
 } canal_config_t;
 
 /** Sets every field of cfg to its default (the defaults are in canal_config_usage()). */

@@ -20,6 +20,13 @@
  * full bucket: eviction can only give an evicted key more requests, never fewer, so under a
  * flood of distinct keys larger than the table a limit is enforced less strictly, but no
  * client is refused because of others.
+ *
+ * With the app's Redis store (canal_app_redis(), --store; canal/redis.h) the buckets are in
+ * Redis instead, shared by every instance: R per window holds over all of them, and a
+ * Retry-After given by one is true on the others (one atomic script per check, on the
+ * server's clock; a bucket's key expires a window after its last request). When Redis is
+ * unreachable a limited route answers 503 problem details with Retry-After: 1.
+ * canal_rate_limit_take() always uses the in-process table.
  */
 #ifndef CANAL_RATELIMIT_H
 #define CANAL_RATELIMIT_H

@@ -36,6 +36,18 @@ typedef struct canal_session_store_ops {
     void (*destroy)(void *store);
 } canal_session_store_ops_t;
 
+/*
+ * With the app's Redis store (canal_app_redis(), --store, canal/redis.h) and no store_ops of
+ * the app's, sessions are kept in Redis instead, shared by every instance: a key per session
+ * with the session's lifetime as its expiry, deleted by canal_session_end(). A route's
+ * session is then loaded before its handler runs (only for a cookie that verifies), and
+ * canal_session_begin() and canal_session_end() make the handler's answer wait until Redis
+ * has the write (a 503 replaces it if the write fails). They must be called from a handler
+ * (not after canal_req_defer()). When Redis is unreachable, canal_session_get() and
+ * canal_session_end() return CANAL_ECLOSED, and so does canal_session_begin() (answer with
+ * canal_redis_unavailable()).
+ */
+
 /**
  * canal's in-memory store: a hash table under one mutex, shared by all worker threads, of at
  * most max_sessions sessions (0: 10,000). Expired sessions are dropped when met; when the

@@ -110,6 +110,23 @@ void canal_pending_complete(canal_pending_t *p)
     unref(p);
 }
 
+void canal__pending_hold(canal_req_t *req)
+{
+    req->held = 1;
+}
+
+void canal__pending_resume(canal_pending_t *p)
+{
+    if (h2o_timeout_is_linked(&p->deadline))
+        h2o_timeout_unlink(&p->deadline);
+    if (p->req != NULL) { /* detach(), the request's reference dropped in the same count */
+        p->req->pending = NULL;
+        p->req = NULL;
+        p->refs--;
+    }
+    unref(p);
+}
+
 void canal__pending_answered(canal_req_t *req)
 {
     /* the answer is on its way: no 504 any more, but the request lives until h2o is done */

@@ -94,6 +94,8 @@ static const struct canal__option options[] = {
      .help = "W3C trace context: in the logs and problems"},
     {"trace-echo", CANAL__OPT_CHOICE, FIELD(trace_echo), "on|off", .choices = {"off", "on"},
      .help = "traceparent on answers (turns --trace on)"},
+    {"store", CANAL__OPT_STR_OFF, FIELD(store), "redis://HOST:PORT[/DB]",
+     .help = "sessions and rate limits in a shared Redis"},
 };
 
 static const size_t noptions = sizeof(options) / sizeof(options[0]);

@@ -109,6 +109,8 @@ struct canal_req {
     canal_str_t method, path, query;
     unsigned char is_head;
     unsigned char query_parsed;
+    unsigned char held;           /* a feature's write holds the answer (canal__pending_hold()) */
+    unsigned char guard_next;     /* the guard after one that waits (CANAL__GUARD_WAIT) */
     const struct canal_endpoint *endpoint; /* the matched route's, or NULL */
     canal_match_t *match;         /* the router's outcome (endpoint set: a route matched) */
     char *error;                  /* canal_req_fail() text */
@@ -374,6 +376,12 @@ int canal__post(struct canal_worker *w, struct canal__post *m);
 void canal__pending_answered(canal_req_t *req);
 void canal__pending_gone(canal_req_t *req);
 void canal__pending_abort_all(struct canal_worker *w); /* 503 to every unanswered one */
+/* async.c: for a feature's deferral that is no answer of its own: canal__pending_hold() makes
+ * the handler's answer (returned 0) wait for the deferral's completion (a store's write it
+ * depends on); canal__pending_resume() ends the deferral without committing, and releases
+ * the handle (a guard that waited: the request goes on) */
+void canal__pending_hold(canal_req_t *req);
+void canal__pending_resume(canal_pending_t *p);
 
 /* proxy.c: parses a list of addresses and CIDRs (out may be NULL to only check it) */
 int canal__proxies_parse(const char *list, struct canal_cidr **out, size_t *count,

@@ -47,8 +47,13 @@ struct canal_endpoint;
 #define CANAL__MAX_GUARDS 6
 #define CANAL__MAX_HEADS 4
 
-/* A guard: 1 if it answered the request (the handler does not run), else 0. */
+/* A guard: 1 if it answered the request (the handler does not run), else 0; or
+ * CANAL__GUARD_WAIT when it decides later (a store's reply): it then calls
+ * canal__guard_done(req, answered) once, on the request's thread, unless the request ends
+ * first (it deferred it: canal_req_defer(), canal__pending_resume()). (req.c) */
 typedef int (*canal__guard_fn)(canal_req_t *req, const void *arg);
+#define CANAL__GUARD_WAIT 2
+void canal__guard_done(canal_req_t *req, int answered);
 /* A head: adds to the answer's head at the commit. req is NULL for libh2o's own answers. */
 typedef void (*canal__head_fn)(canal_req_t *req, h2o_req_t *h, const void *arg);
 

@@ -307,6 +307,32 @@ static inline void run_begins(canal_req_t *req)
         app->begins[i].fn(req, app->begins[i].state);
 }
 
+/* The matched route's guards from the first-th, then its handler; the answer is committed
+ * after it unless it is deferred, or held (canal__pending_hold()). */
+static void run_route(canal_req_t *req, size_t first)
+{
+    const struct canal_endpoint *ep = req->endpoint;
+    /* the guards, by order (rate limit, CORS, policy, body limit: core/feature.h); one that
+     * answers ends the request before anything of the route runs */
+    for (size_t i = first; i < ep->nguards; i++) {
+        int g = ep->guards[i].fn(req, ep->guards[i].arg);
+        if (g == CANAL__GUARD_WAIT) {
+            req->guard_next = (unsigned char)(i + 1);
+            return; /* canal__guard_done() goes on */
+        }
+        if (g) {
+            canal__commit(req);
+            return;
+        }
+    }
+    int rc = ep->fn(req, ep->data);
+    if (req->pending != NULL && (rc == CANAL_PENDING || (rc == 0 && req->held)))
+        return; /* committed when the deferred answer completes */
+    if (rc != 0)
+        handler_failed(req, rc);
+    canal__commit(req);
+}
+
 /* Routes the request and runs its handler; the answer is committed after it unless it is
  * deferred. */
 static void dispatch(canal_req_t *req)
@@ -324,20 +350,18 @@ static void dispatch(canal_req_t *req)
     } else if (ep == NULL) { /* cannot be */
         canal_req_fail(req, "route %zu has no endpoint", req->match->index);
     } else {
-        /* the guards, by order (rate limit, CORS, policy, body limit: core/feature.h); one that
-         * answers ends the request before anything of the route runs */
-        for (size_t i = 0; i < ep->nguards; i++)
-            if (ep->guards[i].fn(req, ep->guards[i].arg)) {
-                canal__commit(req);
-                return;
-            }
-        int rc = ep->fn(req, ep->data);
-        if (rc == CANAL_PENDING && req->pending != NULL)
-            return; /* committed when the deferred answer completes */
-        if (rc != 0)
-            handler_failed(req, rc);
+        run_route(req, 0);
+        return;
     }
     canal__commit(req);
+}
+
+void canal__guard_done(canal_req_t *req, int answered)
+{
+    if (answered)
+        canal__commit(req);
+    else
+        run_route(req, req->guard_next);
 }
 
 int canal__on_req(h2o_handler_t *self, h2o_req_t *h)

@@ -17,6 +17,13 @@
  * A feature (core/feature.h): each route's limit is settled at start (its own, its groups',
  * the app's) and checked by the route's guard, rate_check(), before the handler; a route
  * without one pays nothing.
+ *
+ * With a Redis store (canal_app_redis(), --store) the buckets are in Redis, shared by every
+ * instance: the same bucket in one Lua script (EVALSHA; EVAL when the server does not have
+ * it yet) that reads the server's clock (TIME), refills, takes and writes the bucket back
+ * with an expiry of one window (a bucket untouched for a window is full, as a missing one),
+ * so a check is one atomic round trip and R per window holds over all instances. The guard
+ * waits for the reply (CANAL__GUARD_WAIT); Redis unreachable is a 503 with Retry-After.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -25,6 +32,8 @@
 #include <openssl/rand.h>
 #include "security/security.h"
 #include "canal/ratelimit.h"
+#include "redis/redis.h"
+#include <openssl/sha.h>
 
 #define WAYS 8
 #define NLOCKS 64
@@ -47,6 +56,7 @@ struct canal_rate_limit {
     uint64_t k0, k1;
     pthread_mutex_t locks[NLOCKS];
     atomic_ullong refused;
+    canal_redis_t *redis; /* the app's store, at start: the buckets are there */
 };
 
 /* ---- SipHash-2-4 (Aumasson and Bernstein), written from the paper's description ---- */
@@ -111,6 +121,8 @@ static int is_full(const canal_rate_limit_t *l, const struct way *e, uint64_t no
     return elapsed >= l->w || e->tokens + elapsed * l->r >= l->cap;
 }
 
+static void decide(const canal_rate_limit_t *l, uint64_t t, canal_rate_decision_t *out);
+
 static void take_hash(canal_rate_limit_t *l, uint64_t h, uint64_t now, canal_rate_decision_t *out)
 {
     h |= 1; /* 0 marks an empty entry */
@@ -137,15 +149,21 @@ static void take_hash(canal_rate_limit_t *l, uint64_t h, uint64_t now, canal_rat
     out->allowed = t >= l->w;
     if (out->allowed)
         t = e->tokens -= l->w;
+    decide(l, t, out);
+    pthread_mutex_unlock(lock);
+    if (!out->allowed)
+        atomic_fetch_add_explicit(&l->refused, 1, memory_order_relaxed);
+}
+
+/* out's numbers for t tokens * W left (out->allowed set) */
+static void decide(const canal_rate_limit_t *l, uint64_t t, canal_rate_decision_t *out)
+{
     out->limit = (uint32_t)l->r;
     out->remaining = (uint32_t)(t / l->w);
     out->retry_after = out->allowed ? 0 : ceil_div(ceil_div(l->w - t, l->r), 1000);
     if (!out->allowed && out->retry_after == 0)
         out->retry_after = 1;
     out->reset = ceil_div(ceil_div(l->cap - t, l->r), 1000);
-    pthread_mutex_unlock(lock);
-    if (!out->allowed)
-        atomic_fetch_add_explicit(&l->refused, 1, memory_order_relaxed);
 }
 
 void canal_rate_limit_take(canal_rate_limit_t *l, canal_str_t key, uint64_t now_ms, canal_rate_decision_t *out)
@@ -173,6 +191,27 @@ struct limits {
     canal_rate_limit_t *head;
     size_t n;
 };
+
+/* The bucket in Redis: KEYS[1] the bucket, ARGV R and W; tokens * W as in take_hash() */
+static const char script[] =
+    "local t = redis.call('TIME')\n"
+    "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+    "local r, w = tonumber(ARGV[1]), tonumber(ARGV[2])\n"
+    "local cap = r * w\n"
+    "local b = redis.call('HMGET', KEYS[1], 't', 'l')\n"
+    "local tokens, last = tonumber(b[1]), tonumber(b[2])\n"
+    "if tokens == nil or last == nil then tokens = cap; last = now end\n"
+    "if now > last then\n"
+    "  local e = now - last\n"
+    "  if e >= w or tokens + e * r >= cap then tokens = cap else tokens = tokens + e * r end\n"
+    "  last = now\n"
+    "end\n"
+    "local allowed = 0\n"
+    "if tokens >= w then tokens = tokens - w; allowed = 1 end\n"
+    "redis.call('HSET', KEYS[1], 't', tokens, 'l', last)\n"
+    "redis.call('PEXPIRE', KEYS[1], w)\n"
+    "return {allowed, tokens}\n";
+static char script_sha[41]; /* its SHA-1 in hex, made at start */
 static const struct canal__feature feature;
 #define GUARD_ORDER 10 /* the first guard (core/feature.h) */
 
@@ -263,6 +302,82 @@ static void add_uint(canal_req_t *req, const char *name, size_t nlen, uint32_t v
     h2o_add_header_by_str(&req->h2o->pool, &req->h2o->res.headers, name, nlen, 0, NULL, p, (size_t)(e - p));
 }
 
+/* The answer to a decision: 0 if allowed, else 1 with the 429 set */
+static int answer(canal_req_t *req, canal_rate_limit_t *l, const canal_rate_decision_t *dd)
+{
+    canal_rate_decision_t d = *dd;
+    add_uint(req, H2O_STRLIT("ratelimit-limit"), d.limit);
+    add_uint(req, H2O_STRLIT("ratelimit-remaining"), d.remaining);
+    add_uint(req, H2O_STRLIT("ratelimit-reset"), d.reset);
+    if (d.allowed)
+        return 0;
+    add_uint(req, H2O_STRLIT("retry-after"), d.retry_after);
+    canal_res_problem(req, 429, "rate limit %s: %u requests per %.3g s; retry after %u s", l->name, d.limit,
+                      (double)l->w / 1000, d.retry_after);
+    return 1;
+}
+
+/* ---- the buckets in Redis ---- */
+
+struct rcheck {
+    canal_rate_limit_t *l;
+    canal_str_t key; /* the bucket's Redis key, in request memory */
+    char r[24], w[24];
+};
+
+static int send_check(canal_req_t *req, struct rcheck *c, int eval);
+
+static int redis_decided(canal_req_t *req, const canal_redis_reply_t *reply, int status, void *data)
+{
+    struct rcheck *c = data;
+    if (status == 0 && canal_redis_reply_type(reply) == CANAL_REDIS_ERROR) {
+        canal_str_t e = canal_redis_reply_str(reply);
+        if (e.len >= 8 && memcmp(e.base, "NOSCRIPT", 8) == 0 && send_check(req, c, 1) == CANAL_PENDING)
+            return 0; /* the next reply decides */
+        canal__log_req(req, CANAL_LOG_ERROR, "rate limit %s: redis: %.*s", c->l->name, (int)e.len, e.base);
+        status = CANAL_ECLOSED;
+    }
+    const canal_redis_reply_t *a = status == 0 ? canal_redis_reply_at(reply, 0) : NULL;
+    const canal_redis_reply_t *t = status == 0 ? canal_redis_reply_at(reply, 1) : NULL;
+    if (a == NULL || t == NULL || canal_redis_reply_int(t) < 0) {
+        canal_redis_unavailable(req);
+        return 1;
+    }
+    canal_rate_decision_t d = {.allowed = canal_redis_reply_int(a) == 1};
+    decide(c->l, (uint64_t)canal_redis_reply_int(t), &d);
+    if (!d.allowed)
+        atomic_fetch_add_explicit(&c->l->refused, 1, memory_order_relaxed);
+    return answer(req, c->l, &d);
+}
+
+static int send_check(canal_req_t *req, struct rcheck *c, int eval)
+{
+    const char *argv[] = {eval ? "EVAL" : "EVALSHA", eval ? script : script_sha, "1", c->key.base, c->r, c->w};
+    size_t lens[] = {eval ? 4 : 7, eval ? sizeof(script) - 1 : 40, 1, c->key.len, strlen(c->r), strlen(c->w)};
+    return canal__redis_send(req, c->l->redis, CANAL__REDIS_GUARD, 6, argv, lens, redis_decided, c);
+}
+
+/* "canal:rl:NAME:KIND:" and the key's bytes (one binary-safe argument) */
+static int redis_check(canal_req_t *req, canal_rate_limit_t *l, unsigned char kind, canal_str_t key)
+{
+    struct rcheck *c = canal_req_alloc(req, sizeof(*c));
+    size_t nlen = strlen(l->name);
+    char *k = canal_req_alloc(req, 9 + nlen + 3 + key.len);
+    memcpy(k, "canal:rl:", 9);
+    memcpy(k + 9, l->name, nlen);
+    k[9 + nlen] = ':';
+    k[10 + nlen] = (char)('0' + kind);
+    k[11 + nlen] = ':';
+    memcpy(k + 12 + nlen, key.base, key.len);
+    *c = (struct rcheck){.l = l, .key = {k, 12 + nlen + key.len}};
+    snprintf(c->r, sizeof(c->r), "%llu", (unsigned long long)l->r);
+    snprintf(c->w, sizeof(c->w), "%llu", (unsigned long long)l->w);
+    if (send_check(req, c, 0) == CANAL_PENDING)
+        return CANAL__GUARD_WAIT;
+    canal_redis_unavailable(req);
+    return 1;
+}
+
 /* The guard of a route with a limit: 1 if refused (the 429 is set) */
 static int rate_check(canal_req_t *req, const void *arg)
 {
@@ -277,19 +392,13 @@ static int rate_check(canal_req_t *req, const void *arg)
         kind = 2;
     if (key.base == NULL)
         key = canal_req_client_addr(req), kind = 0;
+    if (l->redis != NULL)
+        return redis_check(req, l, kind, key);
     /* the kind of key is hashed in: a header value cannot pose as an address */
     uint64_t h = siphash(l->k0 + kind, l->k1, (const unsigned char *)key.base, key.len);
     canal_rate_decision_t d;
     take_hash(l, h, canal__now_ms(), &d);
-    add_uint(req, H2O_STRLIT("ratelimit-limit"), d.limit);
-    add_uint(req, H2O_STRLIT("ratelimit-remaining"), d.remaining);
-    add_uint(req, H2O_STRLIT("ratelimit-reset"), d.reset);
-    if (d.allowed)
-        return 0;
-    add_uint(req, H2O_STRLIT("retry-after"), d.retry_after);
-    canal_res_problem(req, 429, "rate limit %s: %u requests per %.3g s; retry after %u s", l->name, d.limit,
-                      (double)l->w / 1000, d.retry_after);
-    return 1;
+    return answer(req, l, &d);
 }
 
 /* canal_http_rate_limited_total lines for the metrics */
@@ -313,6 +422,15 @@ static void limits_metrics(canal_app_t *app, void *st, FILE *f)
 /* Each route's limit: its own, its groups', the app's; a guard where there is one */
 static int limits_start(canal_app_t *app, void *st)
 {
+    canal_redis_t *redis = canal_app_redis_get(app);
+    if (redis != NULL) {
+        unsigned char md[SHA_DIGEST_LENGTH];
+        SHA1((const unsigned char *)script, sizeof(script) - 1, md);
+        for (size_t i = 0; i < sizeof(md); i++)
+            snprintf(script_sha + 2 * i, 3, "%02x", md[i]);
+        for (canal_rate_limit_t *l = ((struct limits *)st)->head; l != NULL; l = l->next)
+            l->redis = redis;
+    }
     for (size_t i = 0; i < app->nendpoints; i++) {
         struct canal_endpoint *ep = &app->endpoints[i];
         const void *l = canal__scope_get(app, &canal_rate_limit_option, ep, canal__endpoint_option(ep, &canal_rate_limit_option));

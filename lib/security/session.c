@@ -11,6 +11,16 @@
  * under one mutex, shared by every worker thread. All its sessions have the same lifetime,
  * so the order they were put in is the order they expire in: a FIFO list of the entries finds
  * the oldest in O(1), to drop when the store is full or when it has expired.
+ *
+ * With a Redis store (canal_app_redis(), --store) and no store of the app's, sessions are
+ * keys "canal:sess:" + the 16 ID bytes (one binary-safe argument, sent only once the cookie's
+ * MAC has verified), SET with an expiry of the session's lifetime and DEL on logout, shared
+ * by every instance. The store's API is synchronous, Redis is not: a guard on every route
+ * loads the session of a request whose cookie verifies before the handler runs (a route of a
+ * request without one pays nothing), and canal_session_get() reads what it loaded;
+ * canal_session_begin() and canal_session_end() hold the handler's answer until Redis has
+ * the write (so that an answered logout is seen by every instance), and replace it with a
+ * 503 when the write fails.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -18,6 +28,7 @@
 #include <openssl/rand.h>
 #include "security/security.h"
 #include "canal/session.h"
+#include "redis/redis.h"
 
 #define ID_LEN 16
 
@@ -200,7 +211,35 @@ struct canal_sessions {
     size_t max_data;
     const canal_session_store_ops_t *ops;
     void *store;
+    int own_store;               /* the in-memory store is ours (no store_ops given) */
+    canal_redis_t *redis;        /* the app's Redis store, at start: the sessions are there */
 };
+
+/* a request's session, loaded from Redis by the guard (key: the sessions object) */
+struct loaded {
+    int found;
+    int unavailable; /* Redis did not answer: get and end say CANAL_ECLOSED */
+    canal_str_t data;
+};
+
+#define KEY_PREFIX "canal:sess:"
+#define KEY_LEN (sizeof(KEY_PREFIX) - 1 + ID_LEN)
+
+static void redis_key(char *key, canal_str_t id)
+{
+    memcpy(key, KEY_PREFIX, sizeof(KEY_PREFIX) - 1);
+    memcpy(key + sizeof(KEY_PREFIX) - 1, id.base, ID_LEN);
+}
+
+/* A write failed: the answer the handler set (its Set-Cookie too) becomes a 503 */
+static int write_done(canal_req_t *req, const canal_redis_reply_t *reply, int status, void *data)
+{
+    if (status == 0 && canal_redis_reply_type(reply) != CANAL_REDIS_ERROR)
+        return 0;
+    req->h2o->res.headers = (h2o_headers_t){NULL, 0, 0};
+    canal_redis_unavailable(req);
+    return 1;
+}
 
 canal_sessions_t *canal_sessions_create(canal_app_t *app, const canal_sessions_options_t *o, canal_error_info_t *err)
 {
@@ -232,6 +271,8 @@ canal_sessions_t *canal_sessions_create(canal_app_t *app, const canal_sessions_o
         s->store = o->store;
     } else if (canal_session_store_memory(o->max_sessions, &s->ops, &s->store) != 0) {
         goto nomem;
+    } else {
+        s->own_store = 1;
     }
     canal_sessions_t **all = canal__feature_on(app, &feature);
     if (all == NULL) {
@@ -268,9 +309,72 @@ static void sessions_free(canal_app_t *app, void *st)
     }
 }
 
+/* The guard: the session of a request whose cookie verifies, from Redis (session_load()) */
+static int session_id(canal_req_t *req, canal_sessions_t *s, canal_str_t *id);
+
+static int loaded_cb(canal_req_t *req, const canal_redis_reply_t *reply, int status, void *data)
+{
+    struct loaded *l = data;
+    int type = status == 0 ? canal_redis_reply_type(reply) : CANAL_REDIS_ERROR;
+    if (type == CANAL_REDIS_ERROR) {
+        l->unavailable = 1; /* the route goes on: one that does not need the session works */
+        return 0;
+    }
+    canal_str_t v = canal_redis_reply_str(reply);
+    if (type == CANAL_REDIS_STRING) { /* the reply goes after the callback: a copy */
+        char *copy = canal_req_alloc(req, v.len + 1);
+        memcpy(copy, v.base, v.len);
+        copy[v.len] = 0;
+        *l = (struct loaded){.found = 1, .data = {copy, v.len}};
+    }
+    return 0;
+}
+
+static int session_load(canal_req_t *req, const void *arg)
+{
+    canal_sessions_t *s = (canal_sessions_t *)arg;
+    canal_str_t id;
+    if (session_id(req, s, &id) != 0)
+        return 0;
+    struct loaded *l = canal__req_state(req, s, sizeof(*l), NULL);
+    char *key = canal_req_alloc(req, KEY_LEN);
+    if (l == NULL || key == NULL)
+        return 0;
+    redis_key(key, id);
+    const char *argv[] = {"GET", key};
+    size_t lens[] = {3, KEY_LEN};
+    if (canal__redis_send(req, s->redis, CANAL__REDIS_GUARD, 2, argv, lens, loaded_cb, l) == CANAL_PENDING)
+        return CANAL__GUARD_WAIT;
+    l->unavailable = 1;
+    return 0;
+}
+
+#define GUARD_ORDER 5 /* before the rate limit's (10): a policy (30) may need the session */
+
+static int sessions_start(canal_app_t *app, void *st)
+{
+    canal_redis_t *redis = canal_app_redis_get(app);
+    if (redis == NULL)
+        return 0;
+    for (canal_sessions_t *s = *(canal_sessions_t **)st; s != NULL; s = s->next) {
+        if (!s->own_store)
+            continue; /* the app's own store stays */
+        s->ops->destroy(s->store);
+        s->store = NULL;
+        s->redis = redis;
+        for (size_t i = 0; i < app->nendpoints; i++)
+            if (canal__endpoint_guard(&app->endpoints[i], GUARD_ORDER, session_load, s) != 0) {
+                canal__log(app, CANAL_LOG_ERROR, "route %zu: too many guards", i);
+                return -1;
+            }
+    }
+    return 0;
+}
+
 static const struct canal__feature feature = {
     .name = "sessions",
     .size = sizeof(canal_sessions_t *),
+    .start = sessions_start,
     .dispose = sessions_free,
 };
 
@@ -281,7 +385,18 @@ int canal_session_begin(canal_req_t *req, canal_sessions_t *s, canal_str_t data)
         return CANAL_ELIMIT;
     if (RAND_bytes(id, sizeof(id)) != 1)
         return CANAL_ESYS;
-    int rc = s->ops->put(s->store, (canal_str_t){(const char *)id, ID_LEN}, data, canal__now_ms(), s->ttl_ms);
+    int rc;
+    if (s->redis != NULL) {
+        char key[KEY_LEN], px[24];
+        redis_key(key, (canal_str_t){(const char *)id, ID_LEN});
+        snprintf(px, sizeof(px), "%llu", (unsigned long long)s->ttl_ms);
+        const char *argv[] = {"SET", key, data.base ? data.base : "", "PX", px};
+        size_t lens[] = {3, KEY_LEN, data.len, 2, strlen(px)};
+        rc = canal__redis_send(req, s->redis, CANAL__REDIS_HOLD, 5, argv, lens, write_done, NULL);
+        rc = rc == CANAL_PENDING ? 0 : rc;
+    } else {
+        rc = s->ops->put(s->store, (canal_str_t){(const char *)id, ID_LEN}, data, canal__now_ms(), s->ttl_ms);
+    }
     if (rc != 0)
         return rc;
     size_t n = canal_signed_length(ID_LEN) + 1;
@@ -305,6 +420,13 @@ int canal_session_get(canal_req_t *req, canal_sessions_t *s, canal_str_t *data)
     canal_str_t id;
     if (session_id(req, s, &id) != 0)
         return CANAL_ENOTFOUND;
+    if (s->redis != NULL) {
+        const struct loaded *l = canal__req_state_find(req, s);
+        if (l == NULL || !l->found)
+            return l != NULL && l->unavailable ? CANAL_ECLOSED : CANAL_ENOTFOUND;
+        *data = l->data;
+        return 0;
+    }
     char *buf = canal_req_alloc(req, s->max_data);
     int n = s->ops->get(s->store, id, canal__now_ms(), buf, s->max_data);
     if (n < 0)
@@ -316,8 +438,23 @@ int canal_session_get(canal_req_t *req, canal_sessions_t *s, canal_str_t *data)
 int canal_session_end(canal_req_t *req, canal_sessions_t *s)
 {
     canal_str_t id;
-    if (session_id(req, s, &id) != 0 || s->ops->revoke(s->store, id) != 0)
+    if (session_id(req, s, &id) != 0)
         return CANAL_ENOTFOUND;
+    if (s->redis != NULL) {
+        struct loaded *l = canal__req_state_find(req, s);
+        if (l == NULL || !l->found)
+            return l != NULL && l->unavailable ? CANAL_ECLOSED : CANAL_ENOTFOUND;
+        char *key = canal_req_alloc(req, KEY_LEN);
+        redis_key(key, id);
+        const char *argv[] = {"DEL", key};
+        size_t lens[] = {3, KEY_LEN};
+        int rc = canal__redis_send(req, s->redis, CANAL__REDIS_HOLD, 2, argv, lens, write_done, NULL);
+        if (rc != CANAL_PENDING)
+            return rc;
+        l->found = 0;
+    } else if (s->ops->revoke(s->store, id) != 0) {
+        return CANAL_ENOTFOUND;
+    }
     return canal_res_cookie_delete(req, s->cookie, &s->cookie_options, NULL);
 }
 

@@ -49,7 +49,7 @@ DEP_CFLAGS="$(pkg-config --cflags libh2o-evloop jansson libpq sqlite3) -DH2O_USE
 # the router's regex constraints (and the match oracle) use PCRE2
 PCRE2_CFLAGS="$(pkg-config --cflags libpcre2-8)"
 PCRE2_LIBS="$(pkg-config --libs libpcre2-8)"
-DEP_LIBS="$(pkg-config --libs libh2o-evloop jansson libargon2 libpq sqlite3) $PCRE2_LIBS -lwslay -lssl -lcrypto -lpthread -lm"
+DEP_LIBS="$(pkg-config --libs libh2o-evloop jansson libargon2 libpq sqlite3) $PCRE2_LIBS -lwslay -lhiredis -lssl -lcrypto -lpthread -lm"
 mkdir -p "$OUT/obj" "$OUT/artifacts"
 
 # The library, instrumented for the fuzzers once: router and common code without h2o or
@@ -77,7 +77,7 @@ done
 LIB_OBJ=$ROUTER_OBJ
 if [ "$need_lib" = 1 ]; then
     # every folder of the server (the Makefile's SERVER_DIRS) and the controller layer
-    for src in lib/core/*.c lib/models/*.c lib/security/*.c lib/db/*.c lib/files/*.c lib/realtime/*.c \
+    for src in lib/core/*.c lib/models/*.c lib/redis/*.c lib/security/*.c lib/db/*.c lib/files/*.c lib/realtime/*.c \
                lib/observability/*.c lib/views/*.c lib/cache/*.c lib/openapi/*.c lib/app/*.c lib/controller/*.c; do
         LIB_OBJ="$LIB_OBJ $(compile "$src")"
     done

@@ -1,0 +1,200 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# needs: curl python3 redis-server redis-cli
+# Issue 27's contract for canal-secure --store: two instances (A and B, 4 threads each, the
+# same secrets) on one Redis of the test's own (a temporary directory, a free port, no
+# persistence). Sessions cross instances and a logout on one is seen by the other at once;
+# the rate limit is R per window over both; hostile cookies are invalid sessions and leave
+# Redis's keys alone; logins and logouts leave no key without an expiry; Redis paused
+# (SIGSTOP) and killed: every answer within 3 s with an allowed status, /public 200, and all
+# works again within 5 s of Redis being back, without restarting the instances.
+. test/e2e-lib.sh
+
+RPORT=$(free_port)
+RPID=""
+redis_start() {
+    (cd "$TMP" && exec redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no \
+        --dir "$TMP" >>"$TMP/redis.log" 2>&1) &
+    RPID=$!
+    SERVER_PIDS="$SERVER_PIDS $RPID"
+    i=0
+    while [ $i -lt 100 ] && ! redis-cli -p "$RPORT" ping >/dev/null 2>&1; do sleep 0.05; i=$((i + 1)); done
+}
+redis_start
+R="redis-cli -p $RPORT"
+$R -n 0 set canary:db0 keep >/dev/null
+$R -n 1 set canary:db1 keep >/dev/null
+
+K=$TMP
+printf 'apikey\n' >"$K/apikey"
+printf 'secret\n' >"$K/pw"
+openssl rand -hex 32 >"$K/cookie" 2>/dev/null || head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$K/cookie"
+openssl rand -hex 32 >"$K/cookie-other" 2>/dev/null || head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$K/cookie-other"
+RATE=5
+WINDOW=2
+secure() {
+    start "$1" "$BIN/canal-secure" --host 127.0.0.1 --threads 4 --jwt-issuer https://issuer.test \
+        --jwt-audience canal-test --api-key "$K/apikey" --basic-user alice \
+        --basic-password "$K/pw" --cookie-secret "$K/cookie" --cookie-secret-other "$K/cookie-other" \
+        --rate $RATE --window $WINDOW --store "redis://127.0.0.1:$RPORT/1"
+}
+secure a || exit 0
+A=$URL
+PA=$PID
+secure b || exit 0
+B=$URL
+PB=$PID
+ALICE=$(printf 'alice:secret' | base64)
+
+# login URL: the sid of a new session, or the status
+login() {
+    curl -s -m 3 -o /dev/null -D - -X POST -H "Authorization: Basic $ALICE" "$1/login" | tr -d '\r' |
+        sed -n 's/^[Ss]et-[Cc]ookie: sid=\([^;]*\);.*/\1/p'
+}
+st() { u=$1; shift; curl -s -m 3 -o /dev/null -w '%{http_code}' "$@" "$u"; }
+
+# ---- sessions across instances ----
+sid=$(login "$A")
+check_match "login on A sets a sid" '^.{22,}$' "$sid"
+check "the session on B" 200 "$(st "$B/session" -b "sid=$sid")"
+check "the session on A" 200 "$(st "$A/session" -b "sid=$sid")"
+check "the body names the user on B" '{"user":"alice"}' "$(curl -s -m 3 -b "sid=$sid" "$B/session")"
+check_match "logout on B" '^20[04]$' "$(st "$B/logout" -X POST -b "sid=$sid")"
+check "a replay on A right after: 401" 401 "$(st "$A/session" -b "sid=$sid")"
+check "a second logout on A: 401" 401 "$(st "$A/logout" -X POST -b "sid=$sid")"
+check "a second logout on B: 401" 401 "$(st "$B/logout" -X POST -b "sid=$sid")"
+(for i in $(seq 1 20); do login "$A" & login "$B" & done; wait) >"$TMP/sids"
+check "40 concurrent logins on both: 40 distinct sids" "40 40" \
+    "$(grep -c . "$TMP/sids") $(sort -u "$TMP/sids" | grep -c .)"
+
+# ---- the rate limit over both instances ----
+python3 - "$A" "$B" "$RATE" >"$TMP/rate" <<'PY'
+import sys, http.client, urllib.parse
+a, b, rate = sys.argv[1], sys.argv[2], int(sys.argv[3])
+conns = []
+for u in (a, b):
+    p = urllib.parse.urlparse(u)
+    conns.append(http.client.HTTPConnection(p.hostname, p.port, source_address=("127.0.0.3", 0)))
+codes, retry = [], []
+for i in range(2 * rate + 4):
+    c = conns[i % 2]
+    c.request("GET", "/limited")
+    r = c.getresponse(); r.read()
+    codes.append(r.status)
+    if r.status == 429:
+        retry.append(int(r.getheader("Retry-After", "0")))
+print(codes.count(200), codes.count(429), codes[-1], codes[-2], min(retry) if retry else 0, max(retry) if retry else 0)
+PY
+read n200 n429 last1 last2 rmin rmax <"$TMP/rate"
+check "a burst alternating A and B: exactly R answers 200" "$RATE" "$n200"
+check "then 429 on both" "429 429" "$last1 $last2"
+if [ "$rmin" -ge 1 ] && [ "$rmax" -le $((WINDOW + 1)) ]; then ok "Retry-After between 1 and ceil(W)+1 ($rmin..$rmax)"; else not_ok "Retry-After $rmin..$rmax"; fi
+ra=$(curl -s -m 3 -o /dev/null -D - --interface 127.0.0.3 "$B/limited" | tr -d '\r' | sed -n 's/^[Rr]etry-[Aa]fter: //p')
+sleep "${ra:-3}"
+check "after B's Retry-After, A answers 200" 200 "$(st "$A/limited" --interface 127.0.0.3)"
+python3 - "$A" "$B" "$RATE" >"$TMP/rate8" <<'PY'
+import sys, threading, http.client, urllib.parse
+a, b, rate = sys.argv[1], sys.argv[2], int(sys.argv[3])
+codes, lock = [], threading.Lock()
+def run(u):
+    p = urllib.parse.urlparse(u)
+    c = http.client.HTTPConnection(p.hostname, p.port, source_address=("127.0.0.4", 0))
+    for _ in range(rate):
+        c.request("GET", "/limited"); r = c.getresponse(); r.read()
+        with lock: codes.append(r.status)
+t = [threading.Thread(target=run, args=(u,)) for u in (a, b) * 4]
+[x.start() for x in t]; [x.join() for x in t]
+print(codes.count(200))
+PY
+check_match "8 concurrent connections (4 on each): R, or R plus a refill" "^($RATE|$((RATE + 1)))$" "$(cat "$TMP/rate8")"
+check "another address has its own budget" 200 "$(st "$A/limited" --interface 127.0.0.5)"
+
+# ---- hostile cookies ----
+sid=$(login "$A")
+for v in '*' 'sess:*' '[a-z]*?' '%0D%0AFLUSHALL%0D%0A' '%2A1%0D%0A%248%0D%0AFLUSHALL%0D%0A' \
+    "redis.call('FLUSHALL')" "$(python3 -c 'print("{" * 4096)')"; do
+    for u in "$A" "$B"; do
+        printf '%s %s\n' "$(st "$u/session" -H "Cookie: sid=$v")" "$(st "$u/logout" -X POST -H "Cookie: sid=$v")"
+    done
+done >"$TMP/hostile"
+check "7 hostile sid values: 401 on /session and /logout of both" "28" \
+    "$(tr ' ' '\n' <"$TMP/hostile" | grep -c '^401$')"
+check "Redis still holds the canaries" "keep keep" "$($R -n 0 get canary:db0) $($R -n 1 get canary:db1)"
+check "and the live session" 200 "$(st "$B/session" -b "sid=$sid")"
+
+# ---- memory: no key without an expiry, no expiry past the session's lifetime ----
+before=$($R -n 1 dbsize)
+python3 - "$A" "$B" "$ALICE" >"$TMP/mem" <<'PY'
+import sys, http.client, urllib.parse
+a, b, alice = sys.argv[1], sys.argv[2], sys.argv[3]
+def conn(u):
+    p = urllib.parse.urlparse(u); return http.client.HTTPConnection(p.hostname, p.port)
+ca, cb, bad = conn(a), conn(b), 0
+for i in range(1000):
+    (c1, c2) = (ca, cb) if i % 2 == 0 else (cb, ca)
+    c1.request("POST", "/login", headers={"Authorization": "Basic " + alice}); r = c1.getresponse(); r.read()
+    sid = [v for k, v in r.getheaders() if k.lower() == "set-cookie" and v.startswith("sid=")]
+    if not sid: bad += 1; continue
+    c2.request("POST", "/logout", headers={"Cookie": sid[0].split(";")[0]}); r = c2.getresponse(); r.read()
+    bad += r.status not in (200, 204)
+print(bad)
+PY
+check "1000 logins and logouts over A and B" 0 "$(cat "$TMP/mem")"
+check "no key without an expiry in the store's DB" 1 "$($R -n 1 eval "local n = 0 for _, k in ipairs(redis.call('KEYS', '*')) do if redis.call('PTTL', k) == -1 then n = n + 1 end end return n" 0)"
+maxage=$(curl -s -o /dev/null -D - -X POST -H "Authorization: Basic $ALICE" "$A/login" | tr -d '\r' | sed -n 's/.*Max-Age=\([0-9]*\).*/\1/p')
+check_match "no expiry past Max-Age + 60 s" '^ok$' "$($R -n 1 eval "for _, k in ipairs(redis.call('KEYS', '*')) do if redis.call('PTTL', k) > ($maxage + 60) * 1000 then return 'long' end end return 'ok'" 0)"
+check_match "no more keys than before plus the live sessions" '^ok$' "$(n=$($R -n 1 dbsize); [ "$n" -le $((before + 2 + 100)) ] && echo ok || echo "$before -> $n")"
+
+# ---- faults ----
+# allowed STATUS... : the four store routes and /public, each within 3 s (-m 3)
+during() {
+    sid=$1
+    printf '%s %s %s %s %s\n' "$(st "$A/login" -X POST -H "Authorization: Basic $ALICE")" \
+        "$(st "$B/session" -b "sid=$sid")" "$(st "$A/limited" --interface 127.0.0.6)" \
+        "$(st "$B/logout" -X POST -b "sid=$sid")" "$(st "$A/public")"
+}
+allowed='^(200|204|503) (200|401|503) (200|429|503) (200|204|401|503) 200$'
+# back: login on A, session on B, logout on B, replay on A: 200/200/2xx/401, retried every 0.25 s
+back() {
+    i=0
+    while [ $i -lt 20 ]; do
+        s=$(login "$A")
+        if [ -n "$s" ] && [ "$(st "$B/session" -b "sid=$s")" = 200 ] &&
+            st "$B/logout" -X POST -b "sid=$s" | grep -Eq '^20[04]$' && [ "$(st "$A/session" -b "sid=$s")" = 401 ]; then
+            echo back
+            return
+        fi
+        sleep 0.25
+        i=$((i + 1))
+    done
+    echo "not back"
+}
+fresh() { # a fresh address gets exactly R over A and B
+    n=0
+    for i in $(seq 1 $((RATE + 3))); do
+        u=$A; [ $((i % 2)) = 0 ] && u=$B
+        [ "$(st "$u/limited" --interface "$1")" = 200 ] && n=$((n + 1))
+    done
+    echo $n
+}
+sid=$(login "$A")
+kill -STOP "$RPID"
+during "$sid" >"$TMP/paused"
+during "$sid" >>"$TMP/paused"
+check "paused: every answer within 3 s, allowed statuses" 2 "$(grep -Ec "$allowed" "$TMP/paused")"
+check "paused: a 503 is problem+json with status 503" '"status":503' \
+    "$(curl -s -m 3 -X POST -H "Authorization: Basic $ALICE" "$A/login" | grep -o '"status":503')"
+kill -CONT "$RPID"
+check "resumed: login A, session B, logout B, replay A within 5 s" back "$(back)"
+check "resumed: a fresh address gets exactly R" "$RATE" "$(fresh 127.0.0.7)"
+kill -KILL "$RPID"
+wait "$RPID" 2>/dev/null
+during "$sid" >"$TMP/killed"
+check "killed: every answer within 3 s, allowed statuses" 1 "$(grep -Ec "$allowed" "$TMP/killed")"
+sleep 2
+redis_start
+check "restarted: login A, session B, logout B, replay A within 5 s" back "$(back)"
+check "restarted: a fresh address gets exactly R" "$RATE" "$(fresh 127.0.0.8)"
+
+PID=$PA stop a
+PID=$PB stop b
