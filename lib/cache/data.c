@@ -3,7 +3,7 @@
  * The data cache (canal/cache.h): 16 shards, each a chained hash table and a least-recently
  * used list under its own mutex, so that worker threads touching different keys rarely wait
  * for each other. An entry is one allocation: its header, the key, the value. Keys are
- * hashed with SipHash-1-3 under a random key per cache (OpenSSL's RAND_bytes), so clients
+ * hashed with SipHash-2-4 (canal__siphash()) under a random key per cache (RAND_bytes), so clients
  * that choose keys cannot aim collisions at a shard. Time comes from CLOCK_MONOTONIC.
  */
 #include <pthread.h>
@@ -44,41 +44,6 @@ struct canal_cache {
 };
 
 static const struct canal__feature feature;
-
-/* ---- hashing: SipHash-1-3 ---- */
-
-#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND                                                                                                      \
-    do {                                                                                                              \
-        v0 += v1, v1 = ROTL(v1, 13), v1 ^= v0, v0 = ROTL(v0, 32);                                                     \
-        v2 += v3, v3 = ROTL(v3, 16), v3 ^= v2;                                                                        \
-        v0 += v3, v3 = ROTL(v3, 21), v3 ^= v0;                                                                        \
-        v2 += v1, v1 = ROTL(v1, 17), v1 ^= v2, v2 = ROTL(v2, 32);                                                     \
-    } while (0)
-
-static uint64_t siphash(const struct canal_cache *c, const unsigned char *p, size_t n)
-{
-    uint64_t v0 = c->k0 ^ 0x736f6d6570736575ULL, v1 = c->k1 ^ 0x646f72616e646f6dULL;
-    uint64_t v2 = c->k0 ^ 0x6c7967656e657261ULL, v3 = c->k1 ^ 0x7465646279746573ULL;
-    uint64_t b = (uint64_t)n << 56, m;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&m, p + i, 8);
-        v3 ^= m;
-        SIPROUND;
-        v0 ^= m;
-    }
-    for (size_t j = 0; i + j < n; j++)
-        b |= (uint64_t)p[i + j] << (8 * j);
-    v3 ^= b;
-    SIPROUND;
-    v0 ^= b;
-    v2 ^= 0xff;
-    SIPROUND;
-    SIPROUND;
-    SIPROUND;
-    return v0 ^ v1 ^ v2 ^ v3;
-}
 
 static uint64_t now_ms(void)
 {
@@ -163,7 +128,7 @@ int canal_cache_set(canal_cache_t *c, const void *key, size_t klen, const void *
     if (e == NULL)
         return CANAL_ENOMEM;
     unsigned ttl = ttl_ms ? ttl_ms : c->ttl_ms;
-    *e = (struct entry){.hash = siphash(c, key, klen), .klen = klen, .vlen = vlen,
+    *e = (struct entry){.hash = canal__siphash(c->k0, c->k1, key, klen), .klen = klen, .vlen = vlen,
                         .expires_ms = ttl ? now_ms() + ttl : 0};
     memcpy(e->bytes, key, klen);
     if (vlen > 0)
@@ -198,7 +163,7 @@ int canal_cache_get(canal_cache_t *c, const void *key, size_t klen, void *buf, s
         atomic_fetch_add(&c->misses, 1);
         return CANAL_ENOTFOUND;
     }
-    uint64_t hash = siphash(c, key, klen);
+    uint64_t hash = canal__siphash(c->k0, c->k1, key, klen);
     struct shard *s = shard_of(c, hash);
     int rc = CANAL_ENOTFOUND;
     pthread_mutex_lock(&s->lock);
@@ -224,7 +189,7 @@ int canal_cache_delete(canal_cache_t *c, const void *key, size_t klen)
 {
     if (key == NULL || klen == 0 || klen > CANAL_CACHE_MAX_KEY)
         return CANAL_ENOTFOUND;
-    uint64_t hash = siphash(c, key, klen);
+    uint64_t hash = canal__siphash(c->k0, c->k1, key, klen);
     struct shard *s = shard_of(c, hash);
     pthread_mutex_lock(&s->lock);
     struct entry **at = find(s, hash, key, klen);

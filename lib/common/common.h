@@ -14,6 +14,10 @@ int canal__b64_decode(const char *s, size_t n, int url, unsigned char *out, size
 size_t canal__b64url_len(size_t n);
 size_t canal__b64url_encode(const unsigned char *in, size_t n, char *out);
 
+/* SipHash-2-4 of p[0..n) under the key (k0, k1): keyed hashing where clients choose the keys
+ * (rate limits, the data cache), so that they cannot aim collisions */
+uint64_t canal__siphash(uint64_t k0, uint64_t k1, const unsigned char *p, size_t n);
+
 /* "203.0.113.9" from 4 bytes in network order, as libh2o prints it, into out (room for 15
  * bytes, no NUL); returns the length */
 size_t canal__ipv4_text(char *out, const uint8_t b[4]);

@@ -6,6 +6,7 @@
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "common.h"
 
 static int b64_value(unsigned char c, int url)
@@ -102,4 +103,40 @@ size_t canal__b64url_encode(const unsigned char *in, size_t n, char *out)
         *o++ = b64url[v >> 18], *o++ = b64url[v >> 12 & 63], *o++ = b64url[v >> 6 & 63];
     }
     return (size_t)(o - out);
+}
+
+/* ---- SipHash-2-4 (Aumasson and Bernstein), written from the paper's description ---- */
+
+#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND(v0, v1, v2, v3)                                                                                 \
+    do {                                                                                                       \
+        v0 += v1, v1 = ROTL(v1, 13), v1 ^= v0, v0 = ROTL(v0, 32);                                               \
+        v2 += v3, v3 = ROTL(v3, 16), v3 ^= v2;                                                                  \
+        v0 += v3, v3 = ROTL(v3, 21), v3 ^= v0;                                                                  \
+        v2 += v1, v1 = ROTL(v1, 17), v1 ^= v2, v2 = ROTL(v2, 32);                                               \
+    } while (0)
+
+uint64_t canal__siphash(uint64_t k0, uint64_t k1, const unsigned char *p, size_t n)
+{
+    uint64_t v0 = k0 ^ 0x736f6d6570736575ULL, v1 = k1 ^ 0x646f72616e646f6dULL;
+    uint64_t v2 = k0 ^ 0x6c7967656e657261ULL, v3 = k1 ^ 0x7465646279746573ULL;
+    uint64_t b = (uint64_t)n << 56, m;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&m, p + i, 8); /* little-endian hosts; the hash only needs to be keyed, not portable */
+        v3 ^= m;
+        SIPROUND(v0, v1, v2, v3);
+        SIPROUND(v0, v1, v2, v3);
+        v0 ^= m;
+    }
+    for (size_t j = 0; i + j < n; j++)
+        b |= (uint64_t)p[i + j] << (8 * j);
+    v3 ^= b;
+    SIPROUND(v0, v1, v2, v3);
+    SIPROUND(v0, v1, v2, v3);
+    v0 ^= b;
+    v2 ^= 0xff;
+    for (int r = 0; r < 4; r++)
+        SIPROUND(v0, v1, v2, v3);
+    return v0 ^ v1 ^ v2 ^ v3;
 }

@@ -59,42 +59,6 @@ struct canal_rate_limit {
     canal_redis_t *redis; /* the app's store, at start: the buckets are there */
 };
 
-/* ---- SipHash-2-4 (Aumasson and Bernstein), written from the paper's description ---- */
-
-#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND(v0, v1, v2, v3)                                                                                 \
-    do {                                                                                                       \
-        v0 += v1, v1 = ROTL(v1, 13), v1 ^= v0, v0 = ROTL(v0, 32);                                               \
-        v2 += v3, v3 = ROTL(v3, 16), v3 ^= v2;                                                                  \
-        v0 += v3, v3 = ROTL(v3, 21), v3 ^= v0;                                                                  \
-        v2 += v1, v1 = ROTL(v1, 17), v1 ^= v2, v2 = ROTL(v2, 32);                                               \
-    } while (0)
-
-static uint64_t siphash(uint64_t k0, uint64_t k1, const unsigned char *p, size_t n)
-{
-    uint64_t v0 = k0 ^ 0x736f6d6570736575ULL, v1 = k1 ^ 0x646f72616e646f6dULL;
-    uint64_t v2 = k0 ^ 0x6c7967656e657261ULL, v3 = k1 ^ 0x7465646279746573ULL;
-    uint64_t b = (uint64_t)n << 56, m;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&m, p + i, 8); /* little-endian hosts; the hash only needs to be keyed, not portable */
-        v3 ^= m;
-        SIPROUND(v0, v1, v2, v3);
-        SIPROUND(v0, v1, v2, v3);
-        v0 ^= m;
-    }
-    for (size_t j = 0; i + j < n; j++)
-        b |= (uint64_t)p[i + j] << (8 * j);
-    v3 ^= b;
-    SIPROUND(v0, v1, v2, v3);
-    SIPROUND(v0, v1, v2, v3);
-    v0 ^= b;
-    v2 ^= 0xff;
-    for (int r = 0; r < 4; r++)
-        SIPROUND(v0, v1, v2, v3);
-    return v0 ^ v1 ^ v2 ^ v3;
-}
-
 /* ---- the table ---- */
 
 static uint32_t ceil_div(uint64_t a, uint64_t b)
@@ -168,7 +132,7 @@ static void decide(const canal_rate_limit_t *l, uint64_t t, canal_rate_decision_
 
 void canal_rate_limit_take(canal_rate_limit_t *l, canal_str_t key, uint64_t now_ms, canal_rate_decision_t *out)
 {
-    take_hash(l, siphash(l->k0, l->k1, (const unsigned char *)key.base, key.len), now_ms, out);
+    take_hash(l, canal__siphash(l->k0, l->k1, (const unsigned char *)key.base, key.len), now_ms, out);
 }
 
 uint64_t canal_rate_limit_refused(const canal_rate_limit_t *l)
@@ -395,7 +359,7 @@ static int rate_check(canal_req_t *req, const void *arg)
     if (l->redis != NULL)
         return redis_check(req, l, kind, key);
     /* the kind of key is hashed in: a header value cannot pose as an address */
-    uint64_t h = siphash(l->k0 + kind, l->k1, (const unsigned char *)key.base, key.len);
+    uint64_t h = canal__siphash(l->k0 + kind, l->k1, (const unsigned char *)key.base, key.len);
     canal_rate_decision_t d;
     take_hash(l, h, canal__now_ms(), &d);
     return answer(req, l, &d);
