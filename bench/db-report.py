@@ -133,18 +133,19 @@ def main():
     # the chart: median req/s by endpoint, one bar per server
     if endpoints and subprocess.run(["sh", "-c", "command -v gnuplot"], capture_output=True).returncode == 0:
         dat = os.path.join(res, "db.dat")
+        labels = {"db": "/db", "queries": "/queries (20)", "updates": "/updates (20)", "fortunes": "/fortunes",
+                  "cached": "/cached-queries (20)"}
         with open(dat, "w") as f:
-            f.write("endpoint\t" + "\t".join(servers) + "\n")
             for e in endpoints:
-                f.write(PATHS[e].replace("_", "\\\\_") + "\t" +
+                f.write('"%s"\t' % labels[e] +
                         "\t".join("%.0f" % med[(e, s)] if (e, s) in med else "0" for s in servers) + "\n")
         colors = {"baseline": "#d62728", "canal": "#1f77b4", "offload": "#6baed6"}
         plots = ", ".join("'%s' using %d:xtic(1) title '%s' lc rgb '%s'" % (dat, i + 2, NAMES[s], colors[s])
                           for i, s in enumerate(servers))
-        script = ("set terminal pngcairo size 1000,520 font ',10'; set output '%s';"
+        script = ("set terminal pngcairo size 1000,560 font ',10' noenhanced; set output '%s';"
                   "set title 'TechEmpower database tests, one worker thread (median req/s, higher is better)';"
                   "set style data histograms; set style histogram clustered gap 1; set style fill solid 0.9 border -1;"
-                  "set logscale y; set yrange [100:*]; set ylabel 'req/s (log)'; set key top right;"
+                  "set logscale y; set yrange [100:*]; set ylabel 'req/s (log)'; set key outside bottom center horizontal noenhanced;"
                   "set grid ytics; plot %s" % (os.path.join(res, "db.png"), plots))
         subprocess.run(["gnuplot", "-e", script], check=False)
 
