@@ -49,6 +49,15 @@ def main():
         p99.setdefault(key, []).append(float(r["p99_us"]))
         errs[key] = errs.get(key, 0) + int(r["errors"]) + int(r["non2xx"])
     med = {k: statistics.median(v) for k, v in rps.items()}
+    # the ratio in each round (the servers ran minutes apart at most), then their median: less
+    # moved by the machine's drift than the ratio of the medians
+    by_round = {(r["round"], r["endpoint"], r["server"]): float(r["rps_2xx"]) for r in runs}
+    paired = {}
+    for (rnd, e, s), v in by_round.items():
+        b = by_round.get((rnd, e, "baseline"))
+        if s != "baseline" and b:
+            paired.setdefault((e, s), []).append(v / b)
+    pmed = {k: statistics.median(v) for k, v in paired.items()}
     servers = [s for s in SERVERS if any(k[1] == s for k in med)]
     endpoints = [e for e in ENDPOINTS if any(k[0] == e for k in med)]
     out = []
@@ -63,9 +72,9 @@ def main():
                    meta.get("rounds", "?"), meta.get("duration", "?"), meta.get("pool", "?"),
                    meta.get("offload_threads", "?")))
     out.append("")
-    head = "| endpoint | " + " | ".join(servers) + " | canal / baseline | goal | offload / baseline | p99 canal / baseline (ms) | errors |"
+    head = "| endpoint | " + " | ".join(servers) +  " | canal / baseline | per-round ratios' median | goal | offload / baseline | p99 canal / baseline (ms) | errors |"
     out.append(head)
-    out.append("|---|" + "---:|" * len(servers) + "---:|---|---:|---:|---:|")
+    out.append("|---|" + "---:|" * len(servers) + "---:|---:|---|---:|---:|---:|")
     for e in endpoints:
         cells = []
         for s in servers:
@@ -77,8 +86,10 @@ def main():
         pc = statistics.median(p99[(e, "canal")]) / 1000 if (e, "canal") in p99 else None
         pb = statistics.median(p99[(e, "baseline")]) / 1000 if (e, "baseline") in p99 else None
         err = sum(errs.get((e, s), 0) for s in servers)
-        out.append("| `%s` | %s | %s | %s | %s | %s | %s |" % (
-            PATHS[e], " | ".join(cells), "%.2f" % rc if rc else "", goal(rc), "%.2f" % ro if ro else "",
+        pc_ = pmed.get((e, "canal"))
+        out.append("| `%s` | %s | %s | %s | %s | %s | %s | %s |" % (
+            PATHS[e], " | ".join(cells), "%.2f" % rc if rc else "", "%.2f" % pc_ if pc_ else "", goal(rc),
+            "%.2f" % ro if ro else "",
             "%.1f / %.1f" % (pc, pb) if pc is not None and pb is not None else "", err))
     out.append("")
     out.append("Every run (req/s): " + "; ".join(
