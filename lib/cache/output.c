@@ -55,6 +55,7 @@ struct policy {
     } vary[CANAL_OUTPUT_MAX_VARY];
     size_t tags[CANAL_OUTPUT_MAX_TAGS]; /* indices in the app's tags */
     struct policy *next;                /* the app's policies, to free them */
+    struct state *st;                   /* the app's (set at start) */
 };
 
 struct state {
@@ -304,10 +305,11 @@ static int cache_guard(canal_req_t *req, const void *arg)
     h2o_req_t *h = req->h2o;
     if (!req->is_head && !h2o_memis(h->method.base, h->method.len, H2O_STRLIT("GET")))
         return 0;
-    if (!p->allow_credentials && (h2o_find_header(&h->headers, H2O_TOKEN_AUTHORIZATION, -1) >= 0 ||
-                                  h2o_find_header(&h->headers, H2O_TOKEN_COOKIE, -1) >= 0))
-        return 0;
-    struct state *st = canal__feature_state(req->app, &feature);
+    for (size_t i = 0; !p->allow_credentials && i < h->headers.size; i++)
+        if (h->headers.entries[i].name == &H2O_TOKEN_AUTHORIZATION->buf ||
+            h->headers.entries[i].name == &H2O_TOKEN_COOKIE->buf)
+            return 0; /* credentials: the answer may be the user's own */
+    struct state *st = p->st;
     char key[CANAL_CACHE_MAX_KEY];
     size_t klen = make_key(req, p, key);
     if (klen == 0) {
@@ -419,6 +421,8 @@ static void cache_head(canal_req_t *req, h2o_req_t *h, const void *arg)
 
 static int cache_start(canal_app_t *app, void *vst)
 {
+    for (struct policy *p = ((struct state *)vst)->policies; p != NULL; p = p->next)
+        p->st = vst;
     if (state_of(app) == NULL) {
         canal__log(app, CANAL_LOG_ERROR, "output cache: out of memory");
         return -1;
