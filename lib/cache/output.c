@@ -185,8 +185,10 @@ int canal_app_output_cache(canal_app_t *app, const canal_output_cache_options_t 
         return canal__reg_fail(app, NULL, CANAL_ENOMEM, "output cache: out of memory");
     st->max_bytes = opts->max_bytes ? opts->max_bytes : DEFAULT_MAX_BYTES;
     st->max_body = opts->max_body ? opts->max_body : DEFAULT_MAX_BODY;
-    if (st->store != NULL)
-        canal__cache_bound(st->store, st->max_bytes);
+    /* the store now: a data cache cannot be made once the app starts */
+    if (state_of(app) == NULL)
+        return canal__reg_fail(app, NULL, CANAL_ENOMEM, "output cache: out of memory");
+    canal__cache_bound(st->store, st->max_bytes);
     return 0;
 }
 
@@ -421,12 +423,9 @@ static void cache_head(canal_req_t *req, h2o_req_t *h, const void *arg)
 
 static int cache_start(canal_app_t *app, void *vst)
 {
+    /* the store was made at registration (a route's option, canal_app_output_cache()) */
     for (struct policy *p = ((struct state *)vst)->policies; p != NULL; p = p->next)
         p->st = vst;
-    if (state_of(app) == NULL) {
-        canal__log(app, CANAL_LOG_ERROR, "output cache: out of memory");
-        return -1;
-    }
     for (size_t i = 0; i < app->nendpoints; i++) {
         struct canal_endpoint *ep = &app->endpoints[i];
         const struct policy *p = canal__endpoint_option(ep, &canal_output_cache_option);

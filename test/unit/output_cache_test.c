@@ -443,6 +443,17 @@ static void registration(void **state)
     assert_int_equal(canal_app_output_cache(app, NULL), CANAL_EINVAL);
     assert_int_equal(canal_app_output_cache(NULL, &(canal_output_cache_options_t){0}), CANAL_EINVAL);
     canal_app_destroy(app);
+    /* sized, with no route using it: the app starts; after the start, sizing is refused */
+    app = new_app(1);
+    assert_int_equal(canal_app_output_cache(app, &(canal_output_cache_options_t){.max_bytes = 1 << 20}), 0);
+    assert_int_equal(canal_app_get(app, "x", h_count, &c), 0);
+    canal_test_t *t = canal_test_start(app, &err);
+    assert_non_null(t);
+    assert_string_equal(req_body(t, "GET", "/x", NULL, NULL), "call 1");
+    assert_int_equal(canal_app_output_cache(app, &(canal_output_cache_options_t){0}), CANAL_ESTATE);
+    assert_int_equal(canal_cache_evict_tag(app, "none"), CANAL_ENOTFOUND);
+    assert_int_equal(canal_test_stop(t), 0);
+    canal_app_destroy(app);
 }
 
 /* ---- many threads: clients on their own connections, and evictions, at once ---- */
