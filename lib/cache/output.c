@@ -18,8 +18,8 @@
  * O(1), and an answer computed across an eviction is never served. Stale entries wait for the
  * LRU or a lookup; they count in the bytes held meanwhile.
  *
- * An entry's value: the tags' generations (8 bytes each, the policy's order), then the
- * lengths of the head part and of the body (4 bytes each), the head part (the Content-Type,
+ * An entry's value: the number of tags and their generations (4 bytes, then 8 bytes each, the
+ * policy's order), then the lengths of the head part and of the body (4 bytes each), the head part (the Content-Type,
  * NUL-terminated, then the header count and each header as name length, value length, name,
  * value), then the body.
  */
@@ -264,12 +264,13 @@ static int serve(const unsigned char *v, size_t vlen, void *arg)
 {
     struct hit *hit = arg;
     const struct policy *p = hit->p;
-    size_t off = p->ntags * 8;
-    if (vlen < off + 8)
+    /* stored by a route of another policy (a HEAD route beside the GET one) or torn: dropped */
+    size_t off = 4 + p->ntags * 8;
+    if (vlen < off + 8 || rd32(v) != p->ntags || off + 8 + (size_t)rd32(v + off) + rd32(v + off + 4) != vlen)
         return CANAL__CACHE_STALE;
     for (size_t i = 0; i < p->ntags; i++) {
         uint64_t g;
-        memcpy(&g, v + 8 * i, 8);
+        memcpy(&g, v + 4 + 8 * i, 8);
         if (g != atomic_load_explicit(&hit->st->tags[p->tags[i]].gen, memory_order_acquire))
             return CANAL__CACHE_STALE;
     }
@@ -388,12 +389,13 @@ static void cache_head(canal_req_t *req, h2o_req_t *h, const void *arg)
     size_t head = req->res.type.len + 1 + 4;
     for (size_t i = m->first; i < last; i++)
         head += 8 + h->res.headers.entries[i].name->len + h->res.headers.entries[i].value.len;
-    size_t vlen = p->ntags * 8 + 8 + head + req->res.len;
+    size_t vlen = 4 + p->ntags * 8 + 8 + head + req->res.len;
     unsigned char *v = malloc(vlen), *q = v;
     if (v == NULL) {
         atomic_fetch_add_explicit(&st->skipped, 1, memory_order_relaxed);
         return;
     }
+    put32(&q, p->ntags);
     memcpy(q, m->gens, p->ntags * 8);
     q += p->ntags * 8;
     put32(&q, head);

@@ -422,6 +422,30 @@ static void controller_action(void **state)
     canal_mvc_destroy(mvc);
 }
 
+/* a HEAD route beside the GET route of the same path, with another policy: the GET's entry is
+ * not read through the HEAD route's policy (dropped instead) */
+static void head_route_of_its_own(void **state)
+{
+    canal_app_t *app = new_app(1);
+    static const char *const tg[] = {"t", NULL};
+    static const canal_output_policy_t tagged = {.tags = tg};
+    struct counter get = {0}, head = {.header = "x-head", .value = "1"};
+    assert_int_equal(route(app, "GET", "dual", h_count, &get, &plain, NULL), 0);
+    assert_int_equal(route(app, "HEAD", "dual", h_count, &head, &tagged, NULL), 0);
+    canal_test_t *t = canal_test_start(app, NULL);
+    assert_non_null(t);
+    assert_string_equal(req_body(t, "GET", "/dual", NULL, NULL), "call 1");
+    canal_test_response_t *r = canal_test_request(t, "HEAD", "/dual", NULL, 0, NULL, 0);
+    assert_int_equal(r->status, 200);
+    assert_string_equal(canal_test_header(r, "x-head"), "1"); /* its own handler ran */
+    canal_test_response_free(r);
+    assert_int_equal(atomic_load(&head.calls), 1);
+    assert_string_equal(req_body(t, "GET", "/dual", NULL, NULL), "call 2"); /* the entry was dropped */
+    assert_string_equal(req_body(t, "GET", "/dual", NULL, NULL), "call 2");
+    assert_int_equal(canal_test_stop(t), 0);
+    canal_app_destroy(app);
+}
+
 static void registration(void **state)
 {
     canal_app_t *app = new_app(1);
@@ -558,6 +582,7 @@ int main(void)
         cmocka_unit_test(size_bound_and_metrics),
         cmocka_unit_test(tags),
         cmocka_unit_test(controller_action),
+        cmocka_unit_test(head_route_of_its_own),
         cmocka_unit_test(registration),
         cmocka_unit_test(threads),
     };
