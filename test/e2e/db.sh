@@ -12,37 +12,8 @@
 # itself; no crash, and under ASan no leak).
 . test/e2e-lib.sh
 
-PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
-if [ -z "$PGBIN" ] || [ ! -x "$PGBIN/initdb" ]; then
-    ok "db # SKIP PostgreSQL is not installed (make deps-test installs it)"
-    exit 0
-fi
-PGDIR=$(mktemp -d "${TMPDIR:-/tmp}/canal-pg.XXXXXX")
-AS=""
-if [ "$(id -u)" = 0 ]; then
-    # initdb and postgres refuse to run as root
-    chown postgres "$PGDIR"
-    AS="runuser -u postgres --"
-fi
-# a unix socket in PGDIR, and 127.0.0.1 on a free port (for the TCP path: canal-tfb below)
-PGPORT=$(free_port)
-pg_start() {
-    $AS "$PGBIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/log" -w -t 30 \
-        -o "-k $PGDIR -c listen_addresses=127.0.0.1 -p $PGPORT -c fsync=off -c max_connections=40" start >/dev/null
-}
-pg_stop() { $AS "$PGBIN/pg_ctl" -D "$PGDIR/data" -m "$1" -w -t 30 stop >/dev/null 2>&1; }
-trap 'for p in $SERVER_PIDS; do kill -KILL "$p" 2>/dev/null; done; pg_stop immediate; rm -rf "$TMP" "$PGDIR"' EXIT
-if ! $AS "$PGBIN/initdb" -D "$PGDIR/data" -U canal --auth=trust -E UTF8 --locale=C.UTF-8 >"$TMP/initdb.log" 2>&1; then
-    not_ok "initdb"
-    sed 's/^/# /' "$TMP/initdb.log"
-    exit 0
-fi
-if ! pg_start; then
-    not_ok "PostgreSQL started"
-    sed 's/^/# /' "$PGDIR/log"
-    exit 0
-fi
-psql() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$PGDIR" -p "$PGPORT" -U canal "$@"; }
+. test/e2e-pg.sh
+pg_setup || exit 0
 psql -d postgres -c "CREATE DATABASE canal_test"
 psql -d canal_test <<'SQL'
 CREATE TABLE items (id serial PRIMARY KEY, name text UNIQUE NOT NULL, price float8 NOT NULL DEFAULT 0,
