@@ -52,7 +52,12 @@
  * written $1, $2 as for PostgreSQL; values come back as text, blobs as "\x" and hex as
  * PostgreSQL's bytea, and errors carry PostgreSQL's SQLSTATE for the common cases (23505 a
  * unique constraint, 23502 NOT NULL, 42601 syntax, 08P01 a wrong parameter count; HY000 the
- * others). Transactions are PostgreSQL's only for now.
+ * others). A transaction runs on one SQLite thread's connection, which BEGIN (IMMEDIATE) takes
+ * with canal's write lock and holds to COMMIT or ROLLBACK, serving that transaction alone
+ * meanwhile: transactions and writes take turns, never refused as locked. As on PostgreSQL, a
+ * statement after a failed one fails (25P02) and a COMMIT after it rolls back. Inside a
+ * transaction, send the request's statements with canal_db_tx_query(): a canal_db_query()
+ * write of the same request would wait for the transaction's end.
  */
 #ifndef CANAL_DB_H
 #define CANAL_DB_H
@@ -180,7 +185,7 @@ typedef struct canal_db_tx canal_db_tx_t;
  * transaction's statements are started from fn or later, with canal_db_tx_query(); a
  * transaction still open when the request's last query is back (a handler that failed, a
  * client gone) is rolled back and its connection returned clean. One transaction at a time per
- * request. Returns the transaction (valid until the request's answer is committed) and defers
+ * request. On both backends (SQLite: see the top of this file). Returns the transaction (valid until the request's answer is committed) and defers
  * the request as canal_db_query() does; NULL with a 500 set when it cannot start it.
  */
 CANAL_API canal_db_tx_t *canal_db_begin(canal_req_t *req, canal_db_fn fn, void *data);

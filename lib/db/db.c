@@ -95,7 +95,7 @@ struct db {
     int sqlite;
     char *sqlite_path;        /* for sqlite3_open_v2(), a URI */
     sqlite3 *anchor;          /* keeps a :memory: database alive; runs exec_script */
-    pthread_t *threads;
+    struct lite *lites;       /* the threads */
     size_t nthreads;
     pthread_mutex_t lock, write_lock; /* the queue; one writer at a time */
     pthread_cond_t ready_cond;
@@ -150,9 +150,14 @@ struct dbw {
     h2o_linklist_t orphans;   /* SQLite results the stopped worker could not be posted (lock) */
 };
 
+struct lite;
+
 struct canal_db_tx {
     struct batch *b;
     struct conn *c;           /* set when BEGIN is sent; NULL once ended or lost */
+    struct lite *lt;          /* SQLite: the thread whose connection holds it, set when BEGIN
+                                 is back; NULL once ended */
+    struct query *rollback;   /* SQLite: made at BEGIN, for a transaction left open */
     int began, ended;
 };
 
@@ -178,6 +183,7 @@ struct query {
     struct stmt *st;          /* prepared statement, or NULL */
     struct canal_db_tx *begins, *ends; /* BEGIN of, COMMIT or ROLLBACK of a transaction */
     struct conn *conn;        /* Q_ROLLBACK: the connection it gives back */
+    struct lite *lite;        /* SQLite: the thread that ran BEGIN */
     struct stats *stats;
     const char *sql;          /* canal_db_query_sql()'s, or the statement's to prepare */
     canal_db_fn fn;
@@ -215,7 +221,8 @@ static void conn_read(struct conn *c);
 static void dispatch_waiting(struct dbw *dw);
 static struct db *client_on(canal_app_t *app, const char *url, const canal_db_options_t *opt, canal_error_info_t *err);
 static int lite_open(canal_app_t *app, const char *path, const canal_db_options_t *opt, canal_error_info_t *err);
-static void lite_submit(struct dbw *dw, struct query *q);
+static void lite_submit(struct dbw *dw, struct query *q, struct canal_db_tx *tx);
+static void lite_rollback(struct lite *l, struct query **made);
 
 /* ---- delivering results ---- */
 
@@ -292,6 +299,9 @@ static void batch_settle(struct batch *b)
         struct canal_db_tx *tx = b->tx;
         if (tx->c != NULL)
             rollback_left_open(tx->c);
+        else if (tx->lt != NULL)
+            lite_rollback(tx->lt, &tx->rollback);
+        free(tx->rollback);
         free(tx);
     }
     if (b->slot != NULL)
@@ -330,6 +340,12 @@ static void deliver(struct dbw *dw, struct query *q)
     }
     stats_add(q->stats, &q->t0, failed);
     struct batch *b = q->b;
+    if (q->begins != NULL && dw->db->sqlite) { /* SQLite: BEGIN is back; its thread holds it */
+        q->begins->lt = q->lite;
+        q->begins->began = 1;
+    }
+    if (q->ends != NULL)
+        q->ends->lt = NULL;
     if (q->ends != NULL && q->ends->c != NULL) { /* the connection goes back to the pool */
         q->ends->c->held = NULL;
         q->ends->c = NULL;
@@ -917,7 +933,7 @@ static int start_query(canal_req_t *req, struct stmt *st, const char *sql, const
         tx->ended = 1;
     }
     if (dw->db->sqlite) {
-        lite_submit(dw, q);
+        lite_submit(dw, q, how == TX_IN || how == TX_END ? tx : NULL);
     } else if (how == TO_POOL || how == TX_BEGIN) {
         submit(dw, q);
     } else if (tx->c == NULL) {
@@ -964,11 +980,6 @@ static void batch_release_soon(canal_req_t *req, struct batch *b)
 
 canal_db_tx_t *canal_db_begin(canal_req_t *req, canal_db_fn fn, void *data)
 {
-    struct db *db = canal__feature_state(req->app, &feature);
-    if (db != NULL && db->sqlite) {
-        canal_req_fail(req, "database: transactions need the PostgreSQL backend (SQLite: not yet)");
-        return NULL;
-    }
     struct batch *b = batch_of(req);
     if (b == NULL)
         return NULL;
@@ -976,13 +987,19 @@ canal_db_tx_t *canal_db_begin(canal_req_t *req, canal_db_fn fn, void *data)
         canal_req_fail(req, "database: one transaction at a time per request");
         return NULL;
     }
+    struct db *db = canal__feature_state(req->app, &feature);
     struct canal_db_tx *tx = calloc(1, sizeof(*tx));
+    if (tx != NULL && db != NULL && db->sqlite && (tx->rollback = calloc(1, sizeof(*tx->rollback))) == NULL) {
+        free(tx);
+        tx = NULL;
+    }
     if (tx != NULL) {
         tx->b = b;
         b->tx = tx;
         if (start_query(req, NULL, "BEGIN", NULL, 0, fn, data, tx, TX_BEGIN) == CANAL_PENDING)
             return tx;
         b->tx = NULL;
+        free(tx->rollback);
         free(tx);
     } else {
         canal_req_fail(req, "database: out of memory");
@@ -1374,10 +1391,16 @@ int canal_db_bind(const canal_db_result_t *res, size_t row, const canal_schema_t
 /* ---- SQLite: threads of its own ---- */
 
 /* A SQLite thread's connection and its prepared statements (made on first use) */
+/* A SQLite thread. Out of a transaction it takes queries from the db's queue; from BEGIN to
+ * COMMIT or ROLLBACK it holds the write lock and takes only its own queue's, the statements
+ * of the transaction it holds (lite_submit() with a tx). */
 struct lite {
     struct db *db;
     sqlite3 *conn;
     sqlite3_stmt **stmts;
+    h2o_linklist_t queue;     /* struct query, under db->lock */
+    int in_tx, tx_failed;     /* this thread's alone */
+    pthread_t thread;
 };
 
 static void lite_fail(struct query *q, const char *msg, const char *sqlstate, int unavailable)
@@ -1446,8 +1469,20 @@ static void lite_run(struct lite *l, struct query *q)
     struct db *db = l->db;
     sqlite3_stmt *stmt;
     int own = q->st == NULL;
+    if (l->in_tx && l->tx_failed && q->ends == NULL && q->kind != Q_ROLLBACK) {
+        /* PostgreSQL's rule, so that one handler works on both */
+        lite_fail(q, "current transaction is aborted, commands ignored until end of transaction block", "25P02", 0);
+        return;
+    }
     if (own) {
-        if (sqlite3_prepare_v2(l->conn, q->sql, -1, &stmt, NULL) != SQLITE_OK) {
+        /* BEGIN takes the write lock (held to COMMIT or ROLLBACK); a COMMIT after a failed
+         * statement rolls back, as PostgreSQL's does */
+        const char *sql = q->begins != NULL ? "BEGIN IMMEDIATE"
+                          : q->ends != NULL && l->tx_failed ? "ROLLBACK"
+                                                            : q->sql;
+        if (q->begins != NULL)
+            pthread_mutex_lock(&db->write_lock);
+        if (sqlite3_prepare_v2(l->conn, sql, -1, &stmt, NULL) != SQLITE_OK) {
             lite_fail(q, sqlite3_errmsg(l->conn), lite_state(l->conn, sqlite3_errcode(l->conn)), 0);
             return;
         }
@@ -1493,9 +1528,10 @@ static void lite_run(struct lite *l, struct query *q)
             break;
         }
     }
-    /* one writer at a time: canal's lock rather than SQLite's busy waits and retries */
-    int writes = !sqlite3_stmt_readonly(stmt);
-    if (writes)
+    /* one writer at a time: canal's lock rather than SQLite's busy waits and retries (a
+     * transaction's statements run under the lock its BEGIN took) */
+    int writes = !sqlite3_stmt_readonly(stmt), lock = writes && !l->in_tx && q->begins == NULL;
+    if (lock)
         pthread_mutex_lock(&db->write_lock);
     struct table *t = calloc(1, sizeof(*t));
     int rc;
@@ -1552,7 +1588,7 @@ static void lite_run(struct lite *l, struct query *q)
     }
     q->table = t;
 unlock:
-    if (writes)
+    if (lock)
         pthread_mutex_unlock(&db->write_lock);
 done:
     if (own)
@@ -1560,6 +1596,30 @@ done:
     else {
         sqlite3_reset(stmt);
         sqlite3_clear_bindings(stmt);
+    }
+}
+
+/* Runs q, and keeps the transaction's state: BEGIN holds the write lock on success (the
+ * thread then serves its transaction alone), COMMIT and ROLLBACK (canal's of a transaction
+ * left open too) release it, the connection out of any transaction whatever they said. */
+static void lite_exec(struct lite *l, struct query *q)
+{
+    lite_run(l, q);
+    if (q->begins != NULL) {
+        if (q->error == NULL) {
+            l->in_tx = 1;
+            l->tx_failed = 0;
+            q->lite = l;
+        } else {
+            pthread_mutex_unlock(&l->db->write_lock);
+        }
+    } else if (l->in_tx && (q->ends != NULL || q->kind == Q_ROLLBACK)) {
+        if (!sqlite3_get_autocommit(l->conn))
+            sqlite3_exec(l->conn, "ROLLBACK", NULL, NULL, NULL);
+        l->in_tx = 0;
+        pthread_mutex_unlock(&l->db->write_lock);
+    } else if (l->in_tx && q->error != NULL) {
+        l->tx_failed = 1;
     }
 }
 
@@ -1574,32 +1634,47 @@ static void lite_back(struct canal__post *m)
 
 static void *lite_main(void *arg)
 {
-    struct db *db = arg;
-    struct lite l = {.db = db};
-    int open_rc = sqlite3_open_v2(db->sqlite_path, &l.conn,
+    struct lite *l = arg;
+    struct db *db = l->db;
+    int open_rc = sqlite3_open_v2(db->sqlite_path, &l->conn,
                                   SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
                                   NULL);
     if (open_rc == SQLITE_OK)
-        sqlite3_busy_timeout(l.conn, 5000);
-    l.stmts = calloc(db->nstmts + 1, sizeof(*l.stmts));
+        sqlite3_busy_timeout(l->conn, 5000);
+    l->stmts = calloc(db->nstmts + 1, sizeof(*l->stmts));
     for (;;) {
+        struct query *q = NULL;
         pthread_mutex_lock(&db->lock);
-        while (h2o_linklist_is_empty(&db->queue) && !db->quit)
+        for (;;) {
+            /* in a transaction, its statements alone */
+            h2o_linklist_t *from = l->in_tx ? &l->queue : &db->queue;
+            if (!h2o_linklist_is_empty(from)) {
+                q = H2O_STRUCT_FROM_MEMBER(struct query, link, from->next);
+                h2o_linklist_unlink(&q->link);
+                if (from == &db->queue)
+                    db->queued--;
+                break;
+            }
+            if (db->quit)
+                break;
             pthread_cond_wait(&db->ready_cond, &db->lock);
-        if (h2o_linklist_is_empty(&db->queue)) {
+        }
+        if (q == NULL) {
             pthread_mutex_unlock(&db->lock);
             break;
         }
-        struct query *q = H2O_STRUCT_FROM_MEMBER(struct query, link, db->queue.next);
-        h2o_linklist_unlink(&q->link);
-        db->queued--;
         atomic_fetch_sub_explicit(&db->waiting, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&db->inflight, 1, memory_order_relaxed);
         pthread_mutex_unlock(&db->lock);
-        if (open_rc != SQLITE_OK || l.stmts == NULL)
-            lite_fail(q, l.conn ? sqlite3_errmsg(l.conn) : "cannot open the database", "08001", 1);
+        if (open_rc != SQLITE_OK || l->stmts == NULL)
+            lite_fail(q, l->conn ? sqlite3_errmsg(l->conn) : "cannot open the database", "08001", 1);
         else
-            lite_run(&l, q);
+            lite_exec(l, q);
+        if (q->kind == Q_ROLLBACK) { /* canal's own, of a transaction left open: nobody waits */
+            atomic_fetch_sub_explicit(&db->inflight, 1, memory_order_relaxed);
+            query_free(q);
+            continue;
+        }
         q->post.run = lite_back;
         if (canal__post(q->dw->w, &q->post) != 0) {
             /* the worker has stopped: its stop hook delivers it */
@@ -1610,28 +1685,51 @@ static void *lite_main(void *arg)
             atomic_fetch_sub_explicit(&q->dw->sqlite_out, 1, memory_order_release);
         }
     }
-    for (size_t i = 0; l.stmts != NULL && i < db->nstmts; i++)
-        sqlite3_finalize(l.stmts[i]);
-    free(l.stmts);
-    sqlite3_close(l.conn);
+    if (l->in_tx) /* the app stops with a transaction open: closing rolls it back */
+        pthread_mutex_unlock(&db->write_lock);
+    for (size_t i = 0; l->stmts != NULL && i < db->nstmts; i++)
+        sqlite3_finalize(l->stmts[i]);
+    free(l->stmts);
+    sqlite3_close(l->conn);
     return NULL;
 }
 
-/* Hands q to the SQLite threads, or fails it when the queue is full */
-static void lite_submit(struct dbw *dw, struct query *q)
+/* Hands q to the SQLite threads (a transaction's statement: to the thread that holds it), or
+ * fails it when the queue is full */
+static void lite_submit(struct dbw *dw, struct query *q, struct canal_db_tx *tx)
 {
     struct db *db = dw->db;
+    if (tx != NULL && tx->lt == NULL) {
+        fail_soon(dw, q, "the transaction did not begin", "25P01", 0);
+        return;
+    }
     pthread_mutex_lock(&db->lock);
-    if (db->queued >= db->opt.max_waiting || db->quit) {
+    if (tx == NULL && (db->queued >= db->opt.max_waiting || db->quit)) {
         pthread_mutex_unlock(&db->lock);
         fail_soon(dw, q, "no database connection: too many queries waiting", "08001", 1);
         return;
     }
-    h2o_linklist_insert(&db->queue, &q->link);
-    db->queued++;
+    h2o_linklist_insert(tx != NULL ? &tx->lt->queue : &db->queue, &q->link);
+    if (tx == NULL)
+        db->queued++;
     atomic_fetch_add_explicit(&db->waiting, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&dw->sqlite_out, 1, memory_order_relaxed);
-    pthread_cond_signal(&db->ready_cond);
+    pthread_cond_broadcast(&db->ready_cond); /* the thread it is for may not be the one signal wakes */
+    pthread_mutex_unlock(&db->lock);
+}
+
+/* ROLLBACK of a transaction left open, on the thread that holds it (which frees it): *made,
+ * the query canal_db_begin() made for it, so that this cannot fail */
+static void lite_rollback(struct lite *l, struct query **made)
+{
+    struct db *db = l->db;
+    struct query *q = *made;
+    *made = NULL;
+    *q = (struct query){.kind = Q_ROLLBACK, .sql = "ROLLBACK"};
+    pthread_mutex_lock(&db->lock);
+    h2o_linklist_insert(&l->queue, &q->link);
+    atomic_fetch_add_explicit(&db->waiting, 1, memory_order_relaxed);
+    pthread_cond_broadcast(&db->ready_cond);
     pthread_mutex_unlock(&db->lock);
 }
 
@@ -1642,10 +1740,13 @@ static int lite_start(canal_app_t *app, struct db *db)
         pthread_cond_init(&db->ready_cond, NULL) != 0)
         return -1;
     db->locks_ready = 1;
-    if ((db->threads = calloc(db->opt.pool_size, sizeof(*db->threads))) == NULL)
+    if ((db->lites = calloc(db->opt.pool_size, sizeof(*db->lites))) == NULL)
         return -1;
     for (size_t i = 0; i < db->opt.pool_size; i++) {
-        if (pthread_create(&db->threads[i], NULL, lite_main, db) != 0) {
+        struct lite *l = &db->lites[i];
+        l->db = db;
+        h2o_linklist_init_anchor(&l->queue);
+        if (pthread_create(&l->thread, NULL, lite_main, l) != 0) {
             canal__log(app, CANAL_LOG_ERROR, "database: cannot start a SQLite thread");
             return -1;
         }
@@ -1665,9 +1766,15 @@ static void lite_stop(struct db *db)
     pthread_cond_broadcast(&db->ready_cond);
     pthread_mutex_unlock(&db->lock);
     for (size_t i = 0; i < db->nthreads; i++)
-        pthread_join(db->threads[i], NULL);
-    free(db->threads);
-    db->threads = NULL;
+        pthread_join(db->lites[i].thread, NULL);
+    for (size_t i = 0; i < db->nthreads; i++) /* canal's ROLLBACKs the threads did not take */
+        while (!h2o_linklist_is_empty(&db->lites[i].queue)) {
+            struct query *q = H2O_STRUCT_FROM_MEMBER(struct query, link, db->lites[i].queue.next);
+            h2o_linklist_unlink(&q->link);
+            query_free(q);
+        }
+    free(db->lites);
+    db->lites = NULL;
     db->nthreads = 0;
     pthread_cond_destroy(&db->ready_cond);
     pthread_mutex_destroy(&db->write_lock);

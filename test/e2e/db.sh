@@ -76,6 +76,10 @@ check "a statement failing in a transaction: the handler's 409" 409 "$(status "$
 check "... the transaction left open was rolled back" 0 "$(count t3)"
 check "a handler that answers with its transaction open: 200" 200 "$(status "$URL/tx?name=t4&mode=open" -X POST)"
 check "... rolled back" 0 "$(count t4)"
+check "COMMIT after a failed statement: a rollback" "commit after a failure" "$(body "$URL/tx?name=t5&mode=failcommit" -X POST)"
+check "... nothing of it stored" 0 "$(count t5)"
+check "a transaction reads its own write" 1 "$(body "$URL/tx?name=t6&mode=select" -X POST)"
+check "... then committed" 1 "$(count t6)"
 check "the connection went back clean: not in a transaction" 0 \
     "$(psql -d canal_test -At -c "SELECT count(*) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%'")"
 check "... and serves the next request" '{"id":1,"name":"apple","price":0.5,"active":true,"stock":12}' "$(body "$URL/items/1")"
