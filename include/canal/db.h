@@ -33,8 +33,13 @@
  * (request_timeout_ms answered 504, or libh2o ended it because its client left; over HTTP/1.1
  * libh2o does not read a connection while its request is handled, so it sees a client gone only
  * when it writes the answer): its result is dropped, and a query still waiting for a
- * connection is never sent. A query already sent is not cancelled (libpq 15's PQcancel()
- * blocks): the server finishes it.
+ * connection is never sent. A PostgreSQL query already sent is cancelled on the server when
+ * that is safe: when it is the only query in flight on its connection, outside a transaction
+ * (a cancel stops whatever the server runs at that moment, which on a pipelined connection
+ * may be another request's query). PQcancel() blocks, so it runs on the offload pool (none:
+ * no cancel), and the connection takes no other query until it is back; the cancel requests
+ * are counted in /metrics (canal_db_cancels_total). Other queries, and SQLite's, run to
+ * their end.
  *
  * Parameters are always bound (never spliced into the SQL); the one way to run SQL text
  * without parameters is canal_db_exec_script(), meant for DDL and migrations at start.

@@ -90,7 +90,7 @@ struct db {
     atomic_long ready;        /* connections ready, every worker */
     atomic_long inflight;     /* queries sent and not back */
     atomic_long waiting;      /* queries waiting for a connection */
-    atomic_ullong connects, losses;
+    atomic_ullong connects, losses, cancels;
     /* SQLite (sqlite:PATH): threads of its own, each with its connection, fed by one queue */
     int sqlite;
     char *sqlite_path;        /* for sqlite3_open_v2(), a URI */
@@ -116,8 +116,20 @@ struct table {
 
 enum conn_state { C_DOWN, C_CONNECTING, C_READY };
 
+/* A cancel request on its way (cancel_sent()): PQcancel() blocks, so it runs on the offload
+ * pool. Shared by the job and the connection, which is held (sends nothing more) until the
+ * job is back: so the cancel can only hit the query it was meant for. */
+struct cancel {
+    atomic_int refs;          /* the job's and the connection's */
+    _Atomic(struct conn *) c; /* NULL once the connection has let go (lost, worker stopped) */
+    PGcancel *pg;
+    int ok;
+    char err[256];
+};
+
 struct conn {
     struct dbw *dw;
+    struct cancel *cancel;    /* a cancel request of its query on its way, or NULL */
     PGconn *pg;
     h2o_socket_t *sock;
     int fd;                   /* libpq's descriptor that sock watches a dup of */
@@ -162,6 +174,7 @@ struct canal_db_tx {
 };
 
 struct batch {
+    struct dbw *dw;
     canal_pending_t *p;
     struct canal_db_tx *tx;   /* the request's transaction, or NULL */
     size_t inflight;
@@ -219,6 +232,7 @@ static void conn_connect(struct conn *c);
 static void conn_lost(struct conn *c, const char *why);
 static void conn_read(struct conn *c);
 static void dispatch_waiting(struct dbw *dw);
+static void cancel_let_go(struct conn *c);
 static struct db *client_on(canal_app_t *app, const char *url, const canal_db_options_t *opt, canal_error_info_t *err);
 static int lite_open(canal_app_t *app, const char *path, const canal_db_options_t *opt, canal_error_info_t *err);
 static void lite_submit(struct dbw *dw, struct query *q, struct canal_db_tx *tx);
@@ -492,6 +506,7 @@ static void conn_lost(struct conn *c, const char *why)
         canal__log(dw->db->app, CANAL_LOG_WARN, "database: connection %zu of worker %zu: %s",
                    (size_t)(c - dw->conns), dw->w->index, why && *why ? why : "lost");
     close_sock(c);
+    cancel_let_go(c); /* it was for the backend now gone */
     PQfinish(c->pg);
     c->pg = NULL;
     c->state = C_DOWN;
@@ -724,7 +739,7 @@ static struct conn *pick(struct dbw *dw)
     struct conn *best = NULL;
     for (size_t i = 0; i < dw->nconns; i++) {
         struct conn *c = &dw->conns[i];
-        if (c->state == C_READY && c->held == NULL && c->ninflight < dw->db->opt.max_pipeline &&
+        if (c->state == C_READY && c->held == NULL && c->cancel == NULL && c->ninflight < dw->db->opt.max_pipeline &&
             (best == NULL || c->ninflight < best->ninflight))
             best = c;
     }
@@ -852,11 +867,101 @@ static struct query *query_make(const struct canal_db_param *params, size_t n, c
     return q;
 }
 
+/* ---- cancelling the query of a request that is gone ----
+ *
+ * A cancel request (PQcancel()) makes the server stop whatever its backend runs when the
+ * request arrives, whoever's query that is. On a pipelined connection that may be another
+ * request's: so canal cancels only when the gone request's query is the only one in flight on
+ * its connection (and not in a transaction, whose ROLLBACK must not be hit), and sends nothing
+ * more on that connection until PQcancel() is back. By then the server has signalled the
+ * backend: the query still running stops (57014: its result is dropped, as any result of a
+ * gone request), and a backend already idle ignores the signal (PostgreSQL discards a cancel
+ * that arrives while it waits for a command), so the next query is safe. Queries pipelined
+ * behind others are not cancelled; the server finishes them. PQcancel() blocks (a connection
+ * of its own to the server): it runs on the offload pool (canal_offload_job()); without one,
+ * nothing is cancelled. (kore cancels too, with a blocking PQcancel() on its worker, but runs one
+ * query per connection.) */
+
+static void cancel_unref(struct cancel *k)
+{
+    if (atomic_fetch_sub_explicit(&k->refs, 1, memory_order_acq_rel) == 1) {
+        if (k->pg != NULL)
+            PQfreeCancel(k->pg);
+        free(k);
+    }
+}
+
+/* The connection lets go of its cancel (lost, or the worker stopping): no longer held. */
+static void cancel_let_go(struct conn *c)
+{
+    struct cancel *k = c->cancel;
+    if (k == NULL)
+        return;
+    c->cancel = NULL;
+    if (atomic_exchange_explicit(&k->c, NULL, memory_order_acq_rel) != NULL)
+        cancel_unref(k);
+}
+
+static void cancel_work(void *data) /* on an offload thread */
+{
+    struct cancel *k = data;
+    k->ok = PQcancel(k->pg, k->err, sizeof(k->err));
+}
+
+static void cancel_done(void *data) /* back on the worker (or on the pool once it has stopped) */
+{
+    struct cancel *k = data;
+    struct conn *c = atomic_exchange_explicit(&k->c, NULL, memory_order_acq_rel);
+    if (c != NULL) {
+        struct dbw *dw = c->dw;
+        c->cancel = NULL;
+        cancel_unref(k); /* the connection's */
+        if (!k->ok)
+            canal__log(dw->db->app, CANAL_LOG_WARN, "database: cannot cancel a query: %s", k->err);
+        if (!dw->stopping)
+            dispatch_waiting(dw); /* the connection takes queries again */
+    }
+    cancel_unref(k);
+}
+
+/* b's request is gone: cancels its query where that is safe (above) */
+static void cancel_sent(struct batch *b)
+{
+    struct dbw *dw = b->dw;
+    if (dw == NULL || dw->db->sqlite || dw->stopping)
+        return;
+    for (size_t i = 0; i < dw->nconns; i++) {
+        struct conn *c = &dw->conns[i];
+        if (c->state != C_READY || c->held != NULL || c->cancel != NULL || c->ninflight != 1)
+            continue;
+        struct query *q = H2O_STRUCT_FROM_MEMBER(struct query, link, c->inflight.next);
+        if (q->b != b || q->kind != Q_USER)
+            continue;
+        struct cancel *k = calloc(1, sizeof(*k));
+        if (k == NULL || (k->pg = PQgetCancel(c->pg)) == NULL) {
+            free(k);
+            continue;
+        }
+        atomic_init(&k->refs, 2);
+        atomic_init(&k->c, c);
+        c->cancel = k;
+        if (canal_offload_job(dw->db->app, cancel_work, cancel_done, k) != 0) {
+            c->cancel = NULL; /* no pool, or its queue is full: the server finishes the query */
+            PQfreeCancel(k->pg);
+            free(k);
+            continue;
+        }
+        atomic_fetch_add_explicit(&dw->db->cancels, 1, memory_order_relaxed);
+    }
+}
+
 static void rstate_gone(void *state)
 {
     struct batch **slot = state;
-    if (*slot != NULL)
+    if (*slot != NULL) {
         (*slot)->slot = NULL;
+        cancel_sent(*slot);
+    }
 }
 
 /* The request's batch, made (and the request deferred) on its first query; NULL with a 500
@@ -920,6 +1025,7 @@ static int start_query(canal_req_t *req, struct stmt *st, const char *sql, const
     q->dw = dw;
     q->wait.cb = on_wait_timeout;
     q->b = b;
+    b->dw = dw;
     q->st = st;
     q->stats = st != NULL ? &st->stats : &dw->db->adhoc;
     q->fn = fn;
@@ -1824,6 +1930,7 @@ static void db_worker_stop(struct canal_worker *w, void *st, void *wst)
         struct conn *c = &dw->conns[i];
         if (h2o_timeout_is_linked(&c->retry))
             h2o_timeout_unlink(&c->retry);
+        cancel_let_go(c);
         if (c->pg != NULL)
             conn_lost(c, NULL);
         if (h2o_timeout_is_linked(&c->retry))
@@ -1904,13 +2011,16 @@ static void db_metrics(canal_app_t *app, void *st, FILE *f)
             "# HELP canal_db_connects_total Database connections made.\n"
             "# TYPE canal_db_connects_total counter\ncanal_db_connects_total %llu\n"
             "# HELP canal_db_connection_losses_total Database connections lost.\n"
-            "# TYPE canal_db_connection_losses_total counter\ncanal_db_connection_losses_total %llu\n",
+            "# TYPE canal_db_connection_losses_total counter\ncanal_db_connection_losses_total %llu\n"
+            "# HELP canal_db_cancels_total Cancel requests sent for the queries of requests gone.\n"
+            "# TYPE canal_db_cancels_total counter\ncanal_db_cancels_total %llu\n",
             atomic_load_explicit(&db->ready, memory_order_relaxed),
             db->sqlite ? db->nthreads : (size_t)db->opt.pool_size * app->cfg.threads,
             atomic_load_explicit(&db->inflight, memory_order_relaxed),
             atomic_load_explicit(&db->waiting, memory_order_relaxed),
             atomic_load_explicit(&db->connects, memory_order_relaxed),
-            atomic_load_explicit(&db->losses, memory_order_relaxed));
+            atomic_load_explicit(&db->losses, memory_order_relaxed),
+            atomic_load_explicit(&db->cancels, memory_order_relaxed));
 }
 
 static int db_start(canal_app_t *app, void *st)

@@ -88,13 +88,23 @@ check "... and serves the next request" '{"id":1,"name":"apple","price":0.5,"act
 check "a query of 300 ms" slept "$(body "$URL/sleep?ms=300")"
 check_match "... logged as slow, by statement and time, no values" 'canal warn: database: slow query sleep: [0-9.]+ ms' "$(cat "$TMP/a.err")"
 check "deadline passed during a slow query: 504" 504 "$(status "$URL/sleep?ms=2500")"
+# the query of a request gone is cancelled on the server (the only one in flight on its
+# connection): pg_sleep(10) ends long before its 10 s
+sleeping() { psql -d canal_test -At -c "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%pg_sleep%' AND pid <> pg_backend_pid()"; }
+check "SELECT pg_sleep(10) with a deadline of 1.5 s: 504" 504 "$(status "$URL/sleep?ms=10000")"
+i=0
+while [ "$(sleeping)" != 0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+check "... the server's query was cancelled (pg_stat_activity: none running)" 0 "$(sleeping)"
+check "... a cancel request counted" 2 "$(body "$URL/metrics" | sed -n 's/^canal_db_cancels_total //p')"
+check_match "... the server logged it cancelled" 'canceling statement due to user request' "$(cat "$PGDIR/log")"
+check "... the connection serves the next query" slept "$(body "$URL/sleep?ms=10")"
 # (libh2o does not read an HTTP/1.1 connection while its request is handled: the answer finds
 # the client gone when it is written)
 curl -s -o /dev/null --max-time 0.3 "$URL/sleep?ms=800"
 check "the client left mid-query: the next request is served" '{"chained":700}' "$(body "$URL/chain")"
 sleep 1
 m=$(body "$URL/metrics")
-check "metrics: the slow queries came back and were counted" 3 "$(echo "$m" | sed -n 's/^canal_db_query_duration_seconds_count{statement="sleep"} //p')"
+check "metrics: the slow queries came back and were counted" 5 "$(echo "$m" | sed -n 's/^canal_db_query_duration_seconds_count{statement="sleep"} //p')"
 check "metrics: the failed division counted as an error" 1 "$(echo "$m" | sed -n 's/^canal_db_query_errors_total{statement="divide"} //p')"
 check "metrics: one connection ready" 1 "$(echo "$m" | sed -n 's/^canal_db_connections_ready //p')"
 check "metrics: nothing in flight, nothing waiting" "0 0" \
@@ -120,8 +130,10 @@ check "the 503 is problem details" "application/problem+json" "$(tr -d '\r' <"$h
 stop p
 
 # ---- requests gone before their queries: no callback, a waiting query never sent ----
-# one connection, one query at a time, 3 s to wait for it, answers due in 1 s
-start g "$TBIN/canal-dbapp" --threads 1 --db "$DB" --pool 1 --pipeline 1 --wait-ms 3000 --request-timeout 1000 || exit 0
+# one connection, one query at a time, 3 s to wait for it, answers due in 1 s; no offload pool,
+# so no cancel request: the first query holds the connection to its end
+start g "$TBIN/canal-dbapp" --threads 1 --db "$DB" --pool 1 --pipeline 1 --wait-ms 3000 --request-timeout 1000 \
+    --offload-threads 0 || exit 0
 i=0
 while [ "$(status "$URL/health/ready")" != 200 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 curl -s -o /dev/null -w '%{http_code}' "$URL/sleep?ms=1500" >"$TMP/g1" &
@@ -135,6 +147,7 @@ check "a query still waiting for the connection at the deadline: 504" 504 "$(cat
 sleep 1 # the first query comes back at 1.5 s; the second is dropped then
 m=$(body "$URL/metrics")
 check "no callback ran for either request" 0 "$(body "$URL/sleep/callbacks")"
+check "no offload pool: no cancel request" 0 "$(echo "$m" | sed -n 's/^canal_db_cancels_total //p')"
 check "both came back to the client: counted" 2 "$(echo "$m" | sed -n 's/^canal_db_query_duration_seconds_count{statement="sleep"} //p')"
 check "the waiting one was never sent: counted canceled" 1 "$(echo "$m" | sed -n 's/^canal_db_query_errors_total{statement="sleep"} //p')"
 check "the connection serves the next request" slept "$(body "$URL/sleep?ms=10")"
