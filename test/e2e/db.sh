@@ -6,8 +6,9 @@
 # system's service; as the postgres user when run as root), stopped on exit. Covers every
 # column type and NULLs, rows bound through a schema, errors (syntax, constraint, wrong
 # parameter count, a bad value), parameters bound not spliced, several queries of one request
-# pipelined on one connection with a failing one in the middle, chaining, the deadline (504)
-# and a client gone mid-query, the pool's wait queue (503 with Retry-After), metrics and
+# pipelined on one connection with a failing one in the middle, chaining, transactions, the
+# deadline (504) and a client gone mid-query (HTTP/1.1, and an HTTP/2 stream reset), the query
+# of a request gone cancelled on the server (pg_stat_activity), the pool's wait queue (503 with Retry-After), metrics and
 # readiness, and the server killed and restarted under load (503s, then service resumes by
 # itself; no crash, and under ASan no leak).
 . test/e2e-lib.sh
@@ -153,6 +154,65 @@ check "the waiting one was never sent: counted canceled" 1 "$(echo "$m" | sed -n
 check "the connection serves the next request" slept "$(body "$URL/sleep?ms=10")"
 check "... whose callback ran" 1 "$(body "$URL/sleep/callbacks")"
 stop g
+
+# ---- an HTTP/2 client that resets its stream while its query runs ----
+# (unlike HTTP/1.1, libh2o reads an HTTP/2 connection all along: the RST_STREAM ends the
+# request at once.) A raw h2c client: stream 1 asks for a slow query and is reset after
+# 300 ms; then, on the same connection, stream 3 asks how many /sleep callbacks ran.
+cat >"$TMP/h2reset.py" <<'PY'
+import socket, struct, sys, time
+host, port, path, wait = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+def frame(kind, flags, stream, payload=b""):
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
+def headers(p):
+    # :method GET, :scheme http (static table), :path and :authority literal, not indexed
+    lit = lambda idx, v: bytes([idx]) + bytes([len(v)]) + v.encode()
+    return b"\x82\x86" + lit(4, p) + lit(1, "%s:%d" % (host, port))
+s = socket.create_connection((host, port))
+s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0) + frame(1, 5, 1, headers(path)))
+time.sleep(0.3)
+s.sendall(frame(3, 0, 1, struct.pack(">I", 8)))  # RST_STREAM, CANCEL
+time.sleep(wait)
+s.sendall(frame(1, 5, 3, headers("/sleep/callbacks")))
+buf, body, got = b"", b"", {}
+s.settimeout(10)
+while True:
+    while len(buf) < 9 or len(buf) < 9 + int.from_bytes(buf[:3], "big"):
+        chunk = s.recv(65536)
+        if not chunk:
+            print("closed", got); sys.exit(1)
+        buf += chunk
+    n = int.from_bytes(buf[:3], "big"); kind, flags = buf[3], buf[4]
+    stream = int.from_bytes(buf[5:9], "big") & 0x7fffffff
+    payload, buf = buf[9:9 + n], buf[9 + n:]
+    got.setdefault(stream, []).append(kind)
+    if kind == 4 and not flags & 1:
+        s.sendall(frame(4, 1, 0))  # SETTINGS ACK
+    if stream == 1 and kind in (0, 1):
+        print("stream 1 answered after its reset"); sys.exit(1)
+    if stream == 3 and kind == 0:
+        body += payload
+        if flags & 1:
+            break
+print(body.decode())
+PY
+start h "$TBIN/canal-dbapp" --threads 1 --db "$DB" --pool 1 || exit 0
+i=0
+while [ "$(status "$URL/health/ready")" != 200 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+check "HTTP/2: a stream reset mid-query: no callback for it, the connection goes on" 0 \
+    "$(python3 "$TMP/h2reset.py" 127.0.0.1 "$PORT" "/sleep?ms=800" 1.0 2>&1)"
+m=$(body "$URL/metrics")
+check "... its query came back (dropped), or was cancelled" 1 "$(echo "$m" | sed -n 's/^canal_db_query_duration_seconds_count{statement="sleep"} //p')"
+check "... a cancel request sent for it" 1 "$(echo "$m" | sed -n 's/^canal_db_cancels_total //p')"
+check "HTTP/2: pg_sleep(10) reset after 300 ms: no callback" 0 \
+    "$(python3 "$TMP/h2reset.py" 127.0.0.1 "$PORT" "/sleep?ms=10000" 0.2 2>&1)"
+i=0
+while [ "$(sleeping)" != 0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+check "... cancelled on the server" 0 "$(sleeping)"
+check "... the connection serves the next query, whose callback runs" slept "$(body "$URL/sleep?ms=10" --http2-prior-knowledge)"
+check "... nothing in flight, nothing waiting" "0 0" \
+    "$(body "$URL/metrics" | sed -n 's/^canal_db_queries_in_flight //p') $(body "$URL/metrics" | sed -n 's/^canal_db_queries_waiting //p')"
+stop h
 
 # ---- the server killed and restarted under load ----
 start r "$TBIN/canal-dbapp" --threads 2 --db "$DB" --pool 2 || exit 0
