@@ -38,8 +38,9 @@
  * (a cancel stops whatever the server runs at that moment, which on a pipelined connection
  * may be another request's query). PQcancel() blocks, so it runs on the offload pool (none:
  * no cancel), and the connection takes no other query until it is back; the cancel requests
- * are counted in /metrics (canal_db_cancels_total). Other queries, and SQLite's, run to
- * their end.
+ * are counted in /metrics (canal_db_cancels_total). Other PostgreSQL queries run to their
+ * end. On SQLite, a statement of the gone request that a thread is running is interrupted
+ * (sqlite3_interrupt(), counted the same way), and one still queued is never run.
  *
  * Parameters are always bound (never spliced into the SQL); the one way to run SQL text
  * without parameters is canal_db_exec_script(), meant for DDL and migrations at start.

@@ -175,6 +175,7 @@ struct canal_db_tx {
 
 struct batch {
     struct dbw *dw;
+    atomic_int gone;          /* its request is gone (read by the SQLite threads) */
     canal_pending_t *p;
     struct canal_db_tx *tx;   /* the request's transaction, or NULL */
     size_t inflight;
@@ -924,12 +925,19 @@ static void cancel_done(void *data) /* back on the worker (or on the pool once i
     cancel_unref(k);
 }
 
+static void lite_interrupt(struct db *db, struct batch *b);
+
 /* b's request is gone: cancels its query where that is safe (above) */
 static void cancel_sent(struct batch *b)
 {
     struct dbw *dw = b->dw;
-    if (dw == NULL || dw->db->sqlite || dw->stopping)
+    if (dw == NULL || dw->stopping)
         return;
+    if (dw->db->sqlite) {
+        atomic_store_explicit(&b->gone, 1, memory_order_relaxed);
+        lite_interrupt(dw->db, b);
+        return;
+    }
     for (size_t i = 0; i < dw->nconns; i++) {
         struct conn *c = &dw->conns[i];
         if (c->state != C_READY || c->held != NULL || c->cancel != NULL || c->ninflight != 1)
@@ -1505,6 +1513,7 @@ struct lite {
     sqlite3 *conn;
     sqlite3_stmt **stmts;
     h2o_linklist_t queue;     /* struct query, under db->lock */
+    struct query *running;    /* under db->lock: the query it runs, for lite_interrupt() */
     int in_tx, tx_failed;     /* this thread's alone */
     pthread_t thread;
 };
@@ -1534,6 +1543,8 @@ static const char *lite_state(sqlite3 *conn, int rc)
     }
     if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)
         return "55P03";
+    if ((rc & 0xff) == SQLITE_INTERRUPT)
+        return "57014"; /* query_canceled: its request is gone (lite_interrupt()) */
     if (strncmp(msg, "near \"", 6) == 0 || strstr(msg, "syntax error") != NULL)
         return "42601";
     if (strncmp(msg, "no such table", 13) == 0)
@@ -1771,11 +1782,18 @@ static void *lite_main(void *arg)
         }
         atomic_fetch_sub_explicit(&db->waiting, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&db->inflight, 1, memory_order_relaxed);
+        l->running = q;
         pthread_mutex_unlock(&db->lock);
         if (open_rc != SQLITE_OK || l->stmts == NULL)
             lite_fail(q, l->conn ? sqlite3_errmsg(l->conn) : "cannot open the database", "08001", 1);
+        else if (q->kind == Q_USER && q->begins == NULL && q->ends == NULL && !l->in_tx &&
+                 atomic_load_explicit(&q->b->gone, memory_order_relaxed))
+            lite_fail(q, "canceled: the request is gone", "57014", 0); /* never run */
         else
             lite_exec(l, q);
+        pthread_mutex_lock(&db->lock);
+        l->running = NULL;
+        pthread_mutex_unlock(&db->lock);
         if (q->kind == Q_ROLLBACK) { /* canal's own, of a transaction left open: nobody waits */
             atomic_fetch_sub_explicit(&db->inflight, 1, memory_order_relaxed);
             query_free(q);
@@ -1836,6 +1854,23 @@ static void lite_rollback(struct lite *l, struct query **made)
     h2o_linklist_insert(&l->queue, &q->link);
     atomic_fetch_add_explicit(&db->waiting, 1, memory_order_relaxed);
     pthread_cond_broadcast(&db->ready_cond);
+    pthread_mutex_unlock(&db->lock);
+}
+
+/* SQLite: b's request is gone. Its queries still queued are not run (the threads see b->gone);
+ * one running is interrupted (sqlite3_interrupt(), which any thread may call, stops the
+ * statements its connection runs; the thread is held in that query by db->lock meanwhile, and
+ * a new statement starts with the interrupt cleared). */
+static void lite_interrupt(struct db *db, struct batch *b)
+{
+    pthread_mutex_lock(&db->lock);
+    for (size_t i = 0; i < db->nthreads; i++) {
+        struct lite *l = &db->lites[i];
+        if (l->running != NULL && l->running->b == b && l->running->kind == Q_USER && l->conn != NULL) {
+            sqlite3_interrupt(l->conn);
+            atomic_fetch_add_explicit(&db->cancels, 1, memory_order_relaxed);
+        }
+    }
     pthread_mutex_unlock(&db->lock);
 }
 

@@ -6,7 +6,8 @@
 # reader, rows through a schema, errors mapped to PostgreSQL's SQLSTATEs, several queries of one
 # request with a failing one in the middle, chaining, transactions (commit, rollback, a failing
 # handler's left open, PostgreSQL's rule for a COMMIT after a failure), concurrent writers (one
-# at a time, none refused as locked; in transactions too) in WAL mode, and :memory:.
+# at a time, none refused as locked; in transactions too) in WAL mode, the query of a request
+# gone interrupted (or never run), and :memory:.
 . test/e2e-lib.sh
 
 DBF="$TMP/items.db"
@@ -110,6 +111,34 @@ check "metrics: the inserts counted" 484 "$(echo "$m" | sed -n 's/^canal_db_quer
 check "metrics: 4 SQLite threads" 4 "$(echo "$m" | sed -n 's/^canal_db_connections_ready //p')"
 stop s
 check "the data outlives the server" '3|kiwi' "$(sqlite3 "$DBF" "SELECT id, name FROM items WHERE id = 3")"
+
+# requests gone mid-query (their deadline): the running SQLite statement is interrupted, and
+# the thread goes on with the next query
+start d "$TBIN/canal-dbapp" --threads 1 --db "sqlite:$DBF" --pool 1 --request-timeout 500 || exit 0
+curl -s -o /dev/null -w '%{http_code}' "$URL/sleep?ms=20000" >"$TMP/d1" &
+D1=$!
+sleep 0.1
+curl -s -o /dev/null -w '%{http_code}' "$URL/sleep?ms=20000" >"$TMP/d2" &
+D2=$!
+wait "$D1" "$D2"
+check "a slow SQLite query overtaken by the deadline: 504" 504 "$(cat "$TMP/d1")"
+check "another queued behind it, then running at its deadline: 504" 504 "$(cat "$TMP/d2")"
+n=""
+i=0
+while [ "$n" != 2 ] && [ $i -lt 300 ]; do
+    n=$(body "$URL/metrics" | sed -n 's/^canal_db_query_duration_seconds_count{statement="sleep"} //p')
+    sleep 0.1
+    i=$((i + 1))
+done
+m=$(body "$URL/metrics")
+check "both came back" 2 "$n"
+check "... as errors: each interrupted" 2 \
+    "$(echo "$m" | sed -n 's/^canal_db_query_errors_total{statement="sleep"} //p')"
+check "... two interrupts" 2 "$(echo "$m" | sed -n 's/^canal_db_cancels_total //p')"
+check "no callback ran for them" 0 "$(body "$URL/sleep/callbacks")"
+check "the thread serves the next query" 200 "$(status "$URL/sleep?ms=1")"
+check "... whose callback ran" 1 "$(body "$URL/sleep/callbacks")"
+stop d
 
 start m "$TBIN/canal-dbapp" --threads 2 --db "sqlite::memory:" --pool 2 || exit 0
 check ":memory:: the migration ran" '{"id":1,"name":"apple","price":0.5,"active":true,"stock":12}' "$(body "$URL/items/1")"
