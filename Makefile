@@ -168,8 +168,7 @@ $(B)/bin/canal-view: lib/tools/canal-view.c $(STATIC)
 
 # Examples link the static library, so they run from the build tree as they are.
 
-# Libraries an example needs beyond canal's own, and flags.
-EXAMPLE_LIBS_offload = -lsqlite3
+# Libraries an example needs beyond canal's own (EXAMPLE_LIBS_name), and flags.
 # The demo's /docs page finds Swagger UI where `make npm` installs it.
 EXAMPLE_CFLAGS_demo = -DDEMO_SWAGGER_UI='"$(NPM_DIR)/node_modules/swagger-ui-dist"'
 

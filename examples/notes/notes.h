@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * notes: a CRUD API in controller mode on typed models (canal/schema.h), split as
- * examples/todo is: the schemas, the store and the actions in notes.c (linked by the program
- * and by its tests), main() alone in main.c, the tests on the test client in test/.
+ * notes: a CRUD API in controller mode on typed models (canal/schema.h) and a database
+ * (canal/db.h), split as examples/todo is: the schemas, the statements and the actions in
+ * notes.c (linked by the program and by its tests), main() alone in main.c, the tests on the
+ * test client in test/. Its data lives in SQLite (a file, notes.db in the working directory,
+ * by default) or PostgreSQL (--db postgresql://...), with the same statements on both.
  *
  *   GET    /api/notes?tag=&state=&index=&size=   a page of notes, oldest first
  *   POST   /api/notes                  a JSON Note -> 201, Location: /api/notes/{id}
@@ -22,17 +24,17 @@
 /** The largest body the attachments route takes (the app's own limit is larger). */
 #define NOTES_MAX_UPLOAD (64 * 1024)
 
-/** The notes and their attachments, shared by every worker thread (a mutex guards them). */
-typedef struct notes_store notes_store_t;
+/** The database a user gets without --db: a file in the working directory, kept across runs. */
+#define NOTES_DEFAULT_DB "sqlite:notes.db"
 
-/** A new empty store, or NULL when out of memory. */
-notes_store_t *notes_store_create(void);
+/** Switches app's database on (url: "sqlite:PATH", "sqlite::memory:", "postgresql://...";
+ * NULL: NOTES_DEFAULT_DB; opt: canal_app_db()'s, may be NULL), declares the statements and runs
+ * the schema migration (tables made if missing). Before canal_app_start(). 0, or a canal error
+ * with err filled. */
+int notes_db(canal_app_t *app, const char *url, const canal_db_options_t *opt, canal_error_info_t *err);
 
-/** Frees the store and everything in it. NULL is a no-op. */
-void notes_store_destroy(notes_store_t *store);
-
-/** Registers the API's controller and /openapi.json on app through mvc;
- * store is borrowed and must outlive the app. 0, or a canal error with err filled. */
-int notes_routes(canal_app_t *app, canal_mvc_t *mvc, notes_store_t *store, canal_error_info_t *err);
+/** Registers the API's controller and /openapi.json on app through mvc (after notes_db()).
+ * 0, or a canal error with err filled. */
+int notes_routes(canal_app_t *app, canal_mvc_t *mvc, canal_error_info_t *err);
 
 #endif

@@ -1,33 +1,35 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * offload: handlers whose work blocks (a SQLite query, a sleep) without blocking the event
- * loop. The work runs on canal's offload pool; the answer comes back on the request's own
- * thread. Meanwhile the loop keeps answering /plaintext at full speed.
+ * offload: handlers whose work blocks without blocking the event loop, and answers given
+ * later. Blocking work that is not a database (here a sleep; in a real program a library with
+ * no asynchronous API: image resizing, a blocking SDK, a password hash) runs on canal's
+ * offload pool, and the answer comes back on the request's own thread. Queries need no
+ * offloading: they go through the database client (canal/db.h, here SQLite on threads of its
+ * own), which calls back on the request's thread too. Meanwhile the loop keeps answering
+ * /plaintext at full speed.
  *
  *   GET /plaintext                  answered on the loop at once
- *   GET /offload/item/{id:int}      a SQLite query on the pool: the item as JSON, or 404
+ *   GET /db/item/{id:int}           a query through canal_db: the item as JSON, or 404
  *   GET /offload/sleep?ms=N         sleeps N ms (at most 10000) on the pool
  *   GET /deferred?ms=N              a thread of its own answers after N ms (canal_pending_post)
  *
- * and the same in controller mode: actions of an "Items" controller that offload their SQLite
- * work, with their after-filter run when the answer completes:
- *   GET  /api/items/{id:int}        the item, or 404
+ * and the same in controller mode, with the controller's after-filter run when the deferred
+ * answer completes:
+ *   GET  /api/items/{id:int}        the item (a query), or 404
  *   POST /api/items                 {"name": ..., "price": ...}: 201 with the Location of the
  *                                   new item (link generation), or 400 from binding
  *   GET  /api/items/slow?ms=N       sleeps N ms on the pool, then 200 (a full queue: 503)
  *
  *   build/bin/canal-offload [--db FILE] [canal's flags: --port, --offload-threads, ...]
+ *   (FILE: a SQLite database made afresh at start; default: one in memory)
  */
 #include <pthread.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <canal.h>
-
-static char db_path[256];
 
 static void sleep_ms(long ms)
 {
@@ -40,92 +42,41 @@ static int plaintext(canal_req_t *req, void *data)
     return canal_res_body_static(req, 200, "text/plain; charset=utf-8", "Hello, World!", 13);
 }
 
-/* ---- a SQLite query on the pool ---- */
+/* ---- a query through the database client ---- */
 
-struct item_job {
-    int id;
-    int found;
-    char name[64];
+/* An item as stored: bound from a row (canal_db_bind()) and written by the same schema */
+typedef struct {
+    int32_t id;
+    const char *name;
     double price;
-    char error[512];
-};
+} item_t;
+static const canal_field_t item_fields[] = {
+    {.name = "id", CANAL_FIELD(item_t, id), .type = CANAL_TYPE_INT32, .flags = CANAL_REQUIRED},
+    {.name = "name", CANAL_FIELD(item_t, name), .type = CANAL_TYPE_CSTRING, .flags = CANAL_REQUIRED},
+    {.name = "price", CANAL_FIELD(item_t, price), .type = CANAL_TYPE_DOUBLE, .flags = CANAL_REQUIRED},
+    {.name = NULL}};
+static const canal_schema_t item_schema = {.name = "Item", .size = sizeof(item_t), .fields = item_fields};
 
-/* One connection per pool thread, closed when the thread ends (at the app's shutdown). */
-static pthread_key_t db_key;
-static pthread_once_t db_key_once = PTHREAD_ONCE_INIT;
-
-static void close_db(void *db)
+/* The query's callback: on the request's thread, never for a request that is gone */
+static void item_found(canal_req_t *req, const canal_db_result_t *res, void *data)
 {
-    sqlite3_close(db);
-}
-
-static void make_db_key(void)
-{
-    pthread_key_create(&db_key, close_db);
-}
-
-/* This pool thread's connection, or NULL with the reason in error. */
-static sqlite3 *thread_db(char *error, size_t size)
-{
-    pthread_once(&db_key_once, make_db_key);
-    sqlite3 *db = pthread_getspecific(db_key);
-    if (db == NULL) {
-        if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-            snprintf(error, size, "open %s: %s", db_path, sqlite3_errmsg(db));
-            sqlite3_close(db);
-            return NULL;
-        }
-        sqlite3_busy_timeout(db, 5000); /* writers from several pool threads take turns */
-        pthread_setspecific(db_key, db);
-    }
-    return db;
-}
-
-static void item_work(void *data) /* on a pool thread: no canal_req_t here */
-{
-    struct item_job *job = data;
-    sqlite3_stmt *stmt = NULL;
-    sqlite3 *db = thread_db(job->error, sizeof(job->error));
-    if (db == NULL)
+    item_t it;
+    if (canal_db_failed(req, res)) /* a 503 or a 500 is set */
         return;
-    if (sqlite3_prepare_v2(db, "SELECT name, price FROM items WHERE id = ?", -1, &stmt, NULL) != SQLITE_OK) {
-        snprintf(job->error, sizeof(job->error), "prepare: %s", sqlite3_errmsg(db));
-        return;
-    }
-    sqlite3_bind_int(stmt, 1, job->id);
-    if (sqlite3_step(stmt) == SQLITE_ROW) {
-        job->found = 1;
-        snprintf(job->name, sizeof(job->name), "%s", (const char *)sqlite3_column_text(stmt, 0));
-        job->price = sqlite3_column_double(stmt, 1);
-    }
-    sqlite3_finalize(stmt);
-}
-
-static void item_done(canal_req_t *req, void *data) /* back on the request's thread */
-{
-    struct item_job *job = data;
-    if (req != NULL) { /* NULL: the client left, or the deadline answered 504 */
-        if (job->error[0])
-            canal_req_fail(req, "%s", job->error);
-        else if (!job->found)
-            canal_res_problem(req, 404, "no item %d", job->id);
-        else
-            canal_res_json_new(req, 200, json_pack("{s:i, s:s, s:f}", "id", job->id, "name", job->name, "price",
-                                                   job->price));
-    }
-    free(job);
+    if (canal_db_rows(res) == 0)
+        canal_res_problem(req, 404, "no item %d", (int)(intptr_t)data);
+    else if (canal_db_bind(res, 0, &item_schema, &it) == 0)
+        canal_res_model(req, 200, &item_schema, &it);
+    else
+        canal_req_fail(req, "items: a row that does not fit Item");
 }
 
 static int item(canal_req_t *req, void *data)
 {
-    struct item_job *job = calloc(1, sizeof(*job));
-    if (job == NULL)
-        return canal_req_fail(req, "out of memory");
-    canal_req_param_int32(req, "id", &job->id);
-    int rc = canal_offload(req, item_work, item_done, job);
-    if (rc != CANAL_PENDING)
-        free(job); /* the queue was full: a 503 went out, work and done will not run */
-    return rc;
+    int32_t id = 0;
+    canal_req_param_int32(req, "id", &id);
+    canal_db_param_t p = CANAL_DB_INT(id);
+    return canal_db_query(req, "item", &p, 1, item_found, (void *)(intptr_t)id);
 }
 
 /* ---- a sleep on the pool ---- */
@@ -198,47 +149,14 @@ static int deferred(canal_req_t *req, void *data)
     return CANAL_PENDING;
 }
 
-/* ---- the same in controller mode: actions that offload ---- */
+/* ---- the same in controller mode ---- */
 
-/* An action's job: the item (first, so that item_work() takes the job as it is), its context
- * (valid while the request is: done gets req NULL otherwise) and the bound values. */
+/* An action's sleep: its context (valid while the request is: done gets req NULL otherwise)
+ * and the bound value */
 struct action_job {
-    struct item_job item;
     canal_ctx_t *ctx;
     long ms;
 };
-
-static void action_item_done(canal_req_t *req, void *data)
-{
-    struct action_job *job = data;
-    if (req != NULL) {
-        if (job->item.error[0])
-            canal_req_fail(req, "%s", job->item.error);
-        else if (!job->item.found)
-            canal_res_problem(req, 404, "no item %d", job->item.id);
-        else
-            canal_res_json_new(req, 200, json_pack("{s:i, s:s, s:f}", "id", job->item.id, "name", job->item.name,
-                                                   "price", job->item.price));
-    }
-    free(job);
-}
-
-/* Offloads work with the job, or answers what canal_offload() set (a 503) and frees it. */
-static int offload_job(canal_req_t *req, void (*work)(void *), canal_pending_fn done, struct action_job *job)
-{
-    int rc = canal_offload(req, work, done, job);
-    if (rc != CANAL_PENDING)
-        free(job);
-    return rc;
-}
-
-static struct action_job *new_job(canal_ctx_t *ctx, canal_req_t *req)
-{
-    struct action_job *job = calloc(1, sizeof(*job));
-    if (job != NULL)
-        job->ctx = ctx;
-    return job;
-}
 
 /* The actions' arguments: each struct is described by a schema below, and the controller layer
  * binds and validates it before the action runs. */
@@ -275,66 +193,30 @@ static const canal_schema_t slow_args = {.name = "SlowArgs", .size = sizeof(slow
 
 static int action_get(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
-    struct action_job *job = new_job(ctx, req);
-    if (job == NULL)
-        return canal_req_fail(req, "out of memory");
-    job->item.id = ((const get_args_t *)args)->id;
-    return offload_job(req, item_work, action_item_done, job);
+    int32_t id = ((const get_args_t *)args)->id;
+    canal_db_param_t p = CANAL_DB_INT(id);
+    return canal_db_query(req, "item", &p, 1, item_found, (void *)(intptr_t)id);
 }
 
-static void create_work(void *data)
+static void created(canal_req_t *req, const canal_db_result_t *res, void *data)
 {
-    struct action_job *job = data;
-    sqlite3_stmt *stmt = NULL;
-    sqlite3 *db = thread_db(job->item.error, sizeof(job->item.error));
-    if (db == NULL)
+    item_t it;
+    char id[16];
+    if (canal_db_failed(req, res))
         return;
-    if (sqlite3_prepare_v2(db, "INSERT INTO items(name, price) VALUES (?, ?)", -1, &stmt, NULL) != SQLITE_OK ||
-        sqlite3_bind_text(stmt, 1, job->item.name, -1, SQLITE_STATIC) != SQLITE_OK ||
-        sqlite3_bind_double(stmt, 2, job->item.price) != SQLITE_OK || sqlite3_step(stmt) != SQLITE_DONE)
-        snprintf(job->item.error, sizeof(job->item.error), "insert: %s", sqlite3_errmsg(db));
-    else
-        job->item.id = (int)sqlite3_last_insert_rowid(db);
-    sqlite3_finalize(stmt);
-}
-
-/* The 201's body: the item as stored */
-typedef struct {
-    int32_t id;
-    const char *name;
-    double price;
-} item_t;
-static const canal_field_t item_fields[] = {
-    {.name = "id", CANAL_FIELD(item_t, id), .type = CANAL_TYPE_INT32, .flags = CANAL_REQUIRED},
-    {.name = "name", CANAL_FIELD(item_t, name), .type = CANAL_TYPE_CSTRING, .flags = CANAL_REQUIRED},
-    {.name = "price", CANAL_FIELD(item_t, price), .type = CANAL_TYPE_DOUBLE, .flags = CANAL_REQUIRED},
-    {.name = NULL}};
-static const canal_schema_t item_schema = {.name = "Item", .size = sizeof(item_t), .fields = item_fields};
-
-static void create_done(canal_req_t *req, void *data)
-{
-    struct action_job *job = data;
-    if (req != NULL) {
-        char id[16];
-        snprintf(id, sizeof(id), "%d", job->item.id);
-        if (job->item.error[0])
-            canal_req_fail(req, "%s", job->item.error);
-        else
-            canal_ctx_created(job->ctx, NULL, "Get", (canal_kv_t[]){{"id", id}}, 1, &item_schema,
-                              &(item_t){job->item.id, job->item.name, job->item.price});
+    if (canal_db_bind(res, 0, &item_schema, &it) != 0) {
+        canal_req_fail(req, "items: the insert returned no item");
+        return;
     }
-    free(job);
+    snprintf(id, sizeof(id), "%d", (int)it.id);
+    canal_ctx_created(data, NULL, "Get", (canal_kv_t[]){{"id", id}}, 1, &item_schema, &it);
 }
 
 static int action_create(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
     const create_args_t *a = args;
-    struct action_job *job = new_job(ctx, req);
-    if (job == NULL)
-        return canal_req_fail(req, "out of memory");
-    snprintf(job->item.name, sizeof(job->item.name), "%.*s", (int)a->name.len, a->name.base);
-    job->item.price = a->price;
-    return offload_job(req, create_work, create_done, job);
+    canal_db_param_t p[] = {CANAL_DB_TEXTN(a->name.base, a->name.len), CANAL_DB_DOUBLE(a->price)};
+    return canal_db_query(req, "item_insert", p, 2, created, ctx); /* ctx: valid while req is */
 }
 
 static void slow_work(void *data)
@@ -342,7 +224,7 @@ static void slow_work(void *data)
     sleep_ms(((struct action_job *)data)->ms);
 }
 
-static void slow_done(canal_req_t *req, void *data)
+static void slow_done(canal_req_t *req, void *data) /* back on the request's thread */
 {
     struct action_job *job = data;
     if (req != NULL)
@@ -352,11 +234,15 @@ static void slow_done(canal_req_t *req, void *data)
 
 static int action_slow(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {
-    struct action_job *job = new_job(ctx, req);
+    struct action_job *job = calloc(1, sizeof(*job));
     if (job == NULL)
         return canal_req_fail(req, "out of memory");
+    job->ctx = ctx;
     job->ms = ((const slow_args_t *)args)->ms;
-    return offload_job(req, slow_work, slow_done, job);
+    int rc = canal_offload(req, slow_work, slow_done, job);
+    if (rc != CANAL_PENDING)
+        free(job); /* the queue was full: a 503 went out, work and done will not run */
+    return rc;
 }
 
 /* Runs when the answer is committed, deferred or not: it sees the status the action's done
@@ -380,25 +266,11 @@ static const canal_controller_def_t items = {
     .filters = {{.after = served_by}},
 };
 
-/* Creates the example database: 1,000 items. */
-static int make_db(const char *path)
-{
-    sqlite3 *db;
-    char *err = NULL;
-    unlink(path);
-    if (sqlite3_open(path, &db) != SQLITE_OK)
-        return -1;
-    int rc = sqlite3_exec(db,
-                          "CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT, price REAL);"
-                          "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000) "
-                          "INSERT INTO items SELECT i, 'item ' || i, i * 0.25 FROM n;",
-                          NULL, NULL, &err);
-    if (rc != SQLITE_OK)
-        fprintf(stderr, "canal-offload: %s\n", err);
-    sqlite3_free(err);
-    sqlite3_close(db);
-    return rc == SQLITE_OK ? 0 : -1;
-}
+/* The example's database, made afresh at start: 1,000 items. */
+static const char migration[] = "DROP TABLE IF EXISTS items;"
+                                "CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT NOT NULL, price REAL NOT NULL);"
+                                "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000) "
+                                "INSERT INTO items SELECT i, 'item ' || i, i * 0.25 FROM n;";
 
 int main(int argc, char **argv)
 {
@@ -414,24 +286,28 @@ int main(int argc, char **argv)
         fprintf(stderr, "canal-offload: %s\n%s", err.message, canal_config_usage());
         return 2;
     }
-    snprintf(db_path, sizeof(db_path), "/tmp/canal-offload-%d.db", (int)getpid());
+    static char db_url[4096] = "sqlite::memory:";
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--db") == 0 && i + 1 < argc) {
-            snprintf(db_path, sizeof(db_path), "%s", argv[++i]);
+            snprintf(db_url, sizeof(db_url), "sqlite:%s", argv[++i]);
         } else {
             fprintf(stderr, "canal-offload: unknown argument %s\nusage: canal-offload [--db FILE] [options]\n%s",
                     argv[i], canal_config_usage());
             return 2;
         }
     }
-    if (make_db(db_path) != 0)
-        return 1;
     canal_app_t *app = canal_app_create(&cfg);
     canal_mvc_t *mvc = app != NULL ? canal_mvc_create(app) : NULL;
     if (mvc == NULL)
         return 1;
+    /* errors here are sticky on the app: canal_app_error() below reports the first */
+    canal_app_db(app, db_url, NULL, NULL);
+    canal_db_exec_script(app, migration, NULL);
+    canal_db_prepare(app, "item", "SELECT id, name, price FROM items WHERE id = $1", NULL);
+    canal_db_prepare(app, "item_insert", "INSERT INTO items(name, price) VALUES ($1, $2) RETURNING id, name, price",
+                     NULL);
     canal_app_get(app, "plaintext", plaintext, NULL);
-    canal_app_get(app, "offload/item/{id:int}", item, NULL);
+    canal_app_get(app, "db/item/{id:int}", item, NULL);
     canal_app_get(app, "offload/sleep", slow, NULL);
     canal_app_get(app, "deferred", deferred, NULL);
     canal_mvc_add_controller(mvc, &items, NULL, NULL);
@@ -442,10 +318,9 @@ int main(int argc, char **argv)
     if (canal_app_start(app) != 0)
         return 1;
     fprintf(stderr, "canal-offload listening on http://%s:%u (database %s)\n", canal_app_config(app)->host,
-            canal_app_port(app, 0), db_path);
+            canal_app_port(app, 0), db_url);
     int rc = canal_app_wait(app);
     canal_app_destroy(app);
     canal_mvc_destroy(mvc);
-    unlink(db_path);
     return rc == 0 ? 0 : 1;
 }

@@ -33,8 +33,14 @@
  * (request_timeout_ms answered 504, or libh2o ended it because its client left; over HTTP/1.1
  * libh2o does not read a connection while its request is handled, so it sees a client gone only
  * when it writes the answer): its result is dropped, and a query still waiting for a
- * connection is never sent. A query already sent is not cancelled (libpq 15's PQcancel()
- * blocks): the server finishes it.
+ * connection is never sent. A PostgreSQL query already sent is cancelled on the server when
+ * that is safe: when it is the only query in flight on its connection, outside a transaction
+ * (a cancel stops whatever the server runs at that moment, which on a pipelined connection
+ * may be another request's query). PQcancel() blocks, so it runs on the offload pool (none:
+ * no cancel), and the connection takes no other query until it is back; the cancel requests
+ * are counted in /metrics (canal_db_cancels_total). Other PostgreSQL queries run to their
+ * end. On SQLite, a statement of the gone request that a thread is running is interrupted
+ * (sqlite3_interrupt(), counted the same way), and one still queued is never run.
  *
  * Parameters are always bound (never spliced into the SQL); the one way to run SQL text
  * without parameters is canal_db_exec_script(), meant for DDL and migrations at start.
@@ -52,7 +58,12 @@
  * written $1, $2 as for PostgreSQL; values come back as text, blobs as "\x" and hex as
  * PostgreSQL's bytea, and errors carry PostgreSQL's SQLSTATE for the common cases (23505 a
  * unique constraint, 23502 NOT NULL, 42601 syntax, 08P01 a wrong parameter count; HY000 the
- * others). Transactions are PostgreSQL's only for now.
+ * others). A transaction runs on one SQLite thread's connection, which BEGIN (IMMEDIATE) takes
+ * with canal's write lock and holds to COMMIT or ROLLBACK, serving that transaction alone
+ * meanwhile: transactions and writes take turns, never refused as locked. As on PostgreSQL, a
+ * statement after a failed one fails (25P02) and a COMMIT after it rolls back. Inside a
+ * transaction, send the request's statements with canal_db_tx_query(): a canal_db_query()
+ * write of the same request would wait for the transaction's end.
  */
 #ifndef CANAL_DB_H
 #define CANAL_DB_H
@@ -180,7 +191,7 @@ typedef struct canal_db_tx canal_db_tx_t;
  * transaction's statements are started from fn or later, with canal_db_tx_query(); a
  * transaction still open when the request's last query is back (a handler that failed, a
  * client gone) is rolled back and its connection returned clean. One transaction at a time per
- * request. Returns the transaction (valid until the request's answer is committed) and defers
+ * request. On both backends (SQLite: see the top of this file). Returns the transaction (valid until the request's answer is committed) and defers
  * the request as canal_db_query() does; NULL with a 500 set when it cannot start it.
  */
 CANAL_API canal_db_tx_t *canal_db_begin(canal_req_t *req, canal_db_fn fn, void *data);

@@ -90,12 +90,12 @@ struct db {
     atomic_long ready;        /* connections ready, every worker */
     atomic_long inflight;     /* queries sent and not back */
     atomic_long waiting;      /* queries waiting for a connection */
-    atomic_ullong connects, losses;
+    atomic_ullong connects, losses, cancels;
     /* SQLite (sqlite:PATH): threads of its own, each with its connection, fed by one queue */
     int sqlite;
     char *sqlite_path;        /* for sqlite3_open_v2(), a URI */
     sqlite3 *anchor;          /* keeps a :memory: database alive; runs exec_script */
-    pthread_t *threads;
+    struct lite *lites;       /* the threads */
     size_t nthreads;
     pthread_mutex_t lock, write_lock; /* the queue; one writer at a time */
     pthread_cond_t ready_cond;
@@ -116,8 +116,20 @@ struct table {
 
 enum conn_state { C_DOWN, C_CONNECTING, C_READY };
 
+/* A cancel request on its way (cancel_sent()): PQcancel() blocks, so it runs on the offload
+ * pool. Shared by the job and the connection, which is held (sends nothing more) until the
+ * job is back: so the cancel can only hit the query it was meant for. */
+struct cancel {
+    atomic_int refs;          /* the job's and the connection's */
+    _Atomic(struct conn *) c; /* NULL once the connection has let go (lost, worker stopped) */
+    PGcancel *pg;
+    int ok;
+    char err[256];
+};
+
 struct conn {
     struct dbw *dw;
+    struct cancel *cancel;    /* a cancel request of its query on its way, or NULL */
     PGconn *pg;
     h2o_socket_t *sock;
     int fd;                   /* libpq's descriptor that sock watches a dup of */
@@ -150,13 +162,20 @@ struct dbw {
     h2o_linklist_t orphans;   /* SQLite results the stopped worker could not be posted (lock) */
 };
 
+struct lite;
+
 struct canal_db_tx {
     struct batch *b;
     struct conn *c;           /* set when BEGIN is sent; NULL once ended or lost */
+    struct lite *lt;          /* SQLite: the thread whose connection holds it, set when BEGIN
+                                 is back; NULL once ended */
+    struct query *rollback;   /* SQLite: made at BEGIN, for a transaction left open */
     int began, ended;
 };
 
 struct batch {
+    struct dbw *dw;
+    atomic_int gone;          /* its request is gone (read by the SQLite threads) */
     canal_pending_t *p;
     struct canal_db_tx *tx;   /* the request's transaction, or NULL */
     size_t inflight;
@@ -178,6 +197,7 @@ struct query {
     struct stmt *st;          /* prepared statement, or NULL */
     struct canal_db_tx *begins, *ends; /* BEGIN of, COMMIT or ROLLBACK of a transaction */
     struct conn *conn;        /* Q_ROLLBACK: the connection it gives back */
+    struct lite *lite;        /* SQLite: the thread that ran BEGIN */
     struct stats *stats;
     const char *sql;          /* canal_db_query_sql()'s, or the statement's to prepare */
     canal_db_fn fn;
@@ -213,9 +233,11 @@ static void conn_connect(struct conn *c);
 static void conn_lost(struct conn *c, const char *why);
 static void conn_read(struct conn *c);
 static void dispatch_waiting(struct dbw *dw);
+static void cancel_let_go(struct conn *c);
 static struct db *client_on(canal_app_t *app, const char *url, const canal_db_options_t *opt, canal_error_info_t *err);
 static int lite_open(canal_app_t *app, const char *path, const canal_db_options_t *opt, canal_error_info_t *err);
-static void lite_submit(struct dbw *dw, struct query *q);
+static void lite_submit(struct dbw *dw, struct query *q, struct canal_db_tx *tx);
+static void lite_rollback(struct lite *l, struct query **made);
 
 /* ---- delivering results ---- */
 
@@ -292,6 +314,9 @@ static void batch_settle(struct batch *b)
         struct canal_db_tx *tx = b->tx;
         if (tx->c != NULL)
             rollback_left_open(tx->c);
+        else if (tx->lt != NULL)
+            lite_rollback(tx->lt, &tx->rollback);
+        free(tx->rollback);
         free(tx);
     }
     if (b->slot != NULL)
@@ -330,6 +355,12 @@ static void deliver(struct dbw *dw, struct query *q)
     }
     stats_add(q->stats, &q->t0, failed);
     struct batch *b = q->b;
+    if (q->begins != NULL && dw->db->sqlite) { /* SQLite: BEGIN is back; its thread holds it */
+        q->begins->lt = q->lite;
+        q->begins->began = 1;
+    }
+    if (q->ends != NULL)
+        q->ends->lt = NULL;
     if (q->ends != NULL && q->ends->c != NULL) { /* the connection goes back to the pool */
         q->ends->c->held = NULL;
         q->ends->c = NULL;
@@ -476,6 +507,7 @@ static void conn_lost(struct conn *c, const char *why)
         canal__log(dw->db->app, CANAL_LOG_WARN, "database: connection %zu of worker %zu: %s",
                    (size_t)(c - dw->conns), dw->w->index, why && *why ? why : "lost");
     close_sock(c);
+    cancel_let_go(c); /* it was for the backend now gone */
     PQfinish(c->pg);
     c->pg = NULL;
     c->state = C_DOWN;
@@ -708,7 +740,7 @@ static struct conn *pick(struct dbw *dw)
     struct conn *best = NULL;
     for (size_t i = 0; i < dw->nconns; i++) {
         struct conn *c = &dw->conns[i];
-        if (c->state == C_READY && c->held == NULL && c->ninflight < dw->db->opt.max_pipeline &&
+        if (c->state == C_READY && c->held == NULL && c->cancel == NULL && c->ninflight < dw->db->opt.max_pipeline &&
             (best == NULL || c->ninflight < best->ninflight))
             best = c;
     }
@@ -836,11 +868,108 @@ static struct query *query_make(const struct canal_db_param *params, size_t n, c
     return q;
 }
 
+/* ---- cancelling the query of a request that is gone ----
+ *
+ * A cancel request (PQcancel()) makes the server stop whatever its backend runs when the
+ * request arrives, whoever's query that is. On a pipelined connection that may be another
+ * request's: so canal cancels only when the gone request's query is the only one in flight on
+ * its connection (and not in a transaction, whose ROLLBACK must not be hit), and sends nothing
+ * more on that connection until PQcancel() is back. By then the server has signalled the
+ * backend: the query still running stops (57014: its result is dropped, as any result of a
+ * gone request), and a backend already idle ignores the signal (PostgreSQL discards a cancel
+ * that arrives while it waits for a command), so the next query is safe. Queries pipelined
+ * behind others are not cancelled; the server finishes them. PQcancel() blocks (a connection
+ * of its own to the server): it runs on the offload pool (canal_offload_job()); without one,
+ * nothing is cancelled. (kore cancels too, with a blocking PQcancel() on its worker, but runs one
+ * query per connection.) */
+
+static void cancel_unref(struct cancel *k)
+{
+    if (atomic_fetch_sub_explicit(&k->refs, 1, memory_order_acq_rel) == 1) {
+        if (k->pg != NULL)
+            PQfreeCancel(k->pg);
+        free(k);
+    }
+}
+
+/* The connection lets go of its cancel (lost, or the worker stopping): no longer held. */
+static void cancel_let_go(struct conn *c)
+{
+    struct cancel *k = c->cancel;
+    if (k == NULL)
+        return;
+    c->cancel = NULL;
+    if (atomic_exchange_explicit(&k->c, NULL, memory_order_acq_rel) != NULL)
+        cancel_unref(k);
+}
+
+static void cancel_work(void *data) /* on an offload thread */
+{
+    struct cancel *k = data;
+    k->ok = PQcancel(k->pg, k->err, sizeof(k->err));
+}
+
+static void cancel_done(void *data) /* back on the worker (or on the pool once it has stopped) */
+{
+    struct cancel *k = data;
+    struct conn *c = atomic_exchange_explicit(&k->c, NULL, memory_order_acq_rel);
+    if (c != NULL) {
+        struct dbw *dw = c->dw;
+        c->cancel = NULL;
+        cancel_unref(k); /* the connection's */
+        if (!k->ok)
+            canal__log(dw->db->app, CANAL_LOG_WARN, "database: cannot cancel a query: %s", k->err);
+        if (!dw->stopping)
+            dispatch_waiting(dw); /* the connection takes queries again */
+    }
+    cancel_unref(k);
+}
+
+static void lite_interrupt(struct db *db, struct batch *b);
+
+/* b's request is gone: cancels its query where that is safe (above) */
+static void cancel_sent(struct batch *b)
+{
+    struct dbw *dw = b->dw;
+    if (dw == NULL || dw->stopping)
+        return;
+    if (dw->db->sqlite) {
+        atomic_store_explicit(&b->gone, 1, memory_order_relaxed);
+        lite_interrupt(dw->db, b);
+        return;
+    }
+    for (size_t i = 0; i < dw->nconns; i++) {
+        struct conn *c = &dw->conns[i];
+        if (c->state != C_READY || c->held != NULL || c->cancel != NULL || c->ninflight != 1)
+            continue;
+        struct query *q = H2O_STRUCT_FROM_MEMBER(struct query, link, c->inflight.next);
+        if (q->b != b || q->kind != Q_USER)
+            continue;
+        struct cancel *k = calloc(1, sizeof(*k));
+        if (k == NULL || (k->pg = PQgetCancel(c->pg)) == NULL) {
+            free(k);
+            continue;
+        }
+        atomic_init(&k->refs, 2);
+        atomic_init(&k->c, c);
+        c->cancel = k;
+        if (canal_offload_job(dw->db->app, cancel_work, cancel_done, k) != 0) {
+            c->cancel = NULL; /* no pool, or its queue is full: the server finishes the query */
+            PQfreeCancel(k->pg);
+            free(k);
+            continue;
+        }
+        atomic_fetch_add_explicit(&dw->db->cancels, 1, memory_order_relaxed);
+    }
+}
+
 static void rstate_gone(void *state)
 {
     struct batch **slot = state;
-    if (*slot != NULL)
+    if (*slot != NULL) {
         (*slot)->slot = NULL;
+        cancel_sent(*slot);
+    }
 }
 
 /* The request's batch, made (and the request deferred) on its first query; NULL with a 500
@@ -904,6 +1033,7 @@ static int start_query(canal_req_t *req, struct stmt *st, const char *sql, const
     q->dw = dw;
     q->wait.cb = on_wait_timeout;
     q->b = b;
+    b->dw = dw;
     q->st = st;
     q->stats = st != NULL ? &st->stats : &dw->db->adhoc;
     q->fn = fn;
@@ -917,7 +1047,7 @@ static int start_query(canal_req_t *req, struct stmt *st, const char *sql, const
         tx->ended = 1;
     }
     if (dw->db->sqlite) {
-        lite_submit(dw, q);
+        lite_submit(dw, q, how == TX_IN || how == TX_END ? tx : NULL);
     } else if (how == TO_POOL || how == TX_BEGIN) {
         submit(dw, q);
     } else if (tx->c == NULL) {
@@ -964,11 +1094,6 @@ static void batch_release_soon(canal_req_t *req, struct batch *b)
 
 canal_db_tx_t *canal_db_begin(canal_req_t *req, canal_db_fn fn, void *data)
 {
-    struct db *db = canal__feature_state(req->app, &feature);
-    if (db != NULL && db->sqlite) {
-        canal_req_fail(req, "database: transactions need the PostgreSQL backend (SQLite: not yet)");
-        return NULL;
-    }
     struct batch *b = batch_of(req);
     if (b == NULL)
         return NULL;
@@ -976,13 +1101,19 @@ canal_db_tx_t *canal_db_begin(canal_req_t *req, canal_db_fn fn, void *data)
         canal_req_fail(req, "database: one transaction at a time per request");
         return NULL;
     }
+    struct db *db = canal__feature_state(req->app, &feature);
     struct canal_db_tx *tx = calloc(1, sizeof(*tx));
+    if (tx != NULL && db != NULL && db->sqlite && (tx->rollback = calloc(1, sizeof(*tx->rollback))) == NULL) {
+        free(tx);
+        tx = NULL;
+    }
     if (tx != NULL) {
         tx->b = b;
         b->tx = tx;
         if (start_query(req, NULL, "BEGIN", NULL, 0, fn, data, tx, TX_BEGIN) == CANAL_PENDING)
             return tx;
         b->tx = NULL;
+        free(tx->rollback);
         free(tx);
     } else {
         canal_req_fail(req, "database: out of memory");
@@ -1374,10 +1505,17 @@ int canal_db_bind(const canal_db_result_t *res, size_t row, const canal_schema_t
 /* ---- SQLite: threads of its own ---- */
 
 /* A SQLite thread's connection and its prepared statements (made on first use) */
+/* A SQLite thread. Out of a transaction it takes queries from the db's queue; from BEGIN to
+ * COMMIT or ROLLBACK it holds the write lock and takes only its own queue's, the statements
+ * of the transaction it holds (lite_submit() with a tx). */
 struct lite {
     struct db *db;
     sqlite3 *conn;
     sqlite3_stmt **stmts;
+    h2o_linklist_t queue;     /* struct query, under db->lock */
+    struct query *running;    /* under db->lock: the query it runs, for lite_interrupt() */
+    int in_tx, tx_failed;     /* this thread's alone */
+    pthread_t thread;
 };
 
 static void lite_fail(struct query *q, const char *msg, const char *sqlstate, int unavailable)
@@ -1405,6 +1543,8 @@ static const char *lite_state(sqlite3 *conn, int rc)
     }
     if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED)
         return "55P03";
+    if ((rc & 0xff) == SQLITE_INTERRUPT)
+        return "57014"; /* query_canceled: its request is gone (lite_interrupt()) */
     if (strncmp(msg, "near \"", 6) == 0 || strstr(msg, "syntax error") != NULL)
         return "42601";
     if (strncmp(msg, "no such table", 13) == 0)
@@ -1446,8 +1586,20 @@ static void lite_run(struct lite *l, struct query *q)
     struct db *db = l->db;
     sqlite3_stmt *stmt;
     int own = q->st == NULL;
+    if (l->in_tx && l->tx_failed && q->ends == NULL && q->kind != Q_ROLLBACK) {
+        /* PostgreSQL's rule, so that one handler works on both */
+        lite_fail(q, "current transaction is aborted, commands ignored until end of transaction block", "25P02", 0);
+        return;
+    }
     if (own) {
-        if (sqlite3_prepare_v2(l->conn, q->sql, -1, &stmt, NULL) != SQLITE_OK) {
+        /* BEGIN takes the write lock (held to COMMIT or ROLLBACK); a COMMIT after a failed
+         * statement rolls back, as PostgreSQL's does */
+        const char *sql = q->begins != NULL ? "BEGIN IMMEDIATE"
+                          : q->ends != NULL && l->tx_failed ? "ROLLBACK"
+                                                            : q->sql;
+        if (q->begins != NULL)
+            pthread_mutex_lock(&db->write_lock);
+        if (sqlite3_prepare_v2(l->conn, sql, -1, &stmt, NULL) != SQLITE_OK) {
             lite_fail(q, sqlite3_errmsg(l->conn), lite_state(l->conn, sqlite3_errcode(l->conn)), 0);
             return;
         }
@@ -1493,9 +1645,10 @@ static void lite_run(struct lite *l, struct query *q)
             break;
         }
     }
-    /* one writer at a time: canal's lock rather than SQLite's busy waits and retries */
-    int writes = !sqlite3_stmt_readonly(stmt);
-    if (writes)
+    /* one writer at a time: canal's lock rather than SQLite's busy waits and retries (a
+     * transaction's statements run under the lock its BEGIN took) */
+    int writes = !sqlite3_stmt_readonly(stmt), lock = writes && !l->in_tx && q->begins == NULL;
+    if (lock)
         pthread_mutex_lock(&db->write_lock);
     struct table *t = calloc(1, sizeof(*t));
     int rc;
@@ -1552,7 +1705,7 @@ static void lite_run(struct lite *l, struct query *q)
     }
     q->table = t;
 unlock:
-    if (writes)
+    if (lock)
         pthread_mutex_unlock(&db->write_lock);
 done:
     if (own)
@@ -1560,6 +1713,30 @@ done:
     else {
         sqlite3_reset(stmt);
         sqlite3_clear_bindings(stmt);
+    }
+}
+
+/* Runs q, and keeps the transaction's state: BEGIN holds the write lock on success (the
+ * thread then serves its transaction alone), COMMIT and ROLLBACK (canal's of a transaction
+ * left open too) release it, the connection out of any transaction whatever they said. */
+static void lite_exec(struct lite *l, struct query *q)
+{
+    lite_run(l, q);
+    if (q->begins != NULL) {
+        if (q->error == NULL) {
+            l->in_tx = 1;
+            l->tx_failed = 0;
+            q->lite = l;
+        } else {
+            pthread_mutex_unlock(&l->db->write_lock);
+        }
+    } else if (l->in_tx && (q->ends != NULL || q->kind == Q_ROLLBACK)) {
+        if (!sqlite3_get_autocommit(l->conn))
+            sqlite3_exec(l->conn, "ROLLBACK", NULL, NULL, NULL);
+        l->in_tx = 0;
+        pthread_mutex_unlock(&l->db->write_lock);
+    } else if (l->in_tx && q->error != NULL) {
+        l->tx_failed = 1;
     }
 }
 
@@ -1574,32 +1751,54 @@ static void lite_back(struct canal__post *m)
 
 static void *lite_main(void *arg)
 {
-    struct db *db = arg;
-    struct lite l = {.db = db};
-    int open_rc = sqlite3_open_v2(db->sqlite_path, &l.conn,
+    struct lite *l = arg;
+    struct db *db = l->db;
+    int open_rc = sqlite3_open_v2(db->sqlite_path, &l->conn,
                                   SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
                                   NULL);
     if (open_rc == SQLITE_OK)
-        sqlite3_busy_timeout(l.conn, 5000);
-    l.stmts = calloc(db->nstmts + 1, sizeof(*l.stmts));
+        sqlite3_busy_timeout(l->conn, 5000);
+    l->stmts = calloc(db->nstmts + 1, sizeof(*l->stmts));
     for (;;) {
+        struct query *q = NULL;
         pthread_mutex_lock(&db->lock);
-        while (h2o_linklist_is_empty(&db->queue) && !db->quit)
+        for (;;) {
+            /* in a transaction, its statements alone */
+            h2o_linklist_t *from = l->in_tx ? &l->queue : &db->queue;
+            if (!h2o_linklist_is_empty(from)) {
+                q = H2O_STRUCT_FROM_MEMBER(struct query, link, from->next);
+                h2o_linklist_unlink(&q->link);
+                if (from == &db->queue)
+                    db->queued--;
+                break;
+            }
+            if (db->quit)
+                break;
             pthread_cond_wait(&db->ready_cond, &db->lock);
-        if (h2o_linklist_is_empty(&db->queue)) {
+        }
+        if (q == NULL) {
             pthread_mutex_unlock(&db->lock);
             break;
         }
-        struct query *q = H2O_STRUCT_FROM_MEMBER(struct query, link, db->queue.next);
-        h2o_linklist_unlink(&q->link);
-        db->queued--;
         atomic_fetch_sub_explicit(&db->waiting, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&db->inflight, 1, memory_order_relaxed);
+        l->running = q;
         pthread_mutex_unlock(&db->lock);
-        if (open_rc != SQLITE_OK || l.stmts == NULL)
-            lite_fail(q, l.conn ? sqlite3_errmsg(l.conn) : "cannot open the database", "08001", 1);
+        if (open_rc != SQLITE_OK || l->stmts == NULL)
+            lite_fail(q, l->conn ? sqlite3_errmsg(l->conn) : "cannot open the database", "08001", 1);
+        else if (q->kind == Q_USER && q->begins == NULL && q->ends == NULL && !l->in_tx &&
+                 atomic_load_explicit(&q->b->gone, memory_order_relaxed))
+            lite_fail(q, "canceled: the request is gone", "57014", 0); /* never run */
         else
-            lite_run(&l, q);
+            lite_exec(l, q);
+        pthread_mutex_lock(&db->lock);
+        l->running = NULL;
+        pthread_mutex_unlock(&db->lock);
+        if (q->kind == Q_ROLLBACK) { /* canal's own, of a transaction left open: nobody waits */
+            atomic_fetch_sub_explicit(&db->inflight, 1, memory_order_relaxed);
+            query_free(q);
+            continue;
+        }
         q->post.run = lite_back;
         if (canal__post(q->dw->w, &q->post) != 0) {
             /* the worker has stopped: its stop hook delivers it */
@@ -1610,28 +1809,68 @@ static void *lite_main(void *arg)
             atomic_fetch_sub_explicit(&q->dw->sqlite_out, 1, memory_order_release);
         }
     }
-    for (size_t i = 0; l.stmts != NULL && i < db->nstmts; i++)
-        sqlite3_finalize(l.stmts[i]);
-    free(l.stmts);
-    sqlite3_close(l.conn);
+    if (l->in_tx) /* the app stops with a transaction open: closing rolls it back */
+        pthread_mutex_unlock(&db->write_lock);
+    for (size_t i = 0; l->stmts != NULL && i < db->nstmts; i++)
+        sqlite3_finalize(l->stmts[i]);
+    free(l->stmts);
+    sqlite3_close(l->conn);
     return NULL;
 }
 
-/* Hands q to the SQLite threads, or fails it when the queue is full */
-static void lite_submit(struct dbw *dw, struct query *q)
+/* Hands q to the SQLite threads (a transaction's statement: to the thread that holds it), or
+ * fails it when the queue is full */
+static void lite_submit(struct dbw *dw, struct query *q, struct canal_db_tx *tx)
 {
     struct db *db = dw->db;
+    if (tx != NULL && tx->lt == NULL) {
+        fail_soon(dw, q, "the transaction did not begin", "25P01", 0);
+        return;
+    }
     pthread_mutex_lock(&db->lock);
-    if (db->queued >= db->opt.max_waiting || db->quit) {
+    if (tx == NULL && (db->queued >= db->opt.max_waiting || db->quit)) {
         pthread_mutex_unlock(&db->lock);
         fail_soon(dw, q, "no database connection: too many queries waiting", "08001", 1);
         return;
     }
-    h2o_linklist_insert(&db->queue, &q->link);
-    db->queued++;
+    h2o_linklist_insert(tx != NULL ? &tx->lt->queue : &db->queue, &q->link);
+    if (tx == NULL)
+        db->queued++;
     atomic_fetch_add_explicit(&db->waiting, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&dw->sqlite_out, 1, memory_order_relaxed);
-    pthread_cond_signal(&db->ready_cond);
+    pthread_cond_broadcast(&db->ready_cond); /* the thread it is for may not be the one signal wakes */
+    pthread_mutex_unlock(&db->lock);
+}
+
+/* ROLLBACK of a transaction left open, on the thread that holds it (which frees it): *made,
+ * the query canal_db_begin() made for it, so that this cannot fail */
+static void lite_rollback(struct lite *l, struct query **made)
+{
+    struct db *db = l->db;
+    struct query *q = *made;
+    *made = NULL;
+    *q = (struct query){.kind = Q_ROLLBACK, .sql = "ROLLBACK"};
+    pthread_mutex_lock(&db->lock);
+    h2o_linklist_insert(&l->queue, &q->link);
+    atomic_fetch_add_explicit(&db->waiting, 1, memory_order_relaxed);
+    pthread_cond_broadcast(&db->ready_cond);
+    pthread_mutex_unlock(&db->lock);
+}
+
+/* SQLite: b's request is gone. Its queries still queued are not run (the threads see b->gone);
+ * one running is interrupted (sqlite3_interrupt(), which any thread may call, stops the
+ * statements its connection runs; the thread is held in that query by db->lock meanwhile, and
+ * a new statement starts with the interrupt cleared). */
+static void lite_interrupt(struct db *db, struct batch *b)
+{
+    pthread_mutex_lock(&db->lock);
+    for (size_t i = 0; i < db->nthreads; i++) {
+        struct lite *l = &db->lites[i];
+        if (l->running != NULL && l->running->b == b && l->running->kind == Q_USER && l->conn != NULL) {
+            sqlite3_interrupt(l->conn);
+            atomic_fetch_add_explicit(&db->cancels, 1, memory_order_relaxed);
+        }
+    }
     pthread_mutex_unlock(&db->lock);
 }
 
@@ -1642,10 +1881,13 @@ static int lite_start(canal_app_t *app, struct db *db)
         pthread_cond_init(&db->ready_cond, NULL) != 0)
         return -1;
     db->locks_ready = 1;
-    if ((db->threads = calloc(db->opt.pool_size, sizeof(*db->threads))) == NULL)
+    if ((db->lites = calloc(db->opt.pool_size, sizeof(*db->lites))) == NULL)
         return -1;
     for (size_t i = 0; i < db->opt.pool_size; i++) {
-        if (pthread_create(&db->threads[i], NULL, lite_main, db) != 0) {
+        struct lite *l = &db->lites[i];
+        l->db = db;
+        h2o_linklist_init_anchor(&l->queue);
+        if (pthread_create(&l->thread, NULL, lite_main, l) != 0) {
             canal__log(app, CANAL_LOG_ERROR, "database: cannot start a SQLite thread");
             return -1;
         }
@@ -1665,9 +1907,15 @@ static void lite_stop(struct db *db)
     pthread_cond_broadcast(&db->ready_cond);
     pthread_mutex_unlock(&db->lock);
     for (size_t i = 0; i < db->nthreads; i++)
-        pthread_join(db->threads[i], NULL);
-    free(db->threads);
-    db->threads = NULL;
+        pthread_join(db->lites[i].thread, NULL);
+    for (size_t i = 0; i < db->nthreads; i++) /* canal's ROLLBACKs the threads did not take */
+        while (!h2o_linklist_is_empty(&db->lites[i].queue)) {
+            struct query *q = H2O_STRUCT_FROM_MEMBER(struct query, link, db->lites[i].queue.next);
+            h2o_linklist_unlink(&q->link);
+            query_free(q);
+        }
+    free(db->lites);
+    db->lites = NULL;
     db->nthreads = 0;
     pthread_cond_destroy(&db->ready_cond);
     pthread_mutex_destroy(&db->write_lock);
@@ -1717,6 +1965,7 @@ static void db_worker_stop(struct canal_worker *w, void *st, void *wst)
         struct conn *c = &dw->conns[i];
         if (h2o_timeout_is_linked(&c->retry))
             h2o_timeout_unlink(&c->retry);
+        cancel_let_go(c);
         if (c->pg != NULL)
             conn_lost(c, NULL);
         if (h2o_timeout_is_linked(&c->retry))
@@ -1797,13 +2046,16 @@ static void db_metrics(canal_app_t *app, void *st, FILE *f)
             "# HELP canal_db_connects_total Database connections made.\n"
             "# TYPE canal_db_connects_total counter\ncanal_db_connects_total %llu\n"
             "# HELP canal_db_connection_losses_total Database connections lost.\n"
-            "# TYPE canal_db_connection_losses_total counter\ncanal_db_connection_losses_total %llu\n",
+            "# TYPE canal_db_connection_losses_total counter\ncanal_db_connection_losses_total %llu\n"
+            "# HELP canal_db_cancels_total Cancel requests sent for the queries of requests gone.\n"
+            "# TYPE canal_db_cancels_total counter\ncanal_db_cancels_total %llu\n",
             atomic_load_explicit(&db->ready, memory_order_relaxed),
             db->sqlite ? db->nthreads : (size_t)db->opt.pool_size * app->cfg.threads,
             atomic_load_explicit(&db->inflight, memory_order_relaxed),
             atomic_load_explicit(&db->waiting, memory_order_relaxed),
             atomic_load_explicit(&db->connects, memory_order_relaxed),
-            atomic_load_explicit(&db->losses, memory_order_relaxed));
+            atomic_load_explicit(&db->losses, memory_order_relaxed),
+            atomic_load_explicit(&db->cancels, memory_order_relaxed));
 }
 
 static int db_start(canal_app_t *app, void *st)

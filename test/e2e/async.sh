@@ -1,10 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # needs: curl python3
-# Answers given later: the offload pool (a SQLite query, sleeps), completions posted from another
-# thread, the loop staying responsive meanwhile, a full queue (503), the deadline (504), a client
-# that leaves while its request waits, and graceful shutdown with work in flight; and controller
-# actions that offload (after-filters at the completion, a 201 by link generation, a full queue).
+# Answers given later: the offload pool (sleeps: blocking work that is not a database), SQLite
+# queries through the database client (canal/db.h), completions posted from another thread, the
+# loop staying responsive meanwhile, a full queue (503), the deadline (504), a client that
+# leaves while its request waits, and graceful shutdown with work in flight; and controller
+# actions that query or offload (after-filters at the completion, a 201 by link generation, a
+# full queue).
 . test/e2e-lib.sh
 
 # burst URL: six requests at once in the background, each one's status, head and body in
@@ -22,18 +24,18 @@ burst() {
 
 start off "$BIN/canal-offload" --threads 1 --offload-threads 2 --offload-queue 2 --request-timeout 3000 || exit 0
 
-check "sqlite item through the pool" '{"id":3,"name":"item 3","price":0.75}' "$(body "$URL/offload/item/3")"
-check "missing item: 404" 404 "$(status "$URL/offload/item/5000")"
+check "sqlite item through canal_db" '{"id":3,"name":"item 3","price":0.75}' "$(body "$URL/db/item/3")"
+check "missing item: 404" 404 "$(status "$URL/db/item/5000")"
 check "answer posted from another thread" "answered after 100 ms" "$(body "$URL/deferred?ms=100")"
 
-# controller actions that offload: the answer is set in done like any other, the after-filter
+# controller actions that query: the answer is set in the callback like any other, the after-filter
 # runs when it completes, link generation builds the Location of a 201
-check "action: sqlite item through the pool" '{"id":3,"name":"item 3","price":0.75}' "$(body "$URL/api/items/3")"
+check "action: sqlite item through canal_db" '{"id":3,"name":"item 3","price":0.75}' "$(body "$URL/api/items/3")"
 check "action: the after-filter ran on the deferred answer" 200 "$(header "$URL/api/items/3" x-after-filter)"
 check "action: missing item: 404, after-filter saw it" 404 "$(header "$URL/api/items/5000" x-after-filter)"
 J='-H content-type:application/json -X POST'
 # shellcheck disable=SC2086
-check "action: insert offloaded, 201" 201 "$(status "$URL/api/items" $J -d '{"name":"new","price":2.5}')"
+check "action: an INSERT ... RETURNING, 201" 201 "$(status "$URL/api/items" $J -d '{"name":"new","price":2.5}')"
 # shellcheck disable=SC2086
 loc=$(header "$URL/api/items" location $J -d '{"name":"newer","price":3}')
 check_match "action: 201 Location from link generation ($loc)" '^/api/items/[0-9]+$' "$loc"
@@ -74,11 +76,11 @@ check "action, full queue: nothing logged as a failure" "" "$(grep -E 'no answer
 
 # every deferred answer correct under load (2 connections: never more than the queue holds)
 if command -v wrk >/dev/null 2>&1; then
-    wrk -t 1 -c 2 -d 2s "$URL/offload/item/42" >"$TMP/wrk2" 2>&1
-    echo "# sqlite through the pool under wrk -c 2: $(grep Requests/sec "$TMP/wrk2")"
-    check "pool under wrk: no errors" "" "$(grep -E 'Socket errors|Non-2xx' "$TMP/wrk2")"
+    wrk -t 1 -c 2 -d 2s "$URL/db/item/42" >"$TMP/wrk2" 2>&1
+    echo "# sqlite through canal_db under wrk -c 2: $(grep Requests/sec "$TMP/wrk2")"
+    check "canal_db under wrk: no errors" "" "$(grep -E 'Socket errors|Non-2xx' "$TMP/wrk2")"
 fi
-check "answers stay right after the load" '{"id":42,"name":"item 42","price":10.5}' "$(body "$URL/offload/item/42")"
+check "answers stay right after the load" '{"id":42,"name":"item 42","price":10.5}' "$(body "$URL/db/item/42")"
 
 # a client that leaves while its request waits; the server carries on
 curl -s --max-time 0.2 "$URL/offload/sleep?ms=600" >/dev/null

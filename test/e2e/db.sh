@@ -6,43 +6,15 @@
 # system's service; as the postgres user when run as root), stopped on exit. Covers every
 # column type and NULLs, rows bound through a schema, errors (syntax, constraint, wrong
 # parameter count, a bad value), parameters bound not spliced, several queries of one request
-# pipelined on one connection with a failing one in the middle, chaining, the deadline (504)
-# and a client gone mid-query, the pool's wait queue (503 with Retry-After), metrics and
+# pipelined on one connection with a failing one in the middle, chaining, transactions, the
+# deadline (504) and a client gone mid-query (HTTP/1.1, and an HTTP/2 stream reset), the query
+# of a request gone cancelled on the server (pg_stat_activity), the pool's wait queue (503 with Retry-After), metrics and
 # readiness, and the server killed and restarted under load (503s, then service resumes by
 # itself; no crash, and under ASan no leak).
 . test/e2e-lib.sh
 
-PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
-if [ -z "$PGBIN" ] || [ ! -x "$PGBIN/initdb" ]; then
-    ok "db # SKIP PostgreSQL is not installed (make deps-test installs it)"
-    exit 0
-fi
-PGDIR=$(mktemp -d "${TMPDIR:-/tmp}/canal-pg.XXXXXX")
-AS=""
-if [ "$(id -u)" = 0 ]; then
-    # initdb and postgres refuse to run as root
-    chown postgres "$PGDIR"
-    AS="runuser -u postgres --"
-fi
-# a unix socket in PGDIR, and 127.0.0.1 on a free port (for the TCP path: canal-tfb below)
-PGPORT=$(free_port)
-pg_start() {
-    $AS "$PGBIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/log" -w -t 30 \
-        -o "-k $PGDIR -c listen_addresses=127.0.0.1 -p $PGPORT -c fsync=off -c max_connections=40" start >/dev/null
-}
-pg_stop() { $AS "$PGBIN/pg_ctl" -D "$PGDIR/data" -m "$1" -w -t 30 stop >/dev/null 2>&1; }
-trap 'for p in $SERVER_PIDS; do kill -KILL "$p" 2>/dev/null; done; pg_stop immediate; rm -rf "$TMP" "$PGDIR"' EXIT
-if ! $AS "$PGBIN/initdb" -D "$PGDIR/data" -U canal --auth=trust -E UTF8 --locale=C.UTF-8 >"$TMP/initdb.log" 2>&1; then
-    not_ok "initdb"
-    sed 's/^/# /' "$TMP/initdb.log"
-    exit 0
-fi
-if ! pg_start; then
-    not_ok "PostgreSQL started"
-    sed 's/^/# /' "$PGDIR/log"
-    exit 0
-fi
-psql() { "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$PGDIR" -p "$PGPORT" -U canal "$@"; }
+. test/e2e-pg.sh
+pg_setup || exit 0
 psql -d postgres -c "CREATE DATABASE canal_test"
 psql -d canal_test <<'SQL'
 CREATE TABLE items (id serial PRIMARY KEY, name text UNIQUE NOT NULL, price float8 NOT NULL DEFAULT 0,
@@ -105,6 +77,10 @@ check "a statement failing in a transaction: the handler's 409" 409 "$(status "$
 check "... the transaction left open was rolled back" 0 "$(count t3)"
 check "a handler that answers with its transaction open: 200" 200 "$(status "$URL/tx?name=t4&mode=open" -X POST)"
 check "... rolled back" 0 "$(count t4)"
+check "COMMIT after a failed statement: a rollback" "commit after a failure" "$(body "$URL/tx?name=t5&mode=failcommit" -X POST)"
+check "... nothing of it stored" 0 "$(count t5)"
+check "a transaction reads its own write" 1 "$(body "$URL/tx?name=t6&mode=select" -X POST)"
+check "... then committed" 1 "$(count t6)"
 check "the connection went back clean: not in a transaction" 0 \
     "$(psql -d canal_test -At -c "SELECT count(*) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%'")"
 check "... and serves the next request" '{"id":1,"name":"apple","price":0.5,"active":true,"stock":12}' "$(body "$URL/items/1")"
@@ -113,13 +89,23 @@ check "... and serves the next request" '{"id":1,"name":"apple","price":0.5,"act
 check "a query of 300 ms" slept "$(body "$URL/sleep?ms=300")"
 check_match "... logged as slow, by statement and time, no values" 'canal warn: database: slow query sleep: [0-9.]+ ms' "$(cat "$TMP/a.err")"
 check "deadline passed during a slow query: 504" 504 "$(status "$URL/sleep?ms=2500")"
+# the query of a request gone is cancelled on the server (the only one in flight on its
+# connection): pg_sleep(10) ends long before its 10 s
+sleeping() { psql -d canal_test -At -c "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%pg_sleep%' AND pid <> pg_backend_pid()"; }
+check "SELECT pg_sleep(10) with a deadline of 1.5 s: 504" 504 "$(status "$URL/sleep?ms=10000")"
+i=0
+while [ "$(sleeping)" != 0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+check "... the server's query was cancelled (pg_stat_activity: none running)" 0 "$(sleeping)"
+check "... a cancel request counted" 2 "$(body "$URL/metrics" | sed -n 's/^canal_db_cancels_total //p')"
+check_match "... the server logged it cancelled" 'canceling statement due to user request' "$(cat "$PGDIR/log")"
+check "... the connection serves the next query" slept "$(body "$URL/sleep?ms=10")"
 # (libh2o does not read an HTTP/1.1 connection while its request is handled: the answer finds
 # the client gone when it is written)
 curl -s -o /dev/null --max-time 0.3 "$URL/sleep?ms=800"
 check "the client left mid-query: the next request is served" '{"chained":700}' "$(body "$URL/chain")"
 sleep 1
 m=$(body "$URL/metrics")
-check "metrics: the slow queries came back and were counted" 3 "$(echo "$m" | sed -n 's/^canal_db_query_duration_seconds_count{statement="sleep"} //p')"
+check "metrics: the slow queries came back and were counted" 5 "$(echo "$m" | sed -n 's/^canal_db_query_duration_seconds_count{statement="sleep"} //p')"
 check "metrics: the failed division counted as an error" 1 "$(echo "$m" | sed -n 's/^canal_db_query_errors_total{statement="divide"} //p')"
 check "metrics: one connection ready" 1 "$(echo "$m" | sed -n 's/^canal_db_connections_ready //p')"
 check "metrics: nothing in flight, nothing waiting" "0 0" \
@@ -145,8 +131,10 @@ check "the 503 is problem details" "application/problem+json" "$(tr -d '\r' <"$h
 stop p
 
 # ---- requests gone before their queries: no callback, a waiting query never sent ----
-# one connection, one query at a time, 3 s to wait for it, answers due in 1 s
-start g "$TBIN/canal-dbapp" --threads 1 --db "$DB" --pool 1 --pipeline 1 --wait-ms 3000 --request-timeout 1000 || exit 0
+# one connection, one query at a time, 3 s to wait for it, answers due in 1 s; no offload pool,
+# so no cancel request: the first query holds the connection to its end
+start g "$TBIN/canal-dbapp" --threads 1 --db "$DB" --pool 1 --pipeline 1 --wait-ms 3000 --request-timeout 1000 \
+    --offload-threads 0 || exit 0
 i=0
 while [ "$(status "$URL/health/ready")" != 200 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 curl -s -o /dev/null -w '%{http_code}' "$URL/sleep?ms=1500" >"$TMP/g1" &
@@ -160,11 +148,71 @@ check "a query still waiting for the connection at the deadline: 504" 504 "$(cat
 sleep 1 # the first query comes back at 1.5 s; the second is dropped then
 m=$(body "$URL/metrics")
 check "no callback ran for either request" 0 "$(body "$URL/sleep/callbacks")"
+check "no offload pool: no cancel request" 0 "$(echo "$m" | sed -n 's/^canal_db_cancels_total //p')"
 check "both came back to the client: counted" 2 "$(echo "$m" | sed -n 's/^canal_db_query_duration_seconds_count{statement="sleep"} //p')"
 check "the waiting one was never sent: counted canceled" 1 "$(echo "$m" | sed -n 's/^canal_db_query_errors_total{statement="sleep"} //p')"
 check "the connection serves the next request" slept "$(body "$URL/sleep?ms=10")"
 check "... whose callback ran" 1 "$(body "$URL/sleep/callbacks")"
 stop g
+
+# ---- an HTTP/2 client that resets its stream while its query runs ----
+# (unlike HTTP/1.1, libh2o reads an HTTP/2 connection all along: the RST_STREAM ends the
+# request at once.) A raw h2c client: stream 1 asks for a slow query and is reset after
+# 300 ms; then, on the same connection, stream 3 asks how many /sleep callbacks ran.
+cat >"$TMP/h2reset.py" <<'PY'
+import socket, struct, sys, time
+host, port, path, wait = sys.argv[1], int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+def frame(kind, flags, stream, payload=b""):
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
+def headers(p):
+    # :method GET, :scheme http (static table), :path and :authority literal, not indexed
+    lit = lambda idx, v: bytes([idx]) + bytes([len(v)]) + v.encode()
+    return b"\x82\x86" + lit(4, p) + lit(1, "%s:%d" % (host, port))
+s = socket.create_connection((host, port))
+s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0) + frame(1, 5, 1, headers(path)))
+time.sleep(0.3)
+s.sendall(frame(3, 0, 1, struct.pack(">I", 8)))  # RST_STREAM, CANCEL
+time.sleep(wait)
+s.sendall(frame(1, 5, 3, headers("/sleep/callbacks")))
+buf, body, got = b"", b"", {}
+s.settimeout(10)
+while True:
+    while len(buf) < 9 or len(buf) < 9 + int.from_bytes(buf[:3], "big"):
+        chunk = s.recv(65536)
+        if not chunk:
+            print("closed", got); sys.exit(1)
+        buf += chunk
+    n = int.from_bytes(buf[:3], "big"); kind, flags = buf[3], buf[4]
+    stream = int.from_bytes(buf[5:9], "big") & 0x7fffffff
+    payload, buf = buf[9:9 + n], buf[9 + n:]
+    got.setdefault(stream, []).append(kind)
+    if kind == 4 and not flags & 1:
+        s.sendall(frame(4, 1, 0))  # SETTINGS ACK
+    if stream == 1 and kind in (0, 1):
+        print("stream 1 answered after its reset"); sys.exit(1)
+    if stream == 3 and kind == 0:
+        body += payload
+        if flags & 1:
+            break
+print(body.decode())
+PY
+start h "$TBIN/canal-dbapp" --threads 1 --db "$DB" --pool 1 || exit 0
+i=0
+while [ "$(status "$URL/health/ready")" != 200 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+check "HTTP/2: a stream reset mid-query: no callback for it, the connection goes on" 0 \
+    "$(python3 "$TMP/h2reset.py" 127.0.0.1 "$PORT" "/sleep?ms=800" 1.0 2>&1)"
+m=$(body "$URL/metrics")
+check "... its query came back (dropped), or was cancelled" 1 "$(echo "$m" | sed -n 's/^canal_db_query_duration_seconds_count{statement="sleep"} //p')"
+check "... a cancel request sent for it" 1 "$(echo "$m" | sed -n 's/^canal_db_cancels_total //p')"
+check "HTTP/2: pg_sleep(10) reset after 300 ms: no callback" 0 \
+    "$(python3 "$TMP/h2reset.py" 127.0.0.1 "$PORT" "/sleep?ms=10000" 0.2 2>&1)"
+i=0
+while [ "$(sleeping)" != 0 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+check "... cancelled on the server" 0 "$(sleeping)"
+check "... the connection serves the next query, whose callback runs" slept "$(body "$URL/sleep?ms=10" --http2-prior-knowledge)"
+check "... nothing in flight, nothing waiting" "0 0" \
+    "$(body "$URL/metrics" | sed -n 's/^canal_db_queries_in_flight //p') $(body "$URL/metrics" | sed -n 's/^canal_db_queries_waiting //p')"
+stop h
 
 # ---- the server killed and restarted under load ----
 start r "$TBIN/canal-dbapp" --threads 2 --db "$DB" --pool 2 || exit 0

@@ -297,7 +297,10 @@ static int echo(canal_req_t *req, void *data)
     return canal_db_query_sql(req, "SELECT $1::text", &p, 1, echo_done, NULL);
 }
 
-/* ---- transactions: POST /tx?name=N&mode=commit|rollback|fail|open ---- */
+/* ---- transactions: POST /tx?name=N&mode=commit|rollback|fail|failcommit|open|select ----
+ * each inserts the row name, then: commits; rolls back; inserts a duplicate (which fails) and
+ * answers with the transaction open; the same then commits (PostgreSQL's rule: a rollback);
+ * answers with it open; reads its own row back (count, seen only inside) and commits */
 
 struct txn {
     canal_db_tx_t *tx;
@@ -316,8 +319,30 @@ static void tx_ended(canal_req_t *req, const canal_db_result_t *res, void *data)
         canal_res_text(req, is(t->mode, "commit") ? 201 : 200, is(t->mode, "commit") ? "committed" : "rolled back");
 }
 
+static void tx_after_failure(canal_req_t *req, const canal_db_result_t *res, void *data)
+{
+    if (!canal_db_failed(req, res))
+        canal_res_text(req, 200, "commit after a failure");
+}
+
+static void tx_counted(canal_req_t *req, const canal_db_result_t *res, void *data)
+{
+    struct txn *t = data;
+    int64_t n = -1;
+    if (canal_db_failed(req, res))
+        return;
+    canal_db_int64(res, 0, 0, &n);
+    canal_res_text(req, 200, canal_req_printf(req, "%lld", (long long)n));
+    canal_db_commit(t->tx, NULL, NULL);
+}
+
 static void tx_second(canal_req_t *req, const canal_db_result_t *res, void *data)
 {
+    struct txn *t = data;
+    if (is(t->mode, "failcommit")) {
+        canal_db_commit(t->tx, tx_after_failure, t);
+        return;
+    }
     /* the duplicate failed: answer and leave the transaction open; canal rolls it back */
     if (canal_db_error(res) != NULL)
         canal_res_problem(req, 409, "that name is taken (SQLSTATE %s)", canal_db_sqlstate(res));
@@ -334,7 +359,10 @@ static void tx_first(canal_req_t *req, const canal_db_result_t *res, void *data)
         canal_db_commit(t->tx, tx_ended, t);
     } else if (is(t->mode, "rollback")) {
         canal_db_rollback(t->tx, tx_ended, t);
-    } else if (is(t->mode, "fail")) {
+    } else if (is(t->mode, "select")) {
+        canal_db_param_t p = CANAL_DB_TEXTN(t->name.base, t->name.len);
+        canal_db_tx_query_sql(t->tx, "SELECT count(*) FROM items WHERE name = $1", &p, 1, tx_counted, t);
+    } else if (is(t->mode, "fail") || is(t->mode, "failcommit")) {
         canal_db_param_t p[2] = {CANAL_DB_TEXT("apple"), CANAL_DB_DOUBLE(1)};
         canal_db_tx_query(t->tx, "insert", p, 2, tx_second, t);
     } else {

@@ -24,7 +24,7 @@ fetch_doc() {
 DOCS=""
 fetch_doc demo-router "$BIN/canal-demo" --mode router
 fetch_doc demo-controller "$BIN/canal-demo" --mode controller
-fetch_doc notes "$BIN/canal-notes" --threads 2
+fetch_doc notes "$BIN/canal-notes" --threads 2 --db sqlite::memory:
 fetch_doc kitchen-router "$TBIN/canal-openapiapp" --mode router
 fetch_doc kitchen-controller "$TBIN/canal-openapiapp" --mode controller
 

@@ -62,7 +62,7 @@ done
 node test/openapi/compare-modes.cjs "$TMP/router.json" "$TMP/controller.json"
 
 # examples/notes: forms, a multipart upload, cookies and a 201's Location header
-if start notes "$BIN/canal-notes"; then
+if start notes "$BIN/canal-notes" --db sqlite::memory:; then
     curl -s -o "$TMP/notes.json" "$URL/openapi.json"
     lint notes "$TMP/notes.json"
     stop notes

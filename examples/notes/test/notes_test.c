@@ -16,7 +16,6 @@
 #include "notes.h"
 
 struct fixture {
-    notes_store_t *store;
     canal_app_t *app;
     canal_mvc_t *mvc;
     canal_test_t *client;
@@ -30,10 +29,12 @@ static int setup(void **state)
     cfg.threads = 2;
     cfg.request_id = 1; /* problems carry "requestId": the schema's own errors too */
     canal_error_info_t err = {0};
-    f->store = notes_store_create();
     f->app = canal_app_create(&cfg);
     f->mvc = f->app ? canal_mvc_create(f->app) : NULL;
-    if (f->store == NULL || f->mvc == NULL || notes_routes(f->app, f->mvc, f->store, &err) != 0 ||
+    /* a fresh database per test: SQLite in memory (test/e2e/notes.sh runs the program on
+     * PostgreSQL too) */
+    if (f->mvc == NULL || notes_db(f->app, "sqlite::memory:", NULL, &err) != 0 ||
+        notes_routes(f->app, f->mvc, &err) != 0 ||
         (f->client = canal_test_start(f->app, &err)) == NULL) {
         fprintf(stderr, "setup: %s\n", err.message);
         return -1;
@@ -48,7 +49,6 @@ static int teardown(void **state)
     int rc = canal_test_stop(f->client);
     canal_app_destroy(f->app);
     canal_mvc_destroy(f->mvc);
-    notes_store_destroy(f->store);
     free(f);
     return rc;
 }
