@@ -18,6 +18,9 @@ size_t canal__b64url_encode(const unsigned char *in, size_t n, char *out);
  * (rate limits, the data cache), so that they cannot aim collisions */
 uint64_t canal__siphash(uint64_t k0, uint64_t k1, const unsigned char *p, size_t n);
 
+/* The decimal text of v into out (room for 20 bytes, no NUL); returns its length */
+size_t canal__i64_text(char *out, int64_t v);
+
 /* "203.0.113.9" from 4 bytes in network order, as libh2o prints it, into out (room for 15
  * bytes, no NUL); returns the length */
 size_t canal__ipv4_text(char *out, const uint8_t b[4]);

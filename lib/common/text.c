@@ -70,6 +70,21 @@ static char *put_u8(char *o, unsigned v)
     return o;
 }
 
+size_t canal__i64_text(char *out, int64_t v)
+{
+    char tmp[20], *p = tmp + sizeof(tmp);
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    size_t n = (size_t)(tmp + sizeof(tmp) - p);
+    if (v < 0)
+        *out++ = '-';
+    memcpy(out, p, n);
+    return n + (v < 0);
+}
+
 size_t canal__ipv4_text(char *out, const uint8_t b[4])
 {
     char *o = put_u8(out, b[0]);

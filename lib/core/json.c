@@ -93,15 +93,8 @@ static inline void put1(struct canal_jw *w, char c)
 
 static void put_int(struct canal_jw *w, json_int_t v)
 {
-    char tmp[24], *p = tmp + sizeof(tmp);
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    do {
-        *--p = (char)('0' + u % 10);
-        u /= 10;
-    } while (u != 0);
-    if (v < 0)
-        *--p = '-';
-    put(w, p, (size_t)(tmp + sizeof(tmp) - p));
+    char tmp[20];
+    put(w, tmp, canal__i64_text(tmp, (int64_t)v));
 }
 
 /* jansson's jsonp_dtostr(): "%.17g", a ".0" when it would read back as an integer, and the

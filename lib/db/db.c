@@ -849,7 +849,7 @@ static struct query *query_make(const struct canal_db_param *params, size_t n, c
             p += a->len + 1;
             continue;
         case CANAL_DB_P_INT:
-            snprintf(p, 32, "%lld", (long long)a->i);
+            p[canal__i64_text(p, a->i)] = '\0';
             break;
         case CANAL_DB_P_DOUBLE:
             snprintf(p, 32, "%.17g", a->d);
@@ -1282,15 +1282,7 @@ int canal_db_int64(const canal_db_result_t *res, size_t row, size_t col, int64_t
     const char *s = value(res, row, col, &len);
     if (s == NULL)
         return CANAL_ENOTFOUND;
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end != '\0' || len == 0 || isspace((unsigned char)*s))
-        return CANAL_ETYPE;
-    if (errno == ERANGE)
-        return CANAL_ERANGE;
-    *out = v;
-    return 0;
+    return canal_parse_int64((canal_str_t){s, len}, out); /* CANAL_ETYPE, CANAL_ERANGE */
 }
 
 int canal_db_int32(const canal_db_result_t *res, size_t row, size_t col, int32_t *out)
