@@ -100,6 +100,8 @@ struct canal_stream {
     unsigned char closed;    /* canal took the stream over: closed was said (or is owed by
                                 detach), or the answer had no body; no more writes */
     unsigned char refused;   /* a write got CANAL_EAGAIN: writable is owed */
+    unsigned char owed;      /* closed (no body: HEAD), but the closed callback is owed at the
+                                request's end */
     h2o_timeout_entry_t idle; /* in the worker's idle list */
     struct timer keepalive, wake;
     unsigned keepalive_ms;   /* 0: no keep-alive */
@@ -241,7 +243,8 @@ static void detach(canal_stream_t *s, canal_stream_close_t why)
     if (!s->busy) /* else h2o may still be sending it: released at proceed or the request's end */
         batch_release(&s->sending);
     batch_release(&s->queue);
-    int tell = !s->closed && !s->ended;
+    int tell = (!s->closed || s->owed) && !s->ended;
+    s->owed = 0;
     s->closed = 1;
     if (tell && s->cb.closed != NULL)
         s->cb.closed(s, why, s->data); /* which may end the stream: s is not touched after */
@@ -388,7 +391,10 @@ canal_stream_t *canal_res_stream_begin(canal_req_t *req, const char *content_typ
         return NULL;
     }
     if (rc > 0) {
-        s->closed = 1; /* HEAD, or a status without a body: the answer is complete */
+        /* HEAD, or a status without a body: the answer is complete. The owner hears it at the
+         * request's end (never within this call), as it would if a client left. */
+        s->closed = 1;
+        s->owed = s->req != NULL;
         return s;
     }
     /* the head leaves now, not with the first write: the client learns the stream is open */
@@ -508,6 +514,18 @@ int canal_stream_end(canal_stream_t *s)
     }
     unref(s);
     return 0;
+}
+
+canal_stream_t *canal_stream_retain(canal_stream_t *s)
+{
+    atomic_fetch_add(&s->refs, 1);
+    return s;
+}
+
+void canal_stream_release(canal_stream_t *s)
+{
+    if (s != NULL)
+        unref(s);
 }
 
 canal_req_t *canal_stream_req(const canal_stream_t *s)
