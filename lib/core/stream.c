@@ -109,10 +109,29 @@ struct canal_stream {
     void (*wake_fn)(canal_stream_t *s, void *data);
     h2o_linklist_t link;     /* in the worker's open streams */
     struct stream_jw *jw;    /* canal_stream_jw(), made on first use */
+    void *groups;            /* canal__stream_groups(): the realtime layer's memberships */
+    void (*groups_gone)(void **slot);
 };
 
 static void on_keepalive(struct timer *t);
 static void on_wake(struct timer *t);
+
+/* The stream is closed or ended: it leaves its groups (once). */
+static void leave_groups(canal_stream_t *s)
+{
+    void (*gone)(void **slot) = s->groups_gone;
+    s->groups_gone = NULL;
+    if (gone != NULL)
+        gone(&s->groups);
+}
+
+void **canal__stream_groups(canal_stream_t *s, void (*gone)(void **slot))
+{
+    if (s->ended || s->closed || s->req == NULL)
+        return NULL;
+    s->groups_gone = gone;
+    return &s->groups;
+}
 
 static void unref(canal_stream_t *s)
 {
@@ -246,6 +265,7 @@ static void detach(canal_stream_t *s, canal_stream_close_t why)
     int tell = (!s->closed || s->owed) && !s->ended;
     s->owed = 0;
     s->closed = 1;
+    leave_groups(s);
     if (tell && s->cb.closed != NULL)
         s->cb.closed(s, why, s->data); /* which may end the stream: s is not touched after */
 }
@@ -338,6 +358,7 @@ static void on_idle(h2o_timeout_entry_t *e)
     if (s->req == NULL || s->closed)
         return;
     s->closed = 1;
+    leave_groups(s);
     timers_stop(s);
     atomic_fetch_add(&s->refs, 1);
     cut(s);
@@ -508,6 +529,7 @@ int canal_stream_end(canal_stream_t *s)
     if (s->ended)
         return CANAL_ESTATE;
     s->ended = 1;
+    leave_groups(s);
     if (s->req != NULL && !s->closed) { /* closed: canal has ended or cut the body already */
         s->ending = 1;
         flush(s);
@@ -634,6 +656,7 @@ void canal__streams_shutdown(struct canal_worker *w)
             continue;
         s->closed = 1;
         s->ending = 1;
+        leave_groups(s);
         atomic_fetch_add(&s->refs, 1);
         timers_stop(s);
         flush(s);
