@@ -25,8 +25,7 @@ struct canal_sse_group {
     canal_app_t *app;
     atomic_size_t refs, size;
     size_t nworkers;
-    _Atomic(struct canal__redis_sub *) sub; /* shared: the store's channel */
-    canal_redis_t *redis;
+    struct canal__redis_sub *_Atomic sub; /* shared: the store's channel */
     h2o_linklist_t members[]; /* one list per worker */
 };
 
@@ -74,7 +73,6 @@ canal_sse_group_t *canal_sse_group_create(canal_app_t *app)
         return NULL;
     g->app = app;
     g->nworkers = app->nworkers;
-    g->redis = NULL;
     atomic_init(&g->refs, 1);
     atomic_init(&g->size, 0);
     atomic_init(&g->sub, NULL);
@@ -221,10 +219,7 @@ int canal_sse_group_send(canal_sse_group_t *g, const char *event, const char *da
     struct canal__redis_sub *sub = atomic_load(&g->sub);
     /* shared: what comes back from the store is written (on_store_event()); if it cannot be
      * published now, this instance's members get it at least */
-    int rc = sub != NULL && canal__redis_publish(g->redis, canal__redis_sub_channel(sub).base,
-                                                 canal__redis_sub_channel(sub).len, p->bytes, p->len) == 0
-                 ? 0
-                 : local_send(g, p);
+    int rc = sub != NULL && canal__redis_sub_publish(sub, p->bytes, p->len) == 0 ? 0 : local_send(g, p);
     payload_release(p);
     return rc;
 }
@@ -241,25 +236,5 @@ static void on_store_event(void *target, const char *msg, size_t len)
 
 int canal_sse_group_share(canal_sse_group_t *g, const char *name, size_t len)
 {
-    canal_redis_t *r = canal_app_redis_get(g->app);
-    if (r == NULL)
-        return CANAL_ENOTFOUND;
-    if (atomic_load(&g->sub) != NULL)
-        return CANAL_EEXIST;
-    char *ch = malloc(10 + len);
-    if (ch == NULL)
-        return CANAL_ENOMEM;
-    memcpy(ch, "canal:sse:", 10);
-    memcpy(ch + 10, name, len);
-    g->redis = r;
-    struct canal__redis_sub *sub = canal__redis_subscribe(r, ch, 10 + len, on_store_event, g);
-    free(ch);
-    if (sub == NULL)
-        return CANAL_ENOMEM;
-    struct canal__redis_sub *none = NULL;
-    if (!atomic_compare_exchange_strong(&g->sub, &none, sub)) {
-        canal__redis_unsubscribe(sub);
-        return CANAL_EEXIST;
-    }
-    return 0;
+    return canal__redis_share(g->app, &g->sub, "canal:sse:", name, len, on_store_event, g);
 }

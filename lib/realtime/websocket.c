@@ -110,8 +110,7 @@ struct canal_ws_group {
     canal_app_t *app;
     atomic_size_t refs, size;
     size_t nworkers;
-    _Atomic(struct canal__redis_sub *) sub; /* canal_ws_group_share(): the store's channel */
-    canal_redis_t *redis;
+    struct canal__redis_sub *_Atomic sub; /* canal_ws_group_share(): the store's channel */
     h2o_linklist_t members[]; /* one list per worker */
 };
 
@@ -752,7 +751,6 @@ canal_ws_group_t *canal_ws_group_create(canal_app_t *app)
         return NULL;
     g->app = app;
     g->nworkers = app->nworkers;
-    g->redis = NULL;
     atomic_init(&g->sub, NULL);
     atomic_init(&g->refs, 1);
     atomic_init(&g->size, 0);
@@ -911,8 +909,7 @@ int canal_ws_group_send(canal_ws_group_t *g, canal_ws_kind_t kind, const void *m
     buf[0] = (unsigned char)opcode;
     if (len > 0)
         memcpy(buf + 1, msg, len);
-    canal_str_t ch = canal__redis_sub_channel(sub);
-    int rc = canal__redis_publish(g->redis, ch.base, ch.len, buf, len + 1);
+    int rc = canal__redis_sub_publish(sub, buf, len + 1);
     if (buf != small)
         free(buf);
     return rc == 0 ? 0 : local_send(g, opcode, msg, len);
@@ -928,27 +925,7 @@ static void on_store_message(void *target, const char *msg, size_t len)
 
 int canal_ws_group_share(canal_ws_group_t *g, const char *name, size_t len)
 {
-    canal_redis_t *r = canal_app_redis_get(g->app);
-    if (r == NULL)
-        return CANAL_ENOTFOUND;
-    if (atomic_load(&g->sub) != NULL)
-        return CANAL_EEXIST;
-    char *ch = malloc(9 + len);
-    if (ch == NULL)
-        return CANAL_ENOMEM;
-    memcpy(ch, "canal:ws:", 9);
-    memcpy(ch + 9, name, len);
-    g->redis = r;
-    struct canal__redis_sub *sub = canal__redis_subscribe(r, ch, 9 + len, on_store_message, g);
-    free(ch);
-    if (sub == NULL)
-        return CANAL_ENOMEM;
-    struct canal__redis_sub *none = NULL;
-    if (!atomic_compare_exchange_strong(&g->sub, &none, sub)) {
-        canal__redis_unsubscribe(sub);
-        return CANAL_EEXIST;
-    }
-    return 0;
+    return canal__redis_share(g->app, &g->sub, "canal:ws:", name, len, on_store_message, g);
 }
 
 static void run_ws_post(struct canal__post *msg)

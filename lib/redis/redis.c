@@ -680,11 +680,6 @@ struct canal__redis_sub *canal__redis_subscribe(canal_redis_t *r, const char *ch
     return k;
 }
 
-canal_str_t canal__redis_sub_channel(const struct canal__redis_sub *k)
-{
-    return (canal_str_t){k->ch, k->chlen};
-}
-
 void canal__redis_unsubscribe(struct canal__redis_sub *k)
 {
     if (k == NULL)
@@ -750,6 +745,37 @@ int canal__redis_publish(canal_redis_t *r, const char *channel, size_t chlen, co
     if (r->nworkers == 0 || canal__post(&r->app->workers[0], &m->super) != 0) {
         free(m);
         return CANAL_ECLOSED;
+    }
+    return 0;
+}
+
+int canal__redis_sub_publish(const struct canal__redis_sub *k, const void *msg, size_t len)
+{
+    return canal__redis_publish(k->r, k->ch, k->chlen, msg, len);
+}
+
+int canal__redis_share(canal_app_t *app, struct canal__redis_sub *_Atomic *slot, const char *prefix,
+                       const char *name, size_t len, canal__redis_msg_fn fn, void *target)
+{
+    canal_redis_t *r = canal_app_redis_get(app);
+    if (r == NULL)
+        return CANAL_ENOTFOUND;
+    if (atomic_load(slot) != NULL)
+        return CANAL_EEXIST;
+    size_t plen = strlen(prefix);
+    char *ch = malloc(plen + len + 1);
+    if (ch == NULL)
+        return CANAL_ENOMEM;
+    memcpy(ch, prefix, plen);
+    memcpy(ch + plen, name, len);
+    struct canal__redis_sub *k = canal__redis_subscribe(r, ch, plen + len, fn, target);
+    free(ch);
+    if (k == NULL)
+        return CANAL_ENOMEM;
+    struct canal__redis_sub *none = NULL;
+    if (!atomic_compare_exchange_strong(slot, &none, k)) {
+        canal__redis_unsubscribe(k);
+        return CANAL_EEXIST;
     }
     return 0;
 }

@@ -33,8 +33,6 @@ typedef void (*canal__redis_msg_fn)(void *target, const char *msg, size_t len);
 /* any thread while the app runs; NULL when out of memory */
 struct canal__redis_sub *canal__redis_subscribe(canal_redis_t *r, const char *channel, size_t chlen,
                                                 canal__redis_msg_fn fn, void *target);
-/* the subscription's channel (borrowed: lives as long as it) */
-canal_str_t canal__redis_sub_channel(const struct canal__redis_sub *sub);
 /* any thread; NULL is a no-op */
 void canal__redis_unsubscribe(struct canal__redis_sub *sub);
 /* PUBLISH channel msg on this worker's command connection (worker 0's from another thread,
@@ -42,5 +40,12 @@ void canal__redis_unsubscribe(struct canal__redis_sub *sub);
  * down now (nothing sent: the caller delivers locally), CANAL_EAGAIN (too many in flight),
  * CANAL_ENOMEM. */
 int canal__redis_publish(canal_redis_t *r, const char *channel, size_t chlen, const void *msg, size_t len);
+/* canal__redis_publish() on the subscription's channel */
+int canal__redis_sub_publish(const struct canal__redis_sub *sub, const void *msg, size_t len);
+/* A group's canal_*_group_share(): subscribes fn(target) to the channel prefix+name of the
+ * app's client into *slot (any thread). 0; CANAL_ENOTFOUND (no client), CANAL_EEXIST (*slot
+ * set already), CANAL_ENOMEM. */
+int canal__redis_share(canal_app_t *app, struct canal__redis_sub *_Atomic *slot, const char *prefix,
+                       const char *name, size_t len, canal__redis_msg_fn fn, void *target);
 
 #endif
