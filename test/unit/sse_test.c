@@ -206,6 +206,46 @@ static int handler_retained(canal_req_t *req, void *data)
     return 0;
 }
 
+/* SSE groups (canal/sse_group.h), in process: the calls' codes, an event delivered through the
+ * worker's queue, and the member gone when its stream ends. */
+static canal_sse_group_t *grp;
+
+static void group_end(canal_stream_t *s, void *data)
+{
+    canal_stream_end(s); /* leaves the group */
+}
+
+static int handler_group(canal_req_t *req, void *data)
+{
+    canal_stream_t *s = canal_sse_begin(req, NULL, NULL);
+    EXPECT_TRUE(s != NULL);
+    EXPECT_EQ(canal_sse_join(s, grp), 0);
+    EXPECT_EQ(canal_sse_join(s, grp), CANAL_EEXIST);
+    EXPECT_EQ(canal_sse_group_size(grp), 1);
+    EXPECT_EQ(canal_sse_group_send(grp, "bad\nevent", "x", 1), CANAL_EINVAL);
+    EXPECT_EQ(canal_sse_group_send(grp, "chat", "hello\nworld", 11), 0); /* after the return */
+    EXPECT_EQ(canal_stream_timer(s, 100, group_end), 0);
+    return 0;
+}
+
+static int handler_group_left(canal_req_t *req, void *data)
+{
+    canal_stream_t *s = canal_sse_begin(req, NULL, NULL);
+    EXPECT_TRUE(s != NULL);
+    if (canal_req_method(req).len == 4 && memcmp(canal_req_method(req).base, "HEAD", 4) == 0) { /* no member */
+        EXPECT_EQ(canal_sse_join(s, grp), CANAL_ESTATE);
+        canal_stream_end(s);
+        return 0;
+    }
+    EXPECT_EQ(canal_sse_join(s, grp), 0);
+    EXPECT_EQ(canal_sse_leave(s, grp), 0);
+    EXPECT_EQ(canal_sse_leave(s, grp), CANAL_ENOTFOUND);
+    EXPECT_EQ(canal_sse_group_size(grp), 0);
+    EXPECT_EQ(canal_sse_group_send(grp, NULL, "missed", 6), 0);
+    EXPECT_EQ(canal_stream_timer(s, 100, group_end), 0);
+    return 0;
+}
+
 /* A small queue: the writes that do not fit are refused until the queue is handed on. */
 static int handler_bound(canal_req_t *req, void *data)
 {
@@ -262,6 +302,9 @@ static void app_streams(void **state)
     assert_int_equal(canal_app_get(app, "bound", handler_bound, NULL), 0);
     assert_int_equal(canal_app_get(app, "headsub", handler_head_sub, NULL), 0);
     assert_int_equal(canal_app_get(app, "retained", handler_retained, NULL), 0);
+    assert_int_equal(canal_app_get(app, "group", handler_group, NULL), 0);
+    assert_int_equal(canal_app_get(app, "group-left", handler_group_left, NULL), 0);
+    assert_null(canal_sse_group_create(app)); /* not started: no worker count yet */
     assert_int_equal(canal_app_get(app, "kept", handler_kept, NULL), 0);
     canal_test_t *t = canal_test_start(app, NULL);
     assert_non_null(t);
@@ -303,6 +346,27 @@ static void app_streams(void **state)
     for (int i = 0; i < 200 && atomic_load(&retained_ran) == 0; i++)
         usleep(5000);
     assert_int_equal(atomic_load(&retained_ran), 1);
+
+    grp = canal_sse_group_create(app);
+    assert_non_null(grp);
+    assert_int_equal(canal_sse_group_share(grp, "g", 1), CANAL_ENOTFOUND); /* no --store */
+    r = canal_test_get(t, "/group");
+    assert_non_null(r);
+    static const char ev[] = "event: chat\ndata: hello\ndata: world\n\n";
+    assert_int_equal(r->body_len, sizeof(ev) - 1);
+    assert_memory_equal(r->body, ev, sizeof(ev) - 1);
+    canal_test_response_free(r);
+    assert_int_equal(canal_sse_group_size(grp), 0); /* ended: left */
+    r = canal_test_get(t, "/group-left");
+    assert_non_null(r);
+    assert_int_equal(r->body_len, 0);
+    canal_test_response_free(r);
+    r = canal_test_request(t, "HEAD", "/group-left", NULL, 0, NULL, 0);
+    assert_non_null(r);
+    assert_int_equal(r->status, 200);
+    canal_test_response_free(r);
+    assert_int_equal(canal_sse_group_size(grp), 0);
+    canal_sse_group_release(grp);
 
     r = canal_test_get(t, "/bound");
     assert_non_null(r);
