@@ -46,7 +46,8 @@
  * return CANAL_ECLOSED at once, and the closed callback (CANAL_STREAM_GONE) comes when the
  * request ends, never within canal_res_stream_begin(), so an owner that registered the stream
  * somewhere hears that it is over. A stream begun while the app is shutting down has an empty
- * body: writes return CANAL_ECLOSED, and the closed callback comes at the worker's stop.
+ * body, the same way: writes return CANAL_ECLOSED, the closed callback comes at the request's
+ * end.
  *
  * **Threads.** Every call but canal_stream_post(), canal_stream_retain() and
  * canal_stream_release() is for the stream's own thread (the request's). Other threads hand

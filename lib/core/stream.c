@@ -425,6 +425,7 @@ canal_stream_t *canal_res_stream_begin(canal_req_t *req, const char *content_typ
     if (w->stopping) {
         /* the worker is draining (canal__streams_shutdown() has run): the body ends at once */
         s->closed = s->ending = 1;
+        s->owed = 1; /* told at the request's end, as for HEAD */
         flush(s);
     }
     return s;
