@@ -5,6 +5,7 @@
  * /home/json), actions with templates of their own and args schemas that the controller layer
  * binds and validates, and a Woo controller under the prefix "api/[controller]".
  */
+#include <string.h>
 #include "demo.h"
 #include "northwind.h"
 
@@ -57,7 +58,7 @@ static int orders_ndjson(canal_ctx_t *ctx, canal_req_t *req, const void *args)
     return demo_orders_ndjson(req);
 }
 
-static const canal_action_def_t home_actions[] = {
+static canal_action_def_t home_actions[] = {
     {.name = "Plaintext", .handler = plaintext,
      .options = {CANAL_DOC(.summary = "Hello, World! as text",
                            .responses = {{.status = 200, .content_type = DEMO_TEXT_TYPE}})}},
@@ -78,6 +79,7 @@ static const canal_action_def_t home_actions[] = {
      .options = {CANAL_ETAG(1),
                  CANAL_DOC(.summary = "The employees as an HTML page",
                            .responses = {{.status = 200, .content_type = "text/html; charset=utf-8"}})}},
+    /* its third option, the output cache, is set at registration (demo_page_cache()) */
     {.name = "Secret", .handler = secret,
      .options = {CANAL_POLICY(&demo_key_policy),
                  CANAL_DOC(.summary = "Only with the API key",
@@ -97,6 +99,9 @@ int demo_controller_mode(canal_app_t *app, canal_mvc_t *mvc, canal_error_info_t 
     static const canal_controller_def_t home = {.name = "Home", .actions = home_actions};
     static const canal_controller_def_t woo_controller = {.name = "Woo", .prefix = "api/[controller]",
                                                           .actions = woo_actions};
+    for (canal_action_def_t *a = home_actions; a->name != NULL; a++)
+        if (strcmp(a->name, "Employees") == 0)
+            a->options[2] = demo_page_cache(app);
     int rc;
     if ((rc = canal_mvc_map_route(mvc, "{controller=Home}/{action=Index}", err)) != 0 ||
         (rc = canal_mvc_add_controller(mvc, &home, NULL, err)) != 0 ||

@@ -53,6 +53,9 @@ int demo_orders_ndjson(canal_req_t *req);
 /* GET /home/employees in both modes (pages.c): the page's data (in req's memory) for the
  * template "employees" of the folder that demo_views() compiles (examples/demo/views). */
 canal_view_data_t demo_employees(canal_req_t *req);
+/* The page's output cache option: CANAL_OUTPUT_CACHE() in production, none (a zero option,
+ * which ends a list: put it last) in development */
+canal_route_option_t demo_page_cache(canal_app_t *app);
 int demo_views(canal_app_t *app, const char *dir, canal_error_info_t *err);
 
 int demo_router_mode(canal_app_t *app, canal_error_info_t *err);

@@ -15,7 +15,8 @@
  *   GET /health/live, /health/ready          liveness; readiness (503 once stopping)
  *   GET /metrics                             Prometheus metrics
  *   GET /static/...                          files of examples/demo/static (--static-dir)
- *   GET /home/employees                      an HTML page: examples/demo/views (--views-dir)
+ *   GET /home/employees                      an HTML page: examples/demo/views (--views-dir); with an
+ *                                            ETag, and kept 60 s by the output cache in production
  *
  * Every answer carries an X-Request-Id (--request-id off to leave it out).
  *   build/bin/canal-demo [--mode router|controller] [--data FILE] [--static-dir DIR|off] [--views-dir DIR]

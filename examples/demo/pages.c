@@ -5,6 +5,10 @@
  * examples/demo/views/employees.mustache inside views/layouts/main.mustache, with the
  * employees as typed models (their schema is the one the JSON answers use) and the title from
  * a callback.
+ *
+ * In production the page is kept by the output cache (canal/cache.h) for 60 s, tagged
+ * "employees": a request served from it runs no handler and renders nothing. Not in
+ * development, where a changed template is compiled on the next request and must show.
  */
 #include <string.h>
 #include "demo.h"
@@ -25,6 +29,16 @@ static int page_data(const char *name, size_t len, canal_view_data_t *out, void 
     else
         return 0;
     return 1;
+}
+
+static const char *const page_tags[] = {"employees", NULL};
+static const canal_output_policy_t page_cache = {.ttl_ms = 60000, .tags = page_tags};
+
+canal_route_option_t demo_page_cache(canal_app_t *app)
+{
+    if (canal_app_config(app)->env == CANAL_ENV_DEVELOPMENT)
+        return (canal_route_option_t){0};
+    return (canal_route_option_t)CANAL_OUTPUT_CACHE(&page_cache);
 }
 
 canal_view_data_t demo_employees(canal_req_t *req)

@@ -10,8 +10,13 @@
  *   /updates?queries=N   the same, then every row gets a new random number 1..10000,
  *                        persisted by one batched UPDATE (ids sorted: no deadlock between
  *                        concurrent batches)
+ *   /fortunes            every Fortune row and one added at request time, sorted by message
+ *                        in the app, rendered by a canal view (Mustache: the view engine
+ *                        escapes), text/html; charset=utf-8
+ *   /cached-queries?count=N  N random World rows from a data cache (canal/cache.h) filled
+ *                        from the database on a miss, N clamped as for /queries
  *
- * Every answer has Server and Date headers (libh2o adds Date). The queries of a request are
+ * Every answer has Server and Date headers (libh2o adds both: canal's server name is "canal"). The queries of a request are
  * started at once and pipelined on the worker's connections (canal/db.h).
  *
  *   canal-tfb --db URL [--pool N] [--port N] [--threads N] [canal's other flags]
@@ -51,20 +56,13 @@ static int32_t random_id(void)
     return (int32_t)(rng % 10000) + 1;
 }
 
-static void server_header(canal_req_t *req)
-{
-    canal_res_header(req, "server", "canal");
-}
-
 static int json(canal_req_t *req, void *data)
 {
-    server_header(req);
     return canal_res_json_new(req, 200, json_pack("{s:s}", "message", "Hello, World!"));
 }
 
 static int plaintext(canal_req_t *req, void *data)
 {
-    server_header(req);
     return canal_res_body_static(req, 200, "text/plain", "Hello, World!", 13);
 }
 
@@ -73,7 +71,6 @@ static int plaintext(canal_req_t *req, void *data)
 static void db_done(canal_req_t *req, const canal_db_result_t *res, void *data)
 {
     world_t w;
-    server_header(req);
     if (canal_db_failed(req, res))
         return;
     if (canal_db_bind(res, 0, &world_schema, &w) != 0)
@@ -96,11 +93,11 @@ struct rows {
     world_t *w;
 };
 
-/* queries=N: 1..500; missing or not a number: 1 */
-static size_t count_of(canal_req_t *req)
+/* queries=N (count=N): 1..500; missing or not a number: 1 */
+static size_t count_of(canal_req_t *req, const char *name)
 {
     canal_str_t v = {0};
-    canal_req_query(req, "queries", &v);
+    canal_req_query(req, name, &v);
     long n = 0;
     for (size_t i = 0; v.base != NULL && i < v.len; i++) {
         if (v.base[i] < '0' || v.base[i] > '9')
@@ -114,7 +111,7 @@ static size_t count_of(canal_req_t *req)
 static struct rows *rows_make(canal_req_t *req)
 {
     struct rows *r = canal_req_alloc(req, sizeof(*r));
-    r->n = count_of(req);
+    r->n = count_of(req, "queries");
     r->back = 0;
     r->failed = 0;
     r->w = canal_req_alloc(req, r->n * sizeof(*r->w));
@@ -156,7 +153,6 @@ static int start_rows(canal_req_t *req, struct rows *r, void (*then)(canal_req_t
 static void queries_then(canal_req_t *req, void *data)
 {
     struct rows *r = data;
-    server_header(req);
     if (!r->failed)
         canal_res_model_array(req, 200, &world_schema, r->w, r->n);
 }
@@ -169,7 +165,6 @@ static int queries(canal_req_t *req, void *data)
 static void updated(canal_req_t *req, const canal_db_result_t *res, void *data)
 {
     struct rows *r = data;
-    server_header(req);
     if (!canal_db_failed(req, res))
         canal_res_model_array(req, 200, &world_schema, r->w, r->n);
 }
@@ -215,6 +210,107 @@ static int updates(canal_req_t *req, void *data)
     return start_rows(req, rows_make(req), updates_then);
 }
 
+/* ---- /fortunes ---- */
+
+typedef struct {
+    int32_t id;
+    const char *message;
+} fortune_t;
+
+static const canal_field_t fortune_fields[] = {
+    {.name = "id", CANAL_FIELD(fortune_t, id), .type = CANAL_TYPE_INT32},
+    {.name = "message", CANAL_FIELD(fortune_t, message), .type = CANAL_TYPE_CSTRING},
+    {.name = NULL}};
+static const canal_schema_t fortune_schema = {.name = "Fortune", .size = sizeof(fortune_t), .fields = fortune_fields};
+
+/* the page: {{message}} is escaped by the view engine, the rows come from the list "fortunes" */
+static const char fortunes_page[] =
+    "<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table>"
+    "<tr><th>id</th><th>message</th></tr>"
+    "{{#fortunes}}<tr><td>{{id}}</td><td>{{message}}</td></tr>{{/fortunes}}"
+    "</table></body></html>";
+
+struct fortunes {
+    fortune_t *f;
+    size_t n;
+};
+
+static int fortunes_name(const char *name, size_t len, canal_view_data_t *out, void *arg)
+{
+    const struct fortunes *fs = arg;
+    if (len != 8 || memcmp(name, "fortunes", 8) != 0)
+        return 0;
+    *out = CANAL_VIEW_MODELS(&fortune_schema, fs->f, fs->n);
+    return 1;
+}
+
+static int by_message(const void *a, const void *b)
+{
+    return strcmp(((const fortune_t *)a)->message, ((const fortune_t *)b)->message);
+}
+
+static void fortunes_done(canal_req_t *req, const canal_db_result_t *res, void *data)
+{
+    if (canal_db_failed(req, res))
+        return;
+    struct fortunes fs = {.n = canal_db_rows(res) + 1};
+    fs.f = canal_req_alloc(req, fs.n * sizeof(*fs.f));
+    for (size_t i = 0; i + 1 < fs.n; i++)
+        if (canal_db_bind(res, i, &fortune_schema, &fs.f[i]) != 0 || fs.f[i].message == NULL) {
+            canal_req_fail(req, "a fortune row that does not bind");
+            return;
+        }
+    fs.f[fs.n - 1] = (fortune_t){0, "Additional fortune added at request time."};
+    qsort(fs.f, fs.n, sizeof(*fs.f), by_message);
+    canal_res_view(req, 200, "fortunes", &CANAL_VIEW_FN(fortunes_name, &fs));
+}
+
+static int fortunes(canal_req_t *req, void *data)
+{
+    return canal_db_query(req, "fortunes", NULL, 0, fortunes_done, NULL);
+}
+
+/* ---- /cached-queries: World rows from the data cache, a miss read from the database ---- */
+
+static canal_cache_t *worlds;
+
+static void cached_done(canal_req_t *req, const canal_db_result_t *res, void *data)
+{
+    struct slot *s = data;
+    slot_done(req, res, data);
+    if (!s->r->failed)
+        canal_cache_set(worlds, &s->w->id, sizeof(s->w->id), s->w, sizeof(*s->w), 0);
+}
+
+static int cached_queries(canal_req_t *req, void *data)
+{
+    struct rows *r = canal_req_alloc(req, sizeof(*r));
+    r->n = count_of(req, "count");
+    r->back = 0;
+    r->failed = 0;
+    r->w = canal_req_alloc(req, r->n * sizeof(*r->w));
+    size_t missed = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        int32_t id = random_id();
+        size_t len;
+        if (canal_cache_get(worlds, &id, sizeof(id), &r->w[i], sizeof(r->w[i]), &len) == 0 && len == sizeof(r->w[i]))
+            continue;
+        struct slot *s = canal_req_alloc(req, sizeof(*s));
+        *s = (struct slot){r, &r->w[i]};
+        canal_db_param_t p = CANAL_DB_INT(id);
+        int rc = canal_db_query(req, "world", &p, 1, cached_done, s);
+        if (rc != CANAL_PENDING)
+            return rc;
+        missed++;
+    }
+    if (missed == 0) {
+        queries_then(req, r);
+        return 0;
+    }
+    canal_db_then(req, queries_then, r);
+    return CANAL_PENDING;
+}
+
 int main(int argc, char **argv)
 {
     canal_config_t cfg;
@@ -242,12 +338,23 @@ int main(int argc, char **argv)
         return 1;
     canal_app_db(app, url, &opt, NULL);
     canal_db_prepare(app, "world", "SELECT id, randomnumber AS \"randomNumber\" FROM world WHERE id = $1", NULL);
+    canal_db_prepare(app, "fortunes", "SELECT id, message FROM fortune", NULL);
     canal_app_schema(app, &world_schema, NULL);
+    canal_app_view(app, "fortunes", fortunes_page, NULL);
+    /* every World row fits: 10,000 entries of 4 + 8 bytes and the entries' own cost */
+    worlds = canal_cache_create(app, &(canal_cache_options_t){.name = "worlds", .max_bytes = 4u << 20}, &err);
+    if (worlds == NULL) {
+        fprintf(stderr, "canal-tfb: %s\n", err.message);
+        canal_app_destroy(app);
+        return 1;
+    }
     canal_app_get(app, "json", json, NULL);
     canal_app_get(app, "plaintext", plaintext, NULL);
     canal_app_get(app, "db", db, NULL);
     canal_app_get(app, "queries", queries, NULL);
     canal_app_get(app, "updates", updates, NULL);
+    canal_app_get(app, "fortunes", fortunes, NULL);
+    canal_app_get(app, "cached-queries", cached_queries, NULL);
     if (canal_app_error(app, &err) != 0) {
         fprintf(stderr, "canal-tfb: %s\n", err.message);
         canal_app_destroy(app);

@@ -14,6 +14,7 @@
 #include <openssl/rand.h>
 #include "core/core.h"
 #include "canal/cache.h"
+#include "cache/internal.h"
 
 #define SHARDS 16
 #define ENTRY_COST 64 /* what an entry costs beside its bytes, in the size bound */
@@ -183,6 +184,37 @@ int canal_cache_get(canal_cache_t *c, const void *key, size_t klen, void *buf, s
     pthread_mutex_unlock(&s->lock);
     atomic_fetch_add(rc == CANAL_ENOTFOUND ? &c->misses : &c->hits, 1);
     return rc;
+}
+
+int canal__cache_visit(canal_cache_t *c, const void *key, size_t klen,
+                       int (*fn)(const unsigned char *value, size_t vlen, void *arg), void *arg)
+{
+    uint64_t hash = canal__siphash(c->k0, c->k1, key, klen);
+    struct shard *s = shard_of(c, hash);
+    int rc = CANAL_ENOTFOUND;
+    pthread_mutex_lock(&s->lock);
+    struct entry **at = find(s, hash, key, klen);
+    if (*at != NULL && (*at)->expires_ms != 0 && (*at)->expires_ms <= now_ms()) {
+        drop(s, at);
+    } else if (*at != NULL) {
+        struct entry *e = *at;
+        rc = fn(e->bytes + e->klen, e->vlen, arg);
+        if (rc == CANAL__CACHE_STALE) {
+            drop(s, at);
+            rc = CANAL_ENOTFOUND;
+        } else {
+            lru_unlink(s, e);
+            lru_push(s, e);
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    atomic_fetch_add_explicit(rc == CANAL_ENOTFOUND ? &c->misses : &c->hits, 1, memory_order_relaxed);
+    return rc;
+}
+
+void canal__cache_bound(canal_cache_t *c, size_t max_bytes)
+{
+    c->max_shard = max_bytes / SHARDS;
 }
 
 int canal_cache_delete(canal_cache_t *c, const void *key, size_t klen)

@@ -133,6 +133,8 @@ struct canal_req {
         canal_str_t type;         /* Content-Type ({NULL, 0}: none) */
         const void *body;         /* in request memory or static */
         size_t len;
+        size_t nheaders;          /* at the commit: the header fields set before it (by the
+                                   * guards and the handler), ahead of the commit's own */
     } res;
     canal_commit_fn on_commit;    /* canal_res_on_commit() */
     void *on_commit_data;

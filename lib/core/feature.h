@@ -14,7 +14,8 @@
  *                                                            settings, adds guards and heads
  *   guard         a matched route, before the handler        canal__endpoint_guard(): may
  *                 (by order: rate limit 10, CORS 20,           answer (returns 1), and then
- *                 policy 30, the body limit 40)                the handler does not run
+ *                 policy 30, the body limit 40, the            the handler does not run
+ *                 output cache 45)
  *   unrouted      the router's own 405 or OPTIONS 204        canal__app_unrouted(): may answer
  *   head          the commit: status and headers are set     canal__endpoint_head(), and
  *                                                            canal__app_head() for answers

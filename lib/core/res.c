@@ -117,6 +117,7 @@ static inline __attribute__((always_inline)) void put_head(canal_req_t *req)
     h2o_req_t *h = req->h2o;
     int status = req->res.status;
     req->res.committed = 1;
+    req->res.nheaders = h->res.headers.size;
     if (req->pending != NULL)
         canal__pending_answered(req);
     h->res.status = status;

@@ -7,6 +7,7 @@
 #define CANAL_MODELS_INTERNAL_H
 
 #include "core/core.h"
+#include <openssl/evp.h>
 
 /* schema.c and bind.c: a registered schema, checked and pre-parsed (canal/schema.h) */
 union canal__val {
@@ -49,5 +50,13 @@ int canal__model_field_values(const canal_schema_t *s, const canal_field_t *f, s
 
 /* cookie.c: RFC 9110 5.6.2 tchar (cookie names, form part header names and parameters) */
 int canal__is_tchar(unsigned char c);
+
+/* signed.c: HMAC-SHA-256 with a key hashed once (canal__hmac_key(), NULL if OpenSSL cannot;
+ * EVP_MAC_CTX_free() frees it), then the MAC of a then b (blen may be 0) into out: 0, or -1
+ * when out of memory. The keyed context is only read, so every thread may use it at once. */
+#define CANAL__HMAC_LEN 32
+EVP_MAC_CTX *canal__hmac_key(const void *key, size_t len);
+int canal__hmac(const EVP_MAC_CTX *keyed, const void *a, size_t alen, const void *b, size_t blen,
+                unsigned char out[CANAL__HMAC_LEN]);
 
 #endif

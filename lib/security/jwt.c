@@ -41,20 +41,14 @@ static int is_der_key(const unsigned char *s, size_t n)
 }
 
 /* An HS256 key (a verifier's or a signer's, jwt_sign.c): the secret's rules, then an
- * HMAC-SHA-256 context keyed once. OpenSSL 3's
- * one-shot HMAC() fetches the MAC and the digest and hashes the key's pads on every call (27k
- * instructions a token); a verification copies this keyed state instead. */
+ * HMAC-SHA-256 context keyed once (canal__hmac_key()), which each token's MAC copies. */
 int canal__jwt_hmac_key(struct canal__jwt_key *k, const void *secret, size_t len, const char *what, canal_error_info_t *err)
 {
     if (secret == NULL || len < 32)
         return canal_error_set(err, CANAL_EINVAL, 0, "HS256%s: the secret needs at least 32 bytes (RFC 7518 3.2)", what);
     if (memmem(secret, len, "-----BEGIN", 10) != NULL || is_der_key(secret, len))
         return canal_error_set(err, CANAL_EINVAL, 0, "HS256%s: the secret is a PEM or DER key, not a secret", what);
-    EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", "SHA256", 0), OSSL_PARAM_construct_end()};
-    k->hmac = mac != NULL ? EVP_MAC_CTX_new(mac) : NULL;
-    EVP_MAC_free(mac); /* the context holds its own reference */
-    if (k->hmac == NULL || EVP_MAC_init(k->hmac, secret, len, params) != 1)
+    if ((k->hmac = canal__hmac_key(secret, len)) == NULL)
         return canal_error_set(err, CANAL_ENOMEM, 0, "HS256: OpenSSL cannot key HMAC-SHA-256");
     return 0;
 }
@@ -293,16 +287,9 @@ int canal__jwt_init(struct canal__jwt *j, const canal_jwt_config_t *cfg, canal_e
 
 static int verify_hs256(const struct canal__jwt_key *k, const char *in, size_t n, const unsigned char *sig, size_t slen)
 {
-    unsigned char mac[EVP_MAX_MD_SIZE];
-    size_t mlen = 0;
-    if (slen != 32)
-        return 0;
-    /* The keyed context is shared by every worker thread and only read: each token gets a copy. */
-    EVP_MAC_CTX *c = EVP_MAC_CTX_dup(k->hmac);
-    int ok = c != NULL && EVP_MAC_update(c, (const unsigned char *)in, n) == 1 &&
-             EVP_MAC_final(c, mac, &mlen, sizeof(mac)) == 1 && mlen == 32 && CRYPTO_memcmp(mac, sig, 32) == 0;
-    EVP_MAC_CTX_free(c);
-    return ok;
+    unsigned char mac[CANAL__HMAC_LEN];
+    return slen == CANAL__HMAC_LEN && canal__hmac(k->hmac, in, n, NULL, 0, mac) == 0 &&
+           CRYPTO_memcmp(mac, sig, CANAL__HMAC_LEN) == 0;
 }
 
 static int verify_evp(const struct canal__jwt_key *k, const char *in, size_t n, const unsigned char *sig, size_t slen)

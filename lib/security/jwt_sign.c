@@ -150,14 +150,8 @@ static json_t *model_claims(const canal_schema_t *schema, const void *obj, canal
 /* The signature of in[0..n) into sig (room for 512 bytes): its length, or 0 */
 static size_t sign_bytes(const canal_jwt_signer_t *s, const char *in, size_t n, unsigned char *sig)
 {
-    size_t len = 0;
-    if (s->key.alg == CANAL_JWT_HS256) {
-        EVP_MAC_CTX *c = EVP_MAC_CTX_dup(s->key.hmac);
-        int ok = c != NULL && EVP_MAC_update(c, (const unsigned char *)in, n) == 1 &&
-                 EVP_MAC_final(c, sig, &len, 512) == 1;
-        EVP_MAC_CTX_free(c);
-        return ok ? len : 0;
-    }
+    if (s->key.alg == CANAL_JWT_HS256)
+        return canal__hmac(s->key.hmac, in, n, NULL, 0, sig) == 0 ? CANAL__HMAC_LEN : 0;
     unsigned char der[512];
     size_t dlen = sizeof(der);
     EVP_MD_CTX *md = EVP_MD_CTX_new();

@@ -7,6 +7,7 @@
 #define CANAL_SECURITY_INTERNAL_H
 
 #include "core/core.h"
+#include "models/models.h"
 #include <openssl/evp.h>
 #include "canal/auth.h"
 #include "canal/headers.h"

@@ -219,6 +219,7 @@ struct canal_sessions {
 struct loaded {
     int found;
     int unavailable; /* Redis did not answer: get and end say CANAL_ECLOSED */
+    canal_str_t id;  /* the cookie's, verified by the guard: get and end need not verify again */
     canal_str_t data;
 };
 
@@ -325,7 +326,8 @@ static int loaded_cb(canal_req_t *req, const canal_redis_reply_t *reply, int sta
         char *copy = canal_req_alloc(req, v.len + 1);
         memcpy(copy, v.base, v.len);
         copy[v.len] = 0;
-        *l = (struct loaded){.found = 1, .data = {copy, v.len}};
+        l->found = 1;
+        l->data = (canal_str_t){copy, v.len};
     }
     return 0;
 }
@@ -340,6 +342,7 @@ static int session_load(canal_req_t *req, const void *arg)
     char *key = canal_req_alloc(req, KEY_LEN);
     if (l == NULL || key == NULL)
         return 0;
+    l->id = id;
     redis_key(key, id);
     const char *argv[] = {"GET", key};
     size_t lens[] = {3, KEY_LEN};
@@ -417,16 +420,16 @@ static int session_id(canal_req_t *req, canal_sessions_t *s, canal_str_t *id)
 
 int canal_session_get(canal_req_t *req, canal_sessions_t *s, canal_str_t *data)
 {
-    canal_str_t id;
-    if (session_id(req, s, &id) != 0)
-        return CANAL_ENOTFOUND;
-    if (s->redis != NULL) {
+    if (s->redis != NULL) { /* the guard verified the cookie and loaded the session */
         const struct loaded *l = canal__req_state_find(req, s);
         if (l == NULL || !l->found)
             return l != NULL && l->unavailable ? CANAL_ECLOSED : CANAL_ENOTFOUND;
         *data = l->data;
         return 0;
     }
+    canal_str_t id;
+    if (session_id(req, s, &id) != 0)
+        return CANAL_ENOTFOUND;
     char *buf = canal_req_alloc(req, s->max_data);
     int n = s->ops->get(s->store, id, canal__now_ms(), buf, s->max_data);
     if (n < 0)
@@ -437,23 +440,22 @@ int canal_session_get(canal_req_t *req, canal_sessions_t *s, canal_str_t *data)
 
 int canal_session_end(canal_req_t *req, canal_sessions_t *s)
 {
-    canal_str_t id;
-    if (session_id(req, s, &id) != 0)
-        return CANAL_ENOTFOUND;
-    if (s->redis != NULL) {
+    if (s->redis != NULL) { /* the guard verified the cookie and loaded the session */
         struct loaded *l = canal__req_state_find(req, s);
         if (l == NULL || !l->found)
             return l != NULL && l->unavailable ? CANAL_ECLOSED : CANAL_ENOTFOUND;
         char *key = canal_req_alloc(req, KEY_LEN);
-        redis_key(key, id);
+        redis_key(key, l->id);
         const char *argv[] = {"DEL", key};
         size_t lens[] = {3, KEY_LEN};
         int rc = canal__redis_send(req, s->redis, CANAL__REDIS_HOLD, 2, argv, lens, write_done, NULL);
         if (rc != CANAL_PENDING)
             return rc;
         l->found = 0;
-    } else if (s->ops->revoke(s->store, id) != 0) {
-        return CANAL_ENOTFOUND;
+    } else {
+        canal_str_t id;
+        if (session_id(req, s, &id) != 0 || s->ops->revoke(s->store, id) != 0)
+            return CANAL_ENOTFOUND;
     }
     return canal_res_cookie_delete(req, s->cookie, &s->cookie_options, NULL);
 }

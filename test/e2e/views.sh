@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # needs: curl
 # Views (canal/view.h) end to end: the demo's HTML page in both modes (the same bytes, the
-# type, escaping, HEAD, its ETag and 304), a changed template in development and in production, and the
+# type, escaping, HEAD, its ETag and 304, the output cache in production), a changed template in development and in production, and the
 # canal-view tool (partials, layout, errors with file, line and column, exit statuses).
 . test/e2e-lib.sh
 
@@ -29,6 +29,13 @@ for mode in router controller; do
     check "$mode: If-None-Match with it: 304, no body" "304 0" \
         "$(curl -s -o /dev/null -w '%{http_code} %{size_download}' -H "If-None-Match: W/$tag" "$URL/home/employees")"
     check "$mode: another tag: 200" 200 "$(status "$URL/home/employees" -H 'If-None-Match: "x"')"
+    # production: the page is kept by the output cache (stored once, then served)
+    m=$(body "$URL/metrics")
+    check "$mode: the page stored once in the output cache" 1 "$(echo "$m" | sed -n 's/^canal_output_cache_stores_total //p')"
+    check_match "$mode: ... and served from it" '^[1-9][0-9]*$' "$(echo "$m" | sed -n 's/^canal_cache_hits_total{cache="output"} //p')"
+    check "$mode: a request with a cookie is not served from it (the handler runs: no hit counted)" \
+        "$(echo "$m" | sed -n 's/^canal_cache_hits_total{cache="output"} //p')" \
+        "$(curl -s -o /dev/null -H 'Cookie: sid=x' "$URL/home/employees"; body "$URL/metrics" | sed -n 's/^canal_cache_hits_total{cache="output"} //p')"
     # production: a changed file changes nothing
     sed 's/<h1>/<h1 class="changed">/' examples/demo/views/employees.mustache >"$TMP/views/employees.mustache"
     check "$mode: production does not read a changed template" 0 "$(body "$URL/home/employees" | grep -c 'class="changed"')"
@@ -41,6 +48,8 @@ check "router and controller mode: the same bytes" 0 $?
 echo "# development"
 start demo "$BIN/canal-demo" --env development --threads 2 --views-dir "$TMP/views" || exit 0
 check "development: the page" 9 "$(body "$URL/home/employees" | grep -c '^<tr><td>')"
+check "development: no output cache (a changed template must show)" "" \
+    "$(body "$URL/metrics" | grep '^canal_output_cache_stores_total')"
 sed 's/<h1>/<h1 class="changed">/' examples/demo/views/employees.mustache >"$TMP/views/employees.mustache"
 touch -d '2001-01-01' "$TMP/views/employees.mustache" # a modification time of its own
 check "development: a changed template is compiled on the next request" 1 \
