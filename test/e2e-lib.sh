@@ -93,6 +93,18 @@ body() { u=$1; shift; curl -s "$@" "$u"; }
 # header URL NAME [curl args]: the value of a response header (first), no CR
 header() { u=$1; n=$2; shift 2; curl -s -o /dev/null -D - "$@" "$u" | tr -d '\r' | grep -i "^$n:" | head -n 1 | sed 's/^[^:]*: *//'; }
 
+# redis_start: a Redis of the test's own on 127.0.0.1:$RPORT (set by the caller), no
+# persistence, its files in $TMP; sets RPID and waits (5 s at most) until it answers PING.
+# Called again after a SIGKILL, it restarts on the same port.
+redis_start() {
+    (cd "$TMP" && exec redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no \
+        --dir "$TMP" >>"$TMP/redis.log" 2>&1) &
+    RPID=$!
+    SERVER_PIDS="$SERVER_PIDS $RPID"
+    i=0
+    while [ $i -lt 100 ] && ! redis-cli -p "$RPORT" ping >/dev/null 2>&1; do sleep 0.05; i=$((i + 1)); done
+}
+
 # start_nginx INCLUDE LOG_FORMAT: nginx (NGINX, or the one on PATH) in the foreground, no
 # master process, with its pid file, logs and temp paths under $TMP/nginx, an access log
 # $TMP/nginx-access.log in LOG_FORMAT, and the http {} configuration in the file INCLUDE;

@@ -4,7 +4,7 @@
  *
  *   wsload echo   --port P [--host H] [--path /ws/echo] --conns C --size S [--duration D] [--warmup W]
  *                 [--messages M]
- *   wsload fanout --port P [--host H] [--path /ws/chat/bench] --conns N [--rounds R] [--pid PID]
+ *   wsload fanout --port P [--port2 P2] [--host H] [--path /ws/chat/bench] --conns N [--rounds R] [--pid PID]
  *   wsload sse    --port P [--host H] [--path /sse/ticks?...] --conns N [--hold S] [--pid PID]
  *
  * echo:   C WebSocket connections, each in a closed loop: send one masked binary message of S
@@ -22,6 +22,8 @@
  *         times, connection 0 sends one 32-byte text message and the time until the last of
  *         the N has received it (the sender too: the room echoes) is taken. Prints
  *           conns=<n> rss_before_kib=<n> rss_open_kib=<n> per_conn_bytes=<n> fanout_ms=<m1,m2,..>
+ *         With --port2, every other connection goes to port P2 instead (a second instance that
+ *         shares the room through Redis: bench/rooms-fanout); the sender, connection 0, is on P.
  * sse:    N GET requests held open on the path; RSS before, once every answer's header has
  *         arrived, and again S seconds later. Prints
  *           conns=<n> rss_before_kib=<n> rss_open_kib=<n> rss_later_kib=<n> per_conn_bytes=<n> bytes_in=<n>
@@ -67,7 +69,7 @@ struct conn {
 
 static enum mode mode;
 static const char *host = "127.0.0.1", *path;
-static unsigned port;
+static unsigned port, port2; /* port2: every other connection (two instances sharing a room) */
 static int nconns = 100, epfd, pid = 0, rounds = 5;
 static size_t msg_size = 64;
 static double duration = 3, warmup = 1, hold = 5;
@@ -190,7 +192,8 @@ static void send_msg(struct conn *c)
 
 static void start_conn(struct conn *c)
 {
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    unsigned p = port2 != 0 && (c - conns) % 2 == 1 ? port2 : port;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)p)};
     inet_pton(AF_INET, host, &sa.sin_addr);
     c->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (c->fd < 0) {
@@ -446,6 +449,7 @@ int main(int argc, char **argv)
         const char *k = argv[i], *v = argv[i + 1];
         if (strcmp(k, "--host") == 0) host = v;
         else if (strcmp(k, "--port") == 0) port = (unsigned)atoi(v);
+        else if (strcmp(k, "--port2") == 0) port2 = (unsigned)atoi(v);
         else if (strcmp(k, "--path") == 0) path = v;
         else if (strcmp(k, "--conns") == 0) nconns = atoi(v);
         else if (strcmp(k, "--size") == 0) msg_size = (size_t)atol(v);

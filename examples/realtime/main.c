@@ -6,7 +6,9 @@
  *   build/bin/canal-realtime --host 127.0.0.1 --port 8080 [--threads N] [--max-message BYTES]
  *
  * Every flag of canal (--help lists them) works too; --max-message, the example's own, is the
- * largest WebSocket message accepted (default 1048576; a larger one is closed with 1009).
+ * largest WebSocket message accepted (default 1048576; a larger one is closed with 1009). With
+ * canal's --store redis://HOST:PORT[/DB], the chat rooms (ws.c) are shared by every instance
+ * started with the same store.
  */
 #include <stdio.h>
 #include <string.h>

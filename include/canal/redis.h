@@ -12,6 +12,11 @@
  * a network fault) the command fails with CANAL_ECLOSED, the connection is dropped and made
  * again with a backoff (100 ms doubling up to 1 s) until the server answers a PING; a command
  * asked for while it is down fails at once. Nothing waits longer than the deadline.
+ *
+ * Worker 0 also keeps a subscriber connection for pub/sub: the groups an app shares across
+ * instances (canal_ws_group_share(), canal_sse_group_share()) publish on the sending worker's
+ * command connection and receive through it; it subscribes again to every shared group's
+ * channel each time it has reconnected. docs/realtime.md, "Rooms across instances".
  */
 #ifndef CANAL_REDIS_H
 #define CANAL_REDIS_H

@@ -27,6 +27,7 @@
 #include "async.h"
 #include "stream.h"
 #include "websocket.h"
+#include "sse_group.h"
 #include "cookie.h"
 #include "signed.h"
 #include "session.h"

@@ -42,13 +42,20 @@
  * long, or a stream nothing was written to for that long), or the app is shutting down (what
  * is queued is still sent, then the body ends properly, within the shutdown drain). After it,
  * writes return CANAL_ECLOSED and the owner calls canal_stream_end() to release the handle.
- * A HEAD request gets the status and headers only, and a stream begun while the app is
- * shutting down an empty body: writes then return CANAL_ECLOSED at once, with no closed
- * callback.
+ * A HEAD request gets the status and headers only (so does a status without a body): writes
+ * return CANAL_ECLOSED at once, and the closed callback (CANAL_STREAM_GONE) comes when the
+ * request ends, never within canal_res_stream_begin(), so an owner that registered the stream
+ * somewhere hears that it is over. A stream begun while the app is shutting down has an empty
+ * body, the same way: writes return CANAL_ECLOSED, the closed callback comes at the request's
+ * end.
  *
- * **Threads.** Every call but canal_stream_post() is for the stream's own thread (the
- * request's). Other threads hand their writes over with canal_stream_post(), which takes the
- * same queue as canal_pending_post() (canal/async.h).
+ * **Threads.** Every call but canal_stream_post(), canal_stream_retain() and
+ * canal_stream_release() is for the stream's own thread (the request's). Other threads hand
+ * their writes over with canal_stream_post(), which takes the same queue as
+ * canal_pending_post() (canal/async.h). A thread that keeps the handle (a subscriber list, a
+ * group) holds a reference (canal_stream_retain()) for as long as it may post: the handle then
+ * stays valid after the owner's canal_stream_end(), and a post that runs after the end finds
+ * the stream ended (writes return CANAL_ESTATE) instead of freed memory.
  *
  * **Deadlines.** A stream is not a deferred answer: request_timeout_ms (the 504) does not
  * apply to it; stream_timeout_ms does.
@@ -142,6 +149,15 @@ CANAL_API int canal_stream_jw_flush(canal_stream_t *s);
  * called already (a bug: the handle may be gone).
  */
 CANAL_API int canal_stream_end(canal_stream_t *s);
+
+/**
+ * Takes a reference to the handle, so that another thread may keep it and post to it
+ * (canal_stream_post()) even after the owner's canal_stream_end(). Returns s. Any thread.
+ */
+CANAL_API canal_stream_t *canal_stream_retain(canal_stream_t *s);
+
+/** Drops a reference taken with canal_stream_retain(); NULL is a no-op. Any thread. */
+CANAL_API void canal_stream_release(canal_stream_t *s);
 
 /** The request of the stream, or NULL once the stream is closed. Stream's thread only. */
 CANAL_API canal_req_t *canal_stream_req(const canal_stream_t *s);

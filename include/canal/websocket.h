@@ -148,8 +148,9 @@ CANAL_API void canal_ws_post(canal_ws_t *ws, canal_ws_post_fn fn, void *data);
  */
 CANAL_API canal_ws_group_t *canal_ws_group_create(canal_app_t *app);
 
-/** Drops the creator's reference. The group lives on while it has members (each holds a
- * reference) or messages on their way to them. NULL is a no-op. Any thread. */
+/** Drops the creator's reference (and ends the link to the store, if shared: no send after
+ * it). The group lives on while it has members (each holds a reference) or messages on their
+ * way to them. NULL is a no-op. Any thread. */
 CANAL_API void canal_ws_group_release(canal_ws_group_t *g);
 
 /** Adds the socket to the group (CANAL_EEXIST if a member; CANAL_ESTATE if the socket is
@@ -170,6 +171,19 @@ CANAL_API size_t canal_ws_group_size(const canal_ws_group_t *g);
  * kind); CANAL_ENOMEM.
  */
 CANAL_API int canal_ws_group_send(canal_ws_group_t *g, canal_ws_kind_t kind, const void *msg, size_t len);
+
+/**
+ * Shares the group with the app's other instances through its store (`--store`,
+ * canal/redis.h), on the channel "canal:ws:" name (len bytes, binary safe): from then on a
+ * message sent on any instance whose group shares the name reaches the members of every
+ * instance, each once, in order per sender. The sending instance publishes the message and
+ * delivers what comes back from Redis, as every instance does. While the store is unreachable,
+ * a message sent on a worker reaches this instance's members only (see docs/realtime.md).
+ * Call it once, right after the create. Returns 0; CANAL_ENOTFOUND when the app has no store
+ * (the group stays in process, at no cost); CANAL_EEXIST when shared already; CANAL_ENOMEM.
+ * Any thread. The link ends with canal_ws_group_release(), the creator's.
+ */
+CANAL_API int canal_ws_group_share(canal_ws_group_t *g, const char *name, size_t len);
 
 #ifdef __cplusplus
 }

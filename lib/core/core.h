@@ -498,6 +498,10 @@ int canal__commit_stream(canal_req_t *req, h2o_generator_t *gen);
 /* stream.c: the request of s ends (canal__on_req_done(): h2o is done with everything it was
  * sending, and the request's memory goes next); its reference to s goes */
 void canal__stream_request_done(struct canal_stream *s);
+/* stream.c, for the groups of event streams (realtime): the stream's slot for its group
+ * memberships, and gone, which canal calls once with the slot on the stream's thread when the
+ * stream is closed or ended, whichever comes first. NULL (nothing set) once that happened. */
+void **canal__stream_groups(struct canal_stream *s, void (*gone)(void **slot));
 
 /* stream.c: a stopping worker ends its open streams (begin_shutdown()); a worker about to stop
  * closes those still open (before it takes no more posts) and disposes of their timers */

@@ -100,6 +100,8 @@ struct canal_stream {
     unsigned char closed;    /* canal took the stream over: closed was said (or is owed by
                                 detach), or the answer had no body; no more writes */
     unsigned char refused;   /* a write got CANAL_EAGAIN: writable is owed */
+    unsigned char owed;      /* closed (no body: HEAD), but the closed callback is owed at the
+                                request's end */
     h2o_timeout_entry_t idle; /* in the worker's idle list */
     struct timer keepalive, wake;
     unsigned keepalive_ms;   /* 0: no keep-alive */
@@ -107,10 +109,29 @@ struct canal_stream {
     void (*wake_fn)(canal_stream_t *s, void *data);
     h2o_linklist_t link;     /* in the worker's open streams */
     struct stream_jw *jw;    /* canal_stream_jw(), made on first use */
+    void *groups;            /* canal__stream_groups(): the realtime layer's memberships */
+    void (*groups_gone)(void **slot);
 };
 
 static void on_keepalive(struct timer *t);
 static void on_wake(struct timer *t);
+
+/* The stream is closed or ended: it leaves its groups (once). */
+static void leave_groups(canal_stream_t *s)
+{
+    void (*gone)(void **slot) = s->groups_gone;
+    s->groups_gone = NULL;
+    if (gone != NULL)
+        gone(&s->groups);
+}
+
+void **canal__stream_groups(canal_stream_t *s, void (*gone)(void **slot))
+{
+    if (s->ended || s->closed || s->req == NULL)
+        return NULL;
+    s->groups_gone = gone;
+    return &s->groups;
+}
 
 static void unref(canal_stream_t *s)
 {
@@ -241,8 +262,10 @@ static void detach(canal_stream_t *s, canal_stream_close_t why)
     if (!s->busy) /* else h2o may still be sending it: released at proceed or the request's end */
         batch_release(&s->sending);
     batch_release(&s->queue);
-    int tell = !s->closed && !s->ended;
+    int tell = (!s->closed || s->owed) && !s->ended;
+    s->owed = 0;
     s->closed = 1;
+    leave_groups(s);
     if (tell && s->cb.closed != NULL)
         s->cb.closed(s, why, s->data); /* which may end the stream: s is not touched after */
 }
@@ -335,6 +358,7 @@ static void on_idle(h2o_timeout_entry_t *e)
     if (s->req == NULL || s->closed)
         return;
     s->closed = 1;
+    leave_groups(s);
     timers_stop(s);
     atomic_fetch_add(&s->refs, 1);
     cut(s);
@@ -388,7 +412,10 @@ canal_stream_t *canal_res_stream_begin(canal_req_t *req, const char *content_typ
         return NULL;
     }
     if (rc > 0) {
-        s->closed = 1; /* HEAD, or a status without a body: the answer is complete */
+        /* HEAD, or a status without a body: the answer is complete. The owner hears it at the
+         * request's end (never within this call), as it would if a client left. */
+        s->closed = 1;
+        s->owed = s->req != NULL;
         return s;
     }
     /* the head leaves now, not with the first write: the client learns the stream is open */
@@ -398,6 +425,7 @@ canal_stream_t *canal_res_stream_begin(canal_req_t *req, const char *content_typ
     if (w->stopping) {
         /* the worker is draining (canal__streams_shutdown() has run): the body ends at once */
         s->closed = s->ending = 1;
+        s->owed = 1; /* told at the request's end, as for HEAD */
         flush(s);
     }
     return s;
@@ -502,12 +530,25 @@ int canal_stream_end(canal_stream_t *s)
     if (s->ended)
         return CANAL_ESTATE;
     s->ended = 1;
+    leave_groups(s);
     if (s->req != NULL && !s->closed) { /* closed: canal has ended or cut the body already */
         s->ending = 1;
         flush(s);
     }
     unref(s);
     return 0;
+}
+
+canal_stream_t *canal_stream_retain(canal_stream_t *s)
+{
+    atomic_fetch_add(&s->refs, 1);
+    return s;
+}
+
+void canal_stream_release(canal_stream_t *s)
+{
+    if (s != NULL)
+        unref(s);
 }
 
 canal_req_t *canal_stream_req(const canal_stream_t *s)
@@ -616,6 +657,7 @@ void canal__streams_shutdown(struct canal_worker *w)
             continue;
         s->closed = 1;
         s->ending = 1;
+        leave_groups(s);
         atomic_fetch_add(&s->refs, 1);
         timers_stop(s);
         flush(s);

@@ -36,6 +36,7 @@
 #include "core/core.h"
 #include "realtime/ws_internal.h"
 #include "realtime/realtime.h"
+#include "redis/redis.h"
 
 /* A WebSocket route's settings, owned by the feature's state (struct ws_routes). */
 struct canal__ws_route {
@@ -109,6 +110,7 @@ struct canal_ws_group {
     canal_app_t *app;
     atomic_size_t refs, size;
     size_t nworkers;
+    struct canal__redis_sub *_Atomic sub; /* canal_ws_group_share(): the store's channel */
     h2o_linklist_t members[]; /* one list per worker */
 };
 
@@ -749,6 +751,7 @@ canal_ws_group_t *canal_ws_group_create(canal_app_t *app)
         return NULL;
     g->app = app;
     g->nworkers = app->nworkers;
+    atomic_init(&g->sub, NULL);
     atomic_init(&g->refs, 1);
     atomic_init(&g->size, 0);
     for (size_t i = 0; i < g->nworkers; i++)
@@ -756,10 +759,20 @@ canal_ws_group_t *canal_ws_group_create(canal_app_t *app)
     return g;
 }
 
+/* a member's or a message's reference */
+static void group_unref(canal_ws_group_t *g)
+{
+    if (atomic_fetch_sub(&g->refs, 1) == 1)
+        free(g);
+}
+
+/* the creator's: the link to the store ends first (no callback of it runs after) */
 void canal_ws_group_release(canal_ws_group_t *g)
 {
-    if (g != NULL && atomic_fetch_sub(&g->refs, 1) == 1)
-        free(g);
+    if (g == NULL)
+        return;
+    canal__redis_unsubscribe(atomic_exchange(&g->sub, NULL));
+    group_unref(g);
 }
 
 size_t canal_ws_group_size(const canal_ws_group_t *g)
@@ -791,7 +804,7 @@ static void member_free(struct member *m)
     h2o_linklist_unlink(&m->link);
     atomic_fetch_sub(&g->size, 1);
     free(m);
-    canal_ws_group_release(g);
+    group_unref(g);
 }
 
 int canal_ws_leave(canal_ws_t *ws, canal_ws_group_t *g)
@@ -838,15 +851,13 @@ static void run_group(struct canal__post *msg)
     struct group_msg *m = (struct group_msg *)msg;
     deliver(m->group, m->k, m->payload);
     payload_release(m->payload);
-    canal_ws_group_release(m->group);
+    group_unref(m->group);
     free(m);
 }
 
-int canal_ws_group_send(canal_ws_group_t *g, canal_ws_kind_t kind, const void *msg, size_t len)
+/* The message to this instance's members, on every worker. */
+static int local_send(canal_ws_group_t *g, int opcode, const void *msg, size_t len)
 {
-    int opcode = opcode_of(kind, msg, len);
-    if (opcode < 0)
-        return CANAL_EINVAL;
     struct payload *p = malloc(sizeof(*p) + len);
     if (p == NULL)
         return CANAL_ENOMEM;
@@ -873,12 +884,48 @@ int canal_ws_group_send(canal_ws_group_t *g, canal_ws_kind_t kind, const void *m
         atomic_fetch_add(&g->refs, 1);
         if (canal__post(w, &m->super) != 0) {
             payload_release(p);
-            canal_ws_group_release(g);
+            group_unref(g);
             free(m);
         }
     }
     payload_release(p);
     return rc;
+}
+
+/* Shared, the message goes to the store's channel as its opcode's byte then its bytes; what
+ * comes back (on_store_message()) reaches the members. If it cannot be published now, this
+ * instance's members get it at least. */
+int canal_ws_group_send(canal_ws_group_t *g, canal_ws_kind_t kind, const void *msg, size_t len)
+{
+    int opcode = opcode_of(kind, msg, len);
+    if (opcode < 0)
+        return CANAL_EINVAL;
+    struct canal__redis_sub *sub = atomic_load(&g->sub);
+    if (sub == NULL)
+        return local_send(g, opcode, msg, len);
+    unsigned char small[512], *buf = len < sizeof(small) ? small : malloc(len + 1);
+    if (buf == NULL)
+        return CANAL_ENOMEM;
+    buf[0] = (unsigned char)opcode;
+    if (len > 0)
+        memcpy(buf + 1, msg, len);
+    int rc = canal__redis_sub_publish(sub, buf, len + 1);
+    if (buf != small)
+        free(buf);
+    return rc == 0 ? 0 : local_send(g, opcode, msg, len);
+}
+
+/* A message from the store's channel (worker 0, under the subscription lock). */
+static void on_store_message(void *target, const char *msg, size_t len)
+{
+    int opcode = len > 0 ? (unsigned char)msg[0] : -1;
+    if (opcode == WSLAY_TEXT_FRAME || opcode == WSLAY_BINARY_FRAME)
+        local_send(target, opcode, msg + 1, len - 1);
+}
+
+int canal_ws_group_share(canal_ws_group_t *g, const char *name, size_t len)
+{
+    return canal__redis_share(g->app, &g->sub, "canal:ws:", name, len, on_store_message, g);
 }
 
 static void run_ws_post(struct canal__post *msg)

@@ -19,7 +19,19 @@
  * (canal/async.h): its count of commands in flight commits the answer when the last callback
  * has run, and canal_pending_req() says whether the request is still there before a callback
  * is called (the record outlives the request's memory; the request state only points at it).
+ *
+ * Pub/sub (groups across instances, lib/redis/redis.h): worker 0 has a second connection, the
+ * subscriber, which after its PING subscribes to every channel of the client's subscription
+ * table, and again after each reconnect. The table (a hash of channels, under sub_lock) is
+ * shared by every thread; changes reach the subscriber through worker 0's queue. A message
+ * that arrives is handed to the subscriptions of its channel under sub_lock, on worker 0.
+ * PUBLISH goes on the command connection of the publishing worker (worker 0's from other
+ * threads), so one sender's messages reach Redis, and so every subscriber, in order. A
+ * subscriber connection has no deadline of its own once subscribed: a paused server keeps it
+ * open (messages resume with the server); a server that is gone closes it, and it reconnects
+ * with the command connections' backoff.
  */
+#include <pthread.h>
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 #include <stdatomic.h>
@@ -34,11 +46,22 @@
 #include "redis/redis.h"
 
 #define RETRY_TICK_MS 100
+#define SUB_BUCKETS 256
 #define RETRY_MAX_TICKS 10
 
 enum { DOWN, CONNECTING, UP };
 
+struct canal__redis_sub {
+    struct canal__redis_sub *next; /* in its bucket */
+    struct canal_redis *r;
+    canal__redis_msg_fn fn;
+    void *target;
+    size_t chlen;
+    char ch[];
+};
+
 struct canal_redis {
+    canal_app_t *app;
     char host[256];
     int port, db;
     char *password;
@@ -48,6 +71,11 @@ struct canal_redis {
     atomic_size_t up; /* workers whose connection is UP */
     /* metrics: any thread reads them */
     atomic_ullong commands, errors, timeouts, reconnects, latency_us;
+    atomic_ullong published, received;
+    atomic_int sub_up; /* the subscriber connection is UP */
+    pthread_mutex_t sub_lock;
+    int sub_lock_ready;
+    struct canal__redis_sub *subs[SUB_BUCKETS];
 };
 
 struct conn {
@@ -56,6 +84,7 @@ struct conn {
     redisAsyncContext *ac;
     h2o_socket_t *sock;
     int state, reading, writing, stopping;
+    int sub;                            /* the subscriber (worker 0's second connection) */
     unsigned backoff;                   /* ticks before the next connect */
     unsigned ticks;                     /* ticks left */
     h2o_timeout_t deadlines;            /* r->timeout_ms: commands and the connect */
@@ -66,6 +95,15 @@ struct conn {
     h2o_timeout_entry_t drop;
     size_t inflight;
 };
+
+/* a worker's part: its command connection (first: canal__worker_state() is one) and, on
+ * worker 0, the subscriber */
+struct wstate {
+    struct conn cmd, sub;
+};
+
+/* the worker this thread runs (redis_worker_init()) */
+static __thread struct canal_worker *this_worker;
 
 /* the commands of one request */
 struct rreq {
@@ -161,8 +199,17 @@ static void ev_cleanup(void *priv)
 
 static void schedule_connect(struct conn *c);
 
+static void subscribe_all(struct conn *c);
+
 static void set_state(struct conn *c, int state)
 {
+    if (c->sub) {
+        atomic_store(&c->r->sub_up, state == UP);
+        c->state = state;
+        if (state == UP)
+            subscribe_all(c);
+        return;
+    }
     if (c->state == UP && state != UP)
         atomic_fetch_sub(&c->r->up, 1);
     else if (c->state != UP && state == UP)
@@ -233,6 +280,11 @@ static void on_disconnected(const redisAsyncContext *ac, int status)
 
 /* a marker callback: the connection's own command whose success makes it UP */
 static void ping_done(canal_req_t *req, const canal_redis_reply_t *reply, int status, void *data)
+{
+}
+
+/* a marker callback: a PUBLISH, whose failure drops the connection */
+static void publish_done(canal_req_t *req, const canal_redis_reply_t *reply, int status, void *data)
 {
 }
 
@@ -316,7 +368,7 @@ static struct cmd *send_argv(struct conn *c, struct rreq *rr, int argc, const ch
     }
     c->inflight++;
     atomic_fetch_add(&c->r->commands, 1);
-    if (rr != NULL)
+    if (rr != NULL || cb == publish_done)
         h2o_timeout_link(c->w->loop, &c->deadlines, &k->deadline);
     return k;
 }
@@ -514,6 +566,220 @@ const canal_redis_reply_t *canal_redis_reply_at(const canal_redis_reply_t *reply
     return (const canal_redis_reply_t *)x->element[i];
 }
 
+/* ---- pub/sub ---- */
+
+static size_t bucket_of(const char *ch, size_t len)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)ch[i]) * 1099511628211ull;
+    return (size_t)(h % SUB_BUCKETS);
+}
+
+/* a subscription of the channel exists (under sub_lock) */
+static int channel_wanted(struct canal_redis *r, const char *ch, size_t len)
+{
+    for (struct canal__redis_sub *x = r->subs[bucket_of(ch, len)]; x != NULL; x = x->next)
+        if (x->chlen == len && memcmp(x->ch, ch, len) == 0)
+            return 1;
+    return 0;
+}
+
+/* What the subscriber connection receives: ["message", channel, payload] (and the confirmations
+ * of SUBSCRIBE and UNSUBSCRIBE, and NULL when the connection goes, which are not messages). */
+static void on_sub_message(redisAsyncContext *ac, void *reply, void *priv)
+{
+    struct conn *c = priv;
+    const redisReply *x = reply;
+    if (x == NULL || x->type != REDIS_REPLY_ARRAY || x->elements != 3 || x->element[0]->type != REDIS_REPLY_STRING ||
+        x->element[0]->len != 7 || memcmp(x->element[0]->str, "message", 7) != 0 ||
+        x->element[1]->type != REDIS_REPLY_STRING || x->element[2]->type != REDIS_REPLY_STRING)
+        return;
+    struct canal_redis *r = c->r;
+    const char *ch = x->element[1]->str;
+    size_t chlen = x->element[1]->len;
+    atomic_fetch_add(&r->received, 1);
+    pthread_mutex_lock(&r->sub_lock);
+    for (struct canal__redis_sub *k = r->subs[bucket_of(ch, chlen)]; k != NULL; k = k->next)
+        if (k->chlen == chlen && memcmp(k->ch, ch, chlen) == 0)
+            k->fn(k->target, x->element[2]->str, x->element[2]->len);
+    pthread_mutex_unlock(&r->sub_lock);
+}
+
+static void sub_command(struct conn *c, const char *verb, const char *ch, size_t chlen)
+{
+    const char *argv[] = {verb, ch};
+    size_t lens[] = {strlen(verb), chlen};
+    if (c->state == UP && c->ac != NULL &&
+        redisAsyncCommandArgv(c->ac, on_sub_message, c, 2, argv, lens) != REDIS_OK)
+        drop_later(c);
+}
+
+/* The subscriber is UP: it subscribes to every channel of the table (duplicates are harmless). */
+static void subscribe_all(struct conn *c)
+{
+    struct canal_redis *r = c->r;
+    pthread_mutex_lock(&r->sub_lock);
+    for (size_t b = 0; b < SUB_BUCKETS; b++)
+        for (struct canal__redis_sub *k = r->subs[b]; k != NULL; k = k->next)
+            sub_command(c, "SUBSCRIBE", k->ch, k->chlen);
+    pthread_mutex_unlock(&r->sub_lock);
+}
+
+/* A change of the table, for the subscriber on worker 0 */
+struct sub_post {
+    struct canal__post super;
+    struct canal_redis *r;
+    int subscribe;
+    size_t chlen;
+    char ch[];
+};
+
+static void run_sub_post(struct canal__post *msg)
+{
+    struct sub_post *m = (struct sub_post *)msg;
+    struct canal_redis *r = m->r;
+    struct wstate *ws = canal__worker_state(&r->app->workers[0], &feature);
+    if (ws != NULL && ws->sub.r != NULL) {
+        pthread_mutex_lock(&r->sub_lock);
+        int wanted = channel_wanted(r, m->ch, m->chlen);
+        pthread_mutex_unlock(&r->sub_lock);
+        if (m->subscribe && wanted)
+            sub_command(&ws->sub, "SUBSCRIBE", m->ch, m->chlen);
+        else if (!m->subscribe && !wanted)
+            sub_command(&ws->sub, "UNSUBSCRIBE", m->ch, m->chlen);
+    }
+    free(m);
+}
+
+static void post_sub(struct canal_redis *r, int subscribe, const char *ch, size_t chlen)
+{
+    struct sub_post *m = malloc(sizeof(*m) + chlen);
+    if (m == NULL)
+        return; /* the subscriber subscribes to the whole table at its next connect */
+    *m = (struct sub_post){.super.run = run_sub_post, .r = r, .subscribe = subscribe, .chlen = chlen};
+    memcpy(m->ch, ch, chlen);
+    if (r->nworkers == 0 || canal__post(&r->app->workers[0], &m->super) != 0)
+        free(m);
+}
+
+struct canal__redis_sub *canal__redis_subscribe(canal_redis_t *r, const char *channel, size_t chlen,
+                                                canal__redis_msg_fn fn, void *target)
+{
+    struct canal__redis_sub *k = malloc(sizeof(*k) + chlen);
+    if (k == NULL)
+        return NULL;
+    *k = (struct canal__redis_sub){.r = r, .fn = fn, .target = target, .chlen = chlen};
+    memcpy(k->ch, channel, chlen);
+    size_t b = bucket_of(channel, chlen);
+    pthread_mutex_lock(&r->sub_lock);
+    k->next = r->subs[b];
+    r->subs[b] = k;
+    pthread_mutex_unlock(&r->sub_lock);
+    post_sub(r, 1, channel, chlen);
+    return k;
+}
+
+void canal__redis_unsubscribe(struct canal__redis_sub *k)
+{
+    if (k == NULL)
+        return;
+    struct canal_redis *r = k->r;
+    pthread_mutex_lock(&r->sub_lock);
+    for (struct canal__redis_sub **p = &r->subs[bucket_of(k->ch, k->chlen)]; *p != NULL; p = &(*p)->next) {
+        if (*p == k) {
+            *p = k->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&r->sub_lock);
+    post_sub(r, 0, k->ch, k->chlen);
+    free(k);
+}
+
+static int publish_on(struct conn *c, const char *ch, size_t chlen, const void *msg, size_t len)
+{
+    if (c->state != UP || c->ac == NULL)
+        return CANAL_ECLOSED;
+    if (c->inflight >= c->r->max_inflight)
+        return CANAL_EAGAIN;
+    const char *argv[] = {"PUBLISH", ch, msg};
+    size_t lens[] = {7, chlen, len};
+    if (send_argv(c, NULL, 3, argv, lens, publish_done, NULL, NULL) == NULL)
+        return CANAL_ECLOSED;
+    atomic_fetch_add(&c->r->published, 1);
+    return 0;
+}
+
+/* A PUBLISH from a thread that is no worker of the app, for worker 0 */
+struct pub_post {
+    struct canal__post super;
+    struct canal_redis *r;
+    size_t chlen, len;
+    char bytes[]; /* the channel, then the message */
+};
+
+static void run_pub_post(struct canal__post *msg)
+{
+    struct pub_post *m = (struct pub_post *)msg;
+    struct wstate *ws = canal__worker_state(&m->r->app->workers[0], &feature);
+    if (ws != NULL && ws->cmd.r != NULL)
+        publish_on(&ws->cmd, m->bytes, m->chlen, m->bytes + m->chlen, m->len); /* else lost */
+    free(m);
+}
+
+int canal__redis_publish(canal_redis_t *r, const char *channel, size_t chlen, const void *msg, size_t len)
+{
+    struct canal_worker *w = this_worker;
+    if (w != NULL && w->app == r->app) {
+        struct conn *c = canal__worker_state(w, &feature);
+        return c == NULL || c->r == NULL ? CANAL_ECLOSED : publish_on(c, channel, chlen, msg, len);
+    }
+    struct pub_post *m = malloc(sizeof(*m) + chlen + len);
+    if (m == NULL)
+        return CANAL_ENOMEM;
+    *m = (struct pub_post){.super.run = run_pub_post, .r = r, .chlen = chlen, .len = len};
+    memcpy(m->bytes, channel, chlen);
+    if (len > 0)
+        memcpy(m->bytes + chlen, msg, len);
+    if (r->nworkers == 0 || canal__post(&r->app->workers[0], &m->super) != 0) {
+        free(m);
+        return CANAL_ECLOSED;
+    }
+    return 0;
+}
+
+int canal__redis_sub_publish(const struct canal__redis_sub *k, const void *msg, size_t len)
+{
+    return canal__redis_publish(k->r, k->ch, k->chlen, msg, len);
+}
+
+int canal__redis_share(canal_app_t *app, struct canal__redis_sub *_Atomic *slot, const char *prefix,
+                       const char *name, size_t len, canal__redis_msg_fn fn, void *target)
+{
+    canal_redis_t *r = canal_app_redis_get(app);
+    if (r == NULL)
+        return CANAL_ENOTFOUND;
+    if (atomic_load(slot) != NULL)
+        return CANAL_EEXIST;
+    size_t plen = strlen(prefix);
+    char *ch = malloc(plen + len + 1);
+    if (ch == NULL)
+        return CANAL_ENOMEM;
+    memcpy(ch, prefix, plen);
+    memcpy(ch + plen, name, len);
+    struct canal__redis_sub *k = canal__redis_subscribe(r, ch, plen + len, fn, target);
+    free(ch);
+    if (k == NULL)
+        return CANAL_ENOMEM;
+    struct canal__redis_sub *none = NULL;
+    if (!atomic_compare_exchange_strong(slot, &none, k)) {
+        canal__redis_unsubscribe(k);
+        return CANAL_EEXIST;
+    }
+    return 0;
+}
+
 /* ---- the feature ---- */
 
 /* redis://[:PASSWORD@]HOST[:PORT][/DB]; HOST may be [IPv6] */
@@ -596,6 +862,9 @@ canal_redis_t *canal_app_redis(canal_app_t *app, const char *url, const canal_re
     r->password = probe.password;
     r->timeout_ms = opts != NULL && opts->timeout_ms ? opts->timeout_ms : 1000;
     r->max_inflight = opts != NULL && opts->max_inflight ? opts->max_inflight : 4096;
+    r->app = app;
+    if (pthread_mutex_init(&r->sub_lock, NULL) == 0)
+        r->sub_lock_ready = 1;
     return r;
 }
 
@@ -607,6 +876,8 @@ canal_redis_t *canal_app_redis_get(const canal_app_t *app)
 static int redis_start(canal_app_t *app, void *st)
 {
     struct canal_redis *r = st;
+    if (!r->sub_lock_ready)
+        return CANAL_ENOMEM;
     r->nworkers = app->nworkers;
     return 0;
 }
@@ -615,12 +886,20 @@ static void redis_dispose(canal_app_t *app, void *st)
 {
     struct canal_redis *r = st;
     free(r->password);
+    for (size_t b = 0; b < SUB_BUCKETS; b++) { /* subscriptions a group never ended */
+        while (r->subs[b] != NULL) {
+            struct canal__redis_sub *k = r->subs[b];
+            r->subs[b] = k->next;
+            free(k);
+        }
+    }
+    if (r->sub_lock_ready)
+        pthread_mutex_destroy(&r->sub_lock);
 }
 
-static int redis_worker_init(struct canal_worker *w, void *st, void *wst)
+static void conn_init(struct conn *c, struct canal_redis *r, struct canal_worker *w)
 {
-    struct conn *c = wst;
-    c->r = st;
+    c->r = r;
     c->w = w;
     h2o_timeout_init(w->loop, &c->deadlines, c->r->timeout_ms);
     h2o_timeout_init(w->loop, &c->tick, RETRY_TICK_MS);
@@ -629,6 +908,17 @@ static int redis_worker_init(struct canal_worker *w, void *st, void *wst)
     c->retry.cb = on_retry;
     c->drop.cb = on_drop;
     connect_now(c);
+}
+
+static int redis_worker_init(struct canal_worker *w, void *st, void *wst)
+{
+    struct wstate *ws = wst;
+    this_worker = w;
+    conn_init(&ws->cmd, st, w);
+    if (w->index == 0) {
+        ws->sub.sub = 1;
+        conn_init(&ws->sub, st, w);
+    }
     return 0;
 }
 
@@ -639,9 +929,8 @@ static int redis_worker_busy(struct canal_worker *w, void *st, void *wst)
     return c->state == UP && c->inflight > 0;
 }
 
-static void redis_worker_stop(struct canal_worker *w, void *st, void *wst)
+static void conn_stop(struct canal_worker *w, struct conn *c)
 {
-    struct conn *c = wst;
     if (c->r == NULL)
         return; /* never started */
     c->stopping = 1;
@@ -651,6 +940,14 @@ static void redis_worker_stop(struct canal_worker *w, void *st, void *wst)
     h2o_timeout_dispose(w->loop, &c->deadlines);
     h2o_timeout_dispose(w->loop, &c->tick);
     h2o_timeout_dispose(w->loop, &c->now);
+}
+
+static void redis_worker_stop(struct canal_worker *w, void *st, void *wst)
+{
+    struct wstate *ws = wst;
+    conn_stop(w, &ws->sub);
+    conn_stop(w, &ws->cmd);
+    this_worker = NULL;
 }
 
 static void redis_metrics(canal_app_t *app, void *st, FILE *f)
@@ -673,12 +970,20 @@ static void redis_metrics(canal_app_t *app, void *st, FILE *f)
     fprintf(f, "# HELP canal_redis_latency_seconds_total Time from sending a command to its reply.\n"
                "# TYPE canal_redis_latency_seconds_total counter\ncanal_redis_latency_seconds_total %.6f\n",
             (double)lat / 1e6);
+    fprintf(f, "# HELP canal_redis_subscriber_up 1 when the pub/sub connection (groups across instances) answers.\n"
+               "# TYPE canal_redis_subscriber_up gauge\ncanal_redis_subscriber_up %d\n"
+               "# HELP canal_redis_published_total Group messages published to other instances.\n"
+               "# TYPE canal_redis_published_total counter\ncanal_redis_published_total %llu\n"
+               "# HELP canal_redis_received_total Group messages received from the subscriber connection.\n"
+               "# TYPE canal_redis_received_total counter\ncanal_redis_received_total %llu\n",
+            atomic_load(&r->sub_up), (unsigned long long)atomic_load(&r->published),
+            (unsigned long long)atomic_load(&r->received));
 }
 
 static const struct canal__feature feature = {
     .name = "redis",
     .size = sizeof(struct canal_redis),
-    .worker_size = sizeof(struct conn),
+    .worker_size = sizeof(struct wstate),
     .start = redis_start,
     .dispose = redis_dispose,
     .worker_init = redis_worker_init,

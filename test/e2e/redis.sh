@@ -12,14 +12,6 @@
 
 RPORT=$(free_port)
 RPID=""
-redis_start() {
-    (cd "$TMP" && exec redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no \
-        --dir "$TMP" >>"$TMP/redis.log" 2>&1) &
-    RPID=$!
-    SERVER_PIDS="$SERVER_PIDS $RPID"
-    i=0
-    while [ $i -lt 100 ] && ! redis-cli -p "$RPORT" ping >/dev/null 2>&1; do sleep 0.05; i=$((i + 1)); done
-}
 redis_start
 R="redis-cli -p $RPORT"
 $R -n 0 set canary:db0 keep >/dev/null

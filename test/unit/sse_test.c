@@ -11,6 +11,7 @@
 #include <canal.h>
 #include <canal/testing.h>
 #include <stdatomic.h>
+#include <unistd.h>
 
 /* The data of the first event in text, per the WHATWG event stream interpretation. */
 static char *parse_data(const char *text, size_t len, size_t *out_len)
@@ -160,6 +161,91 @@ static int handler_head(canal_req_t *req, void *data)
     return 0;
 }
 
+/* The pattern of docs/realtime.md on HEAD: the owner keeps the handle (a retained one, as a
+ * subscriber list would) until the closed callback says the stream is over. */
+static atomic_int head_closed, head_in_begin;
+static canal_stream_t *head_kept;
+
+static void head_on_closed(canal_stream_t *s, canal_stream_close_t why, void *data)
+{
+    atomic_store(&head_closed, why);
+    canal_stream_release(head_kept); /* the "subscriber list"'s reference */
+    canal_stream_end(s);
+}
+
+static int handler_head_sub(canal_req_t *req, void *data)
+{
+    static const canal_stream_cb_t cb = {.closed = head_on_closed};
+    atomic_store(&head_in_begin, 1);
+    canal_stream_t *s = canal_sse_begin(req, &cb, NULL);
+    atomic_store(&head_in_begin, atomic_load(&head_closed) != 0 ? 2 : 0); /* 2: told too early */
+    EXPECT_TRUE(s != NULL);
+    head_kept = canal_stream_retain(s);
+    EXPECT_EQ(canal_sse_event(s, NULL, NULL, "x", 1), CANAL_ECLOSED);
+    return 0; /* not ended here: the closed callback ends it */
+}
+
+/* A post after the owner's end, through a retained handle: the stream is ended, not freed. */
+static atomic_int retained_ran;
+
+static void retained_post(canal_stream_t *s, void *data)
+{
+    atomic_store(&retained_ran, canal_stream_write(s, "x", 1) == CANAL_ESTATE ? 1 : 2);
+    canal_stream_release(s);
+}
+
+static int handler_retained(canal_req_t *req, void *data)
+{
+    canal_stream_t *s = canal_res_stream_begin(req, "text/plain", NULL, NULL);
+    EXPECT_TRUE(s != NULL);
+    canal_stream_t *kept_ref = canal_stream_retain(s);
+    EXPECT_TRUE(kept_ref == s);
+    EXPECT_EQ(canal_stream_write(s, "body", 4), 0);
+    EXPECT_EQ(canal_stream_end(s), 0);
+    EXPECT_EQ(canal_stream_post(kept_ref, retained_post, NULL), 0); /* runs after the end */
+    return 0;
+}
+
+/* SSE groups (canal/sse_group.h), in process: the calls' codes, an event delivered through the
+ * worker's queue, and the member gone when its stream ends. */
+static canal_sse_group_t *grp;
+
+static void group_end(canal_stream_t *s, void *data)
+{
+    canal_stream_end(s); /* leaves the group */
+}
+
+static int handler_group(canal_req_t *req, void *data)
+{
+    canal_stream_t *s = canal_sse_begin(req, NULL, NULL);
+    EXPECT_TRUE(s != NULL);
+    EXPECT_EQ(canal_sse_join(s, grp), 0);
+    EXPECT_EQ(canal_sse_join(s, grp), CANAL_EEXIST);
+    EXPECT_EQ(canal_sse_group_size(grp), 1);
+    EXPECT_EQ(canal_sse_group_send(grp, "bad\nevent", "x", 1), CANAL_EINVAL);
+    EXPECT_EQ(canal_sse_group_send(grp, "chat", "hello\nworld", 11), 0); /* after the return */
+    EXPECT_EQ(canal_stream_timer(s, 100, group_end), 0);
+    return 0;
+}
+
+static int handler_group_left(canal_req_t *req, void *data)
+{
+    canal_stream_t *s = canal_sse_begin(req, NULL, NULL);
+    EXPECT_TRUE(s != NULL);
+    if (canal_req_method(req).len == 4 && memcmp(canal_req_method(req).base, "HEAD", 4) == 0) { /* no member */
+        EXPECT_EQ(canal_sse_join(s, grp), CANAL_ESTATE);
+        canal_stream_end(s);
+        return 0;
+    }
+    EXPECT_EQ(canal_sse_join(s, grp), 0);
+    EXPECT_EQ(canal_sse_leave(s, grp), 0);
+    EXPECT_EQ(canal_sse_leave(s, grp), CANAL_ENOTFOUND);
+    EXPECT_EQ(canal_sse_group_size(grp), 0);
+    EXPECT_EQ(canal_sse_group_send(grp, NULL, "missed", 6), 0);
+    EXPECT_EQ(canal_stream_timer(s, 100, group_end), 0);
+    return 0;
+}
+
 /* A small queue: the writes that do not fit are refused until the queue is handed on. */
 static int handler_bound(canal_req_t *req, void *data)
 {
@@ -214,6 +300,11 @@ static void app_streams(void **state)
     assert_int_equal(canal_app_get(app, "states", handler_states, NULL), 0);
     assert_int_equal(canal_app_get(app, "head", handler_head, NULL), 0);
     assert_int_equal(canal_app_get(app, "bound", handler_bound, NULL), 0);
+    assert_int_equal(canal_app_get(app, "headsub", handler_head_sub, NULL), 0);
+    assert_int_equal(canal_app_get(app, "retained", handler_retained, NULL), 0);
+    assert_int_equal(canal_app_get(app, "group", handler_group, NULL), 0);
+    assert_int_equal(canal_app_get(app, "group-left", handler_group_left, NULL), 0);
+    assert_null(canal_sse_group_create(app)); /* not started: no worker count yet */
     assert_int_equal(canal_app_get(app, "kept", handler_kept, NULL), 0);
     canal_test_t *t = canal_test_start(app, NULL);
     assert_non_null(t);
@@ -236,6 +327,46 @@ static void app_streams(void **state)
     assert_int_equal(r->status, 200);
     assert_int_equal(r->body_len, 0);
     canal_test_response_free(r);
+
+    /* HEAD on an event stream: the closed callback comes, after the begin */
+    r = canal_test_request(t, "HEAD", "/headsub", NULL, 0, NULL, 0);
+    assert_non_null(r);
+    assert_int_equal(r->status, 200);
+    assert_int_equal(r->body_len, 0);
+    canal_test_response_free(r);
+    for (int i = 0; i < 200 && atomic_load(&head_closed) == 0; i++)
+        usleep(5000);
+    assert_int_equal(atomic_load(&head_closed), CANAL_STREAM_GONE);
+    assert_int_equal(atomic_load(&head_in_begin), 0);
+
+    r = canal_test_get(t, "/retained");
+    assert_non_null(r);
+    assert_int_equal(r->body_len, 4);
+    canal_test_response_free(r);
+    for (int i = 0; i < 200 && atomic_load(&retained_ran) == 0; i++)
+        usleep(5000);
+    assert_int_equal(atomic_load(&retained_ran), 1);
+
+    grp = canal_sse_group_create(app);
+    assert_non_null(grp);
+    assert_int_equal(canal_sse_group_share(grp, "g", 1), CANAL_ENOTFOUND); /* no --store */
+    r = canal_test_get(t, "/group");
+    assert_non_null(r);
+    static const char ev[] = "event: chat\ndata: hello\ndata: world\n\n";
+    assert_int_equal(r->body_len, sizeof(ev) - 1);
+    assert_memory_equal(r->body, ev, sizeof(ev) - 1);
+    canal_test_response_free(r);
+    assert_int_equal(canal_sse_group_size(grp), 0); /* ended: left */
+    r = canal_test_get(t, "/group-left");
+    assert_non_null(r);
+    assert_int_equal(r->body_len, 0);
+    canal_test_response_free(r);
+    r = canal_test_request(t, "HEAD", "/group-left", NULL, 0, NULL, 0);
+    assert_non_null(r);
+    assert_int_equal(r->status, 200);
+    canal_test_response_free(r);
+    assert_int_equal(canal_sse_group_size(grp), 0);
+    canal_sse_group_release(grp);
 
     r = canal_test_get(t, "/bound");
     assert_non_null(r);
