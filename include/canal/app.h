@@ -17,6 +17,7 @@
 #ifndef CANAL_APP_H
 #define CANAL_APP_H
 
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "export.h"
@@ -90,10 +91,39 @@ typedef struct canal_log_record {
  */
 typedef void (*canal_log_fn)(const canal_log_record_t *rec, void *data);
 
+/** The type of an app's own option (canal_option_t). */
+typedef enum canal_option_type {
+    CANAL_OPTION_STRING, /**< const char *: any text but empty; "off" is NULL (none) */
+    CANAL_OPTION_NUMBER, /**< size_t: a whole number in [min, max] */
+    CANAL_OPTION_SWITCH  /**< int: "on" is 1, "off" 0 */
+} canal_option_type_t;
+
 /**
- * Application configuration. Initialise with canal_config_init(), then change fields, read
- * the environment (canal_config_from_env()) and the command line (canal_config_from_args()).
- * Strings are borrowed until canal_app_create(), which copies them.
+ * One of an app's own options, declared with canal_config_options(): it then has what each of
+ * canal's settings has, a flag (--NAME), an environment variable (CANAL_ and the name in
+ * capitals, '-' written '_': "api-key" is CANAL_API_KEY), a key in the configuration file, a
+ * line in canal_config_help() and a row in its docs table, and the same strict parsing.
+ */
+typedef struct canal_option {
+    const char *name;         /**< the flag without "--": lower-case letters, digits, '-'; not
+                                   one of canal's */
+    canal_option_type_t type;
+    void *value;              /**< the app's variable: const char ** (STRING), size_t *
+                                   (NUMBER), int * (SWITCH); canal writes the default into it,
+                                   then what the file, environment and flags say */
+    const char *def;          /**< the default, written as on the command line ("4096", "on",
+                                   "data"); NULL: none (NULL, min, off) */
+    size_t min, max;          /**< NUMBER: the range; max 0 means no upper bound */
+    const char *meta;         /**< what the value is in the usage text ("DIR"); NULL: from the
+                                   type */
+    const char *help;         /**< a few words, for the usage text and the docs table */
+} canal_option_t;
+
+/**
+ * Application configuration. Initialise with canal_config_init(), declare the app's own options
+ * (canal_config_options()), then read the file, the environment and the command line, all
+ * three with canal_config_load(). Strings are borrowed until canal_app_create(), which copies
+ * them.
  */
 typedef struct canal_config {
     const char *host;          /**< listen address (default "127.0.0.1"); "0.0.0.0", "::" */
@@ -175,6 +205,14 @@ typedef struct canal_config {
                                         "redis://HOST:PORT[/DB]": in that Redis, shared by
                                         every instance (canal/redis.h; canal_app_create()
                                         makes the client) */
+    /* the app's own options and the configuration file (docs/operations.md) */
+    const canal_option_t *options; /**< the app's options (canal_config_options()); borrowed,
+                                        for the app's life */
+    size_t noptions;
+    const char *config_file;       /**< the JSON file canal_config_load() read (--config,
+                                        CANAL_CONFIG), which canal_app_reload() reads again;
+                                        NULL (default): none */
+    const void *loaded;            /**< private: canal_config_load()'s record for a reload */
 } canal_config_t;
 
 /** Sets every field of cfg to its default (the defaults are in canal_config_usage()). */
@@ -206,9 +244,49 @@ CANAL_API int canal_config_from_args(canal_config_t *cfg, int *argc, char **argv
 
 /**
  * The usage text of every flag canal_config_from_args() understands: per flag its value, what
- * it does, its default, its range and its environment variable. Static.
+ * it does, its default, its range and its environment variable. Static. Canal's own flags
+ * only: canal_config_help() adds the app's.
  */
 CANAL_API const char *canal_config_usage(void);
+
+/**
+ * Declares the app's own options (n of them, at most 64), before the configuration is read:
+ * writes each default into its variable and keeps options (borrowed) in cfg, so that
+ * canal_config_load() (and canal_config_from_env(), canal_config_from_args(),
+ * canal_config_from_file()) set them as canal's own. Returns 0, or CANAL_EINVAL for a bad
+ * declaration (a name that is not a flag's or is canal's, twice the same name, no variable or
+ * help, a default that is not a value of its type): err says which, and cfg is unchanged.
+ */
+CANAL_API int canal_config_options(canal_config_t *cfg, const canal_option_t *options, size_t n,
+                                   canal_error_info_t *err);
+
+/**
+ * Reads a JSON configuration file into cfg: one object whose keys are flags without "--"
+ * (canal's and the app's: {"port": 8080, "max-body": 1048576, "log-format": "json"}), numbers
+ * as JSON numbers, everything else as JSON strings written as on the command line ("on",
+ * "0660", "off"). Strings stay valid for the process's life. Returns 0, or CANAL_EINVAL for a
+ * file that cannot be read or is not such an object, an unknown key, a value of the wrong type
+ * or out of range: err->message names the file and the key ("app.json: max-body: bad value
+ * '-1' (0 or more)"); cfg may then be partly updated.
+ */
+CANAL_API int canal_config_from_file(canal_config_t *cfg, const char *path, canal_error_info_t *err);
+
+/**
+ * Reads the whole configuration into cfg, each source over the one before: the defaults
+ * already in cfg, then the file named by --config FILE or CANAL_CONFIG (if any), then the
+ * environment, then the flags (removed from argv as canal_config_from_args() does). Keeps what
+ * canal_app_reload() needs to read them again. Returns 0, CANAL_EHELP (--help, as
+ * canal_config_from_args()), or CANAL_EINVAL (err names the file, variable or flag: print it
+ * and exit with status 2).
+ */
+CANAL_API int canal_config_load(canal_config_t *cfg, int *argc, char **argv, canal_error_info_t *err);
+
+/**
+ * Writes the usage text of canal's flags and cfg's app options to f (as canal_config_usage()
+ * does for canal's), or with markdown the table of docs/server.md for both. 0, or -1 when f
+ * fails.
+ */
+CANAL_API int canal_config_help(const canal_config_t *cfg, int markdown, FILE *f);
 
 /**
  * A request handler. It sets the answer on the request (canal_res_text(), canal_res_json(),
