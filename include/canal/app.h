@@ -289,6 +289,14 @@ CANAL_API int canal_config_load(canal_config_t *cfg, int *argc, char **argv, can
 CANAL_API int canal_config_help(const canal_config_t *cfg, int markdown, FILE *f);
 
 /**
+ * Copies the value of the setting name (a flag without "--", canal's or the app's) in cfg into
+ * *value, typed as the field or the app's variable is (const char *, size_t, int, ...): for
+ * an app's option of the configuration a reload passes (canal_reload_fn), its new value.
+ * Returns 0, or CANAL_ENOTFOUND for no such setting.
+ */
+CANAL_API int canal_config_value(const canal_config_t *cfg, const char *name, void *value);
+
+/**
  * A request handler. It sets the answer on the request (canal_res_text(), canal_res_json(),
  * canal_res_problem(), ... in canal/response.h) and returns 0; canal sends that answer when
  * the handler returns. It fails by returning canal_req_fail() (or any negative value): the
@@ -311,8 +319,41 @@ CANAL_API canal_app_t *canal_app_create(const canal_config_t *cfg);
 /** Stops the app if running (waiting for it), frees everything. NULL is a no-op. */
 CANAL_API void canal_app_destroy(canal_app_t *app);
 
-/** The app's configuration as copied at creation. Borrowed. */
+/** The app's configuration as copied at creation (a reload does not change it). Borrowed. */
 CANAL_API const canal_config_t *canal_app_config(const canal_app_t *app);
+
+/**
+ * Reads the configuration again, as canal_config_load() read it (the same file, environment
+ * and flags, in the same order), and applies what can change without dropping a connection:
+ * --log-format and --access-log-format (from the next line on), the TLS certificates and keys
+ * (each TLS listener reads its files again; new handshakes take them, connections made keep
+ * theirs), then whatever the features and the app's reload hooks (canal_app_on_reload()) take.
+ * Every other setting that changed is named in the log as not reloaded (a restart applies it);
+ * the log names what changed. A file that cannot be read, or an unknown key or a bad value in
+ * it, changes nothing: the log says why. canal_app_wait() calls it on SIGHUP; any thread may,
+ * one reload at a time. An app whose configuration was not read by canal_config_load() reads
+ * only its TLS files again and calls the hooks with its configuration as created.
+ *
+ * Returns 0; CANAL_EINVAL (nothing changed: the file, environment or flags are bad), or
+ * CANAL_ESYS when a part failed (a certificate, a feature, a hook; logged; the rest applied).
+ */
+CANAL_API int canal_app_reload(canal_app_t *app);
+
+/**
+ * A reload hook: takes from next (the configuration just read; canal_config_value() for the
+ * app's options) what the app can change while its workers run (a secret for new cookies,
+ * rate-limit numbers: through calls that are safe for that), on the reloading thread. Strings
+ * in next are valid for the app's life. Returns 0, or -1 when it kept its old settings (it
+ * logs why).
+ */
+typedef int (*canal_reload_fn)(canal_app_t *app, const canal_config_t *next, void *data);
+
+/**
+ * Adds a reload hook (at most 8), called by every canal_app_reload() after canal's own
+ * settings, in the order added. With one, the app's options are reported as passed to the app
+ * instead of "not reloaded". 0, CANAL_EINVAL (fn NULL), CANAL_ENOMEM (too many).
+ */
+CANAL_API int canal_app_on_reload(canal_app_t *app, canal_reload_fn fn, void *data);
 
 /**
  * The app's router, to list its routes or generate links (canal/router.h). Borrowed and

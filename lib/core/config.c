@@ -444,7 +444,7 @@ static int declaration_error(canal_error_info_t *err, size_t i, const char *name
 
 int canal_config_options(canal_config_t *cfg, const canal_option_t *opts, size_t n, canal_error_info_t *err)
 {
-    if (n > 64 || (n > 0 && opts == NULL))
+    if (n > CANAL__MAX_APP_OPTIONS || (n > 0 && opts == NULL))
         return canal_error_set(err, CANAL_EINVAL, 0, "at most 64 app options");
     for (size_t i = 0; i < n; i++) {
         const canal_option_t *a = &opts[i];
@@ -606,7 +606,25 @@ int canal_config_load(canal_config_t *cfg, int *argc, char **argv, canal_error_i
     int rc = canal_config_from_env(cfg, err);
     if (rc == 0)
         rc = canal_config_from_args(cfg, argc, argv, err);
-    if (rc == 0)
-        cfg->loaded = &k->loaded;
-    return rc;
+    if (rc != 0)
+        return rc;
+    cfg->loaded = &k->loaded;
+    k->loaded.cfg = *cfg;
+    for (size_t i = 0; i < cfg->noptions; i++)
+        canal_config_value(cfg, cfg->options[i].name, &k->loaded.values[i]);
+    return 0;
+}
+
+int canal_config_value(const canal_config_t *cfg, const char *name, void *value)
+{
+    struct canal__option o;
+    if (find_option(cfg, name, strlen(name), &o) != 0)
+        return CANAL_ENOTFOUND;
+    const void *field = o.ptr != NULL ? o.ptr : (const char *)cfg + o.offset;
+    size_t size = o.ptr == NULL                 ? o.size
+                  : o.kind == CANAL__OPT_SIZE   ? sizeof(size_t)
+                  : o.kind == CANAL__OPT_CHOICE ? sizeof(int)
+                                                : sizeof(const char *);
+    memcpy(value, field, size);
+    return 0;
 }

@@ -46,10 +46,22 @@ int canal__config_row(const canal_config_t *cfg, size_t i, struct canal__option 
  * *doc (NULL on failure): cfg's strings from the file point into it until json_decref(). */
 int canal__config_file(canal_config_t *cfg, const char *path, void **doc, canal_error_info_t *err);
 
-/* What canal_config_load() keeps for a reload (canal_app_reload()): its command line, as given */
+/* The value of an app's option, by its type */
+union canal__value {
+    const char *s;
+    size_t n;
+    int b;
+};
+#define CANAL__MAX_APP_OPTIONS 64
+
+/* What canal_config_load() keeps for a reload (canal_app_reload()): its command line as given,
+ * and what it read before the app changed anything (cfg.options: the app's variables; values:
+ * what they were) */
 struct canal__loaded {
     int argc;
     char **argv;
+    canal_config_t cfg;
+    union canal__value values[CANAL__MAX_APP_OPTIONS];
 };
 
 /* "CANAL_MAX_BODY" for "max-body", into buf (64 bytes are plenty). Returns buf. */
