@@ -228,7 +228,8 @@ CANAL_API int canal_config_from_env(canal_config_t *cfg, canal_error_info_t *err
 
 /**
  * Reads canal's flags (canal_config_usage() lists them: --host H, --port N, --threads N ...,
- * also written --flag=value) from a command line into cfg and removes them from argv, leaving
+ * also written --flag=value; an on|off flag alone, last or before another flag, is on) and
+ * the app's (canal_config_options()) from a command line into cfg and removes them from argv, leaving
  * the program name and the other arguments, in order, for the app (argv[*argc] is NULL).
  * Everything after a "--" argument is left as it is, the "--" too. Strings point into argv.
  *

@@ -346,6 +346,9 @@ int canal_config_from_args(canal_config_t *cfg, int *argc, char **argv, canal_er
         const char *eq = strchr(a, '='), *value = eq ? eq + 1 : NULL;
         if (eq == NULL && i + 1 < *argc && strncmp(argv[i + 1], "--", 2) != 0)
             value = argv[++i];
+        else if (eq == NULL && o->kind == CANAL__OPT_CHOICE && strcmp(o->choices[0], "off") == 0 &&
+                 strcmp(o->choices[1], "on") == 0)
+            value = "on"; /* "--trace" alone, last or before another flag: on */
         char who[80];
         snprintf(who, sizeof(who), "--%.70s", o->flag);
         if (set_option(cfg, o, who, value, err) != 0)
@@ -513,14 +516,15 @@ int canal__config_file(canal_config_t *cfg, const char *path, void **doc, canal_
     }
     const char *key;
     json_t *v;
+    int rc = 0;
     json_object_foreach(root, key, v) {
         struct canal__option o;
         char who[160];
         snprintf(who, sizeof(who), "%.100s: %.50s", path, key);
         if (find_option(cfg, key, strlen(key), &o) != 0 || strcmp(key, "config") == 0) {
-            json_decref(root);
-            return file_error(err, path, "unknown key '%.60s'%s", key,
-                              strcmp(key, "config") == 0 ? " (a file names no other)" : "");
+            rc = file_error(err, path, "unknown key '%.60s'%s", key,
+                            strcmp(key, "config") == 0 ? " (a file names no other)" : "");
+            break;
         }
         int number = !is_string(&o) && o.kind != CANAL__OPT_CHOICE && o.kind != CANAL__OPT_MODE;
         char text[32];
@@ -531,14 +535,15 @@ int canal__config_file(canal_config_t *cfg, const char *path, void **doc, canal_
         } else if (!number && json_is_string(v)) {
             value = json_string_value(v);
         } else {
-            json_decref(root);
-            return file_error(err, path, "%.50s: wrong type (%s expected)", key,
-                              number ? "a whole number" : "a string");
+            rc = file_error(err, path, "%.50s: wrong type (%s expected)", key, number ? "a whole number" : "a string");
+            break;
         }
-        if (set_option(cfg, &o, who, value, err) != 0) {
-            json_decref(root);
-            return CANAL_EINVAL;
-        }
+        if ((rc = set_option(cfg, &o, who, value, err)) != 0)
+            break;
+    }
+    if (rc != 0) { /* the messages are written: key and value were in root */
+        json_decref(root);
+        return CANAL_EINVAL;
     }
     *doc = root;
     return 0;

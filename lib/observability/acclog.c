@@ -245,7 +245,7 @@ static void add(h2o_req_t *h, canal_req_t *req, void *st, void *wst)
     struct acclog_worker *aw = wst;
     canal_app_t *app = aw->w->app;
     struct canal__acclog *a = st;
-    int json = atomic_load_explicit(&json, memory_order_relaxed); /* one format per line */
+    int json = atomic_load_explicit(&a->json, memory_order_relaxed); /* one format per line */
     char addr[NI_MAXHOST];
     struct canal__acclog_entry e = {
         .method = {h->input.method.base, h->input.method.len},

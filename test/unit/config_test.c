@@ -425,6 +425,20 @@ static void app_option_defaults_and_flags(void **state)
     char *bad2[] = {"app", "--fast", "yes", NULL};
     argc = 3;
     assert_int_equal(canal_config_from_args(&cfg, &argc, bad2, &err), CANAL_EINVAL);
+    /* an on|off flag alone is on: last, or before another flag */
+    o_fast = 0;
+    char *bare[] = {"app", "--fast", NULL};
+    argc = 2;
+    assert_int_equal(canal_config_from_args(&cfg, &argc, bare, &err), 0);
+    assert_int_equal(o_fast, 1);
+    o_fast = 0;
+    cfg.trace = 0;
+    char *bare2[] = {"app", "--fast", "--trace", "--port", "7", NULL};
+    argc = 5;
+    assert_int_equal(canal_config_from_args(&cfg, &argc, bare2, &err), 0);
+    assert_int_equal(o_fast, 1);
+    assert_int_equal(cfg.trace, 1);
+    assert_int_equal(cfg.port, 7);
     /* and the environment, its name derived as canal's are */
     setenv("CANAL_ITEM_COUNT", "7", 1);
     setenv("CANAL_DATA_DIR", "off", 1);
