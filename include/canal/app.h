@@ -107,13 +107,14 @@ typedef enum canal_option_type {
 typedef struct canal_option {
     const char *name;         /**< the flag without "--": lower-case letters, digits, '-'; not
                                    one of canal's */
-    canal_option_type_t type;
+    canal_option_type_t type; /**< what the value is */
     void *value;              /**< the app's variable: const char ** (STRING), size_t *
                                    (NUMBER), int * (SWITCH); canal writes the default into it,
                                    then what the file, environment and flags say */
     const char *def;          /**< the default, written as on the command line ("4096", "on",
                                    "data"); NULL: none (NULL, min, off) */
-    size_t min, max;          /**< NUMBER: the range; max 0 means no upper bound */
+    size_t min;               /**< NUMBER: the smallest value */
+    size_t max;               /**< NUMBER: the largest value; 0 means no upper bound */
     const char *meta;         /**< what the value is in the usage text ("DIR"); NULL: from the
                                    type */
     const char *help;         /**< a few words, for the usage text and the docs table */
@@ -208,7 +209,7 @@ typedef struct canal_config {
     /* the app's own options and the configuration file (docs/operations.md) */
     const canal_option_t *options; /**< the app's options (canal_config_options()); borrowed,
                                         for the app's life */
-    size_t noptions;
+    size_t noptions;               /**< how many options has */
     const char *config_file;       /**< the JSON file canal_config_load() read (--config,
                                         CANAL_CONFIG), which canal_app_reload() reads again;
                                         NULL (default): none */

@@ -121,3 +121,24 @@ check_match "a bad certificate: logged, the old one kept" 'keeps its certificate
 check_match "a bad certificate: still the second" "CN ?= ?second" "$(subject)"
 check_match "a part failed: said so" 'a part failed' "$(grep 'read again' "$TMP/reload.err" | tail -n 1)"
 stop reload
+
+# the environment and the flags stay above the file, at the start and after a reload
+config hello "the first secret, 32 bytes long!" text clf 1000
+cert first
+CANAL_GREETING=from-env start reload2 "$TBIN/canal-reloadapp" --config "$TMP/app.json" --tls-port "$(free_port)" || exit 0
+check "the environment over the file" from-env "$(body "$URL/greet")"
+config changed "the first secret, 32 bytes long!" text clf 1000
+kill -HUP "$PID"
+wait_log reload2 'read again'
+check "after a reload too" from-env "$(body "$URL/greet")"
+stop reload2
+
+# a bad file stops the start: exit status 2, the file and the key named
+printf '{"port": "80"}' >"$TMP/bad.json"
+"$TBIN/canal-reloadapp" --config "$TMP/bad.json" --secret "0123456789abcdef" >/dev/null 2>"$TMP/bad.err"
+check "a bad file at the start: exit 2" 2 "$?"
+check_match "and the message names it" 'bad\.json: port: wrong type' "$(cat "$TMP/bad.err")"
+CANAL_CONFIG="$TMP/bad.json" "$BIN/canal-demo" >/dev/null 2>"$TMP/bad2.err"
+check "an example reads CANAL_CONFIG too: exit 2" 2 "$?"
+"$TBIN/canal-reloadapp" --help >"$TMP/help.out"
+check_match "--help lists the app's options beside canal's" 'CANAL_GREETING; default hello' "$(cat "$TMP/help.out")"
