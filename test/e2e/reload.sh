@@ -38,10 +38,10 @@ cert() {
     openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TMP/key.pem" -out "$TMP/cert.pem" -days 2 \
         -subj "/CN=$1" -addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1
 }
-# config GREETING SECRET LOG_FORMAT ACCESS_LOG_FORMAT MAX_BODY: the configuration file
+# config GREETING SECRET LOG_FORMAT ACCESS_LOG_FORMAT MAX_BODY [RATE]: the configuration file
 config() {
     cat >"$TMP/app.json" <<JSON
-{"greeting": "$1", "secret": "$2", "log-format": "$3", "access-log-format": "$4",
+{"greeting": "$1", "secret": "$2", "log-format": "$3", "access-log-format": "$4", "rate": ${6:-100},
  "access-log": "$TMP/access.log", "max-body": $5, "threads": 2,
  "tls-port": $tls_port, "cert": "$TMP/cert.pem", "key": "$TMP/key.pem",
  "started": "$TMP/started", "release": "$TMP/release"}
@@ -61,6 +61,8 @@ check_match "the first certificate" "CN ?= ?first" "$(subject)"
 cookie1=$(login)
 check_match "a session cookie" '^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$' "$cookie1"
 check "the session verifies" 200 "$(me "$cookie1")"
+for i in 1 2 3; do curl -s -o /dev/null "$URL/limited"; done
+check "the file's rate: 3 of 100 allowed" 200 "$(status "$URL/limited")"
 check_match "access log in CLF" '^127\.0\.0\.1 .*"GET /me HTTP/1.1" 200' "$(last_access 'GET /me')"
 
 # a keep-alive connection and a request in flight, then the new file and SIGHUP
@@ -70,7 +72,7 @@ i=0
 while [ $i -lt 800 ] && { [ ! -e "$TMP/ready" ] || [ ! -e "$TMP/started" ]; }; do sleep 0.025; i=$((i + 1)); done
 check "a request in flight before the reload" yes "$([ -e "$TMP/started" ] && echo yes || echo no)"
 cert second
-config bonjour "the second secret, 32 bytes long" json json 2000
+config bonjour "the second secret, 32 bytes long" json json 2000 2
 kill -HUP "$PID"
 wait_log reload 'read again'
 touch "$TMP/release" "$TMP/go"
@@ -88,6 +90,9 @@ curl -s -o /dev/null "$URL/greet?after"
 check_match "access log now in JSON" '^\{.*"/greet\?after"' "$(last_access 'greet\?after')"
 check_match "new handshakes get the new certificate" "CN ?= ?second" "$(subject)"
 check "a cookie of the secret before still verifies" 200 "$(me "$cookie1")"
+check "the new rate: RateLimit-Limit" 2 "$(header "$URL/limited" ratelimit-limit)"
+curl -s -o /dev/null "$URL/limited"
+check "the new rate: the third request in a minute is refused" 429 "$(status "$URL/limited")"
 cookie2=$(login)
 check "a cookie of the new secret verifies" 200 "$(me "$cookie2")"
 

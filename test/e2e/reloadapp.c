@@ -8,8 +8,9 @@
  *   GET  /me            200 for a session cookie that verifies, else 401
  *   GET  /slow          answers once the file --release names exists (an offloaded wait),
  *                       after writing the file --started names: a request in flight
+ *   GET  /limited       --rate requests per minute per client address: 200, or 429
  *
- * Its reload hook takes the new greeting, and a new secret as a new signer of two keys, the
+ * Its reload hook takes the new greeting, the new rate, and a new secret as a new signer of two keys, the
  * new one first and the one before it after: a cookie signed before one reload still
  * verifies, one signed two reloads ago does not.
  */
@@ -23,6 +24,8 @@
 static const char *greeting, *secret, *started, *release;
 static _Atomic(const char *) current_greeting;
 static canal_sessions_t *sessions;
+static canal_rate_limit_t *limit;
+static size_t rate;
 /* every signer made: a request may still use one a reload replaced, until the app is gone */
 static canal_signer_t *signers[16];
 static size_t nsigners;
@@ -33,6 +36,7 @@ static const canal_option_t options[] = {
     {"secret", CANAL_OPTION_STRING, &secret, NULL, .help = "the session cookies' key (16 bytes or more)"},
     {"started", CANAL_OPTION_STRING, &started, NULL, .meta = "FILE", .help = "GET /slow writes it"},
     {"release", CANAL_OPTION_STRING, &release, NULL, .meta = "FILE", .help = "GET /slow waits for it"},
+    {"rate", CANAL_OPTION_NUMBER, &rate, "100", .min = 1, .max = 1000000, .help = "GET /limited's requests a minute"},
 };
 
 /* a signer of the new secret, then the one before it (if any) */
@@ -53,6 +57,9 @@ static int on_reload(canal_app_t *app, const canal_config_t *next, void *data)
     canal_config_value(next, "greeting", &g);
     canal_config_value(next, "secret", &s);
     atomic_store(&current_greeting, g != NULL ? g : ""); /* next's strings live as long as the app */
+    size_t r;
+    canal_config_value(next, "rate", &r);
+    canal_rate_limit_set(limit, (uint32_t)r, 60000);
     if (s != NULL && strcmp(s, last_secret) != 0) {
         canal_error_info_t err;
         canal_signer_t *signer = make_signer(s, last_secret, &err);
@@ -75,6 +82,11 @@ static int login(canal_req_t *req, void *data)
 {
     int rc = canal_session_begin(req, sessions, (canal_str_t){"alice", 5});
     return rc != 0 ? canal_req_fail(req, "session: %s", canal_strerror(rc)) : canal_res_status(req, 204);
+}
+
+static int limited(canal_req_t *req, void *data)
+{
+    return canal_res_text(req, 200, "ok\n");
 }
 
 static int me(canal_req_t *req, void *data)
@@ -132,6 +144,14 @@ int main(int argc, char **argv)
         return 1;
     }
     last_secret = secret;
+    limit = canal_rate_limit_create(app, &(canal_rate_limit_options_t){.requests = (uint32_t)rate, .window_ms = 60000},
+                                    &err);
+    if (limit == NULL) {
+        fprintf(stderr, "canal-reloadapp: %s\n", err.message);
+        return 1;
+    }
+    canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "/limited", .handler = limited, .options = {CANAL_RATE_LIMIT(limit)}},
+                    NULL, NULL);
     canal_app_on_reload(app, on_reload, NULL);
     canal_app_get(app, "/greet", greet, NULL);
     canal_app_post(app, "/login", login, NULL);
