@@ -42,11 +42,22 @@ cert() {
 config() {
     cat >"$TMP/app.json" <<JSON
 {"greeting": "$1", "secret": "$2", "log-format": "$3", "access-log-format": "$4", "rate": ${6:-100},
+ "jwt-secret": "${7:-the first JWT secret, of 32 bytes}",
  "access-log": "$TMP/access.log", "max-body": $5, "threads": 2,
  "tls-port": $tls_port, "cert": "$TMP/cert.pem", "key": "$TMP/key.pem",
  "started": "$TMP/started", "release": "$TMP/release"}
 JSON
 }
+# token SECRET: an HS256 JWT for the app's issuer and audience, made here (hmac, not canal)
+token() {
+    python3 -c '
+import base64, hashlib, hmac, json, sys, time
+b = lambda d: base64.urlsafe_b64encode(d).rstrip(b"=").decode()
+h = b(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+p = b(json.dumps({"iss": "https://issuer.test", "aud": "canal-test", "sub": "u", "exp": int(time.time()) + 600}).encode())
+print(h + "." + p + "." + b(hmac.new(sys.argv[1].encode(), (h + "." + p).encode(), hashlib.sha256).digest()))' "$1"
+}
+jwt() { curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(token "$1")" "$URL/jwt"; }
 me() { curl -s -o /dev/null -w '%{http_code}' -H "Cookie: sid=$1" "$URL/me"; }
 login() { curl -s -D - -o /dev/null -X POST "$URL/login" | tr -d '\r' | sed -n 's/^[Ss]et-[Cc]ookie: sid=\([^;]*\).*/\1/p'; }
 
@@ -63,6 +74,8 @@ check_match "a session cookie" '^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$' "$cookie1"
 check "the session verifies" 200 "$(me "$cookie1")"
 for i in 1 2 3; do curl -s -o /dev/null "$URL/limited"; done
 check "the file's rate: 3 of 100 allowed" 200 "$(status "$URL/limited")"
+check "a JWT of the file's secret" 200 "$(jwt "the first JWT secret, of 32 bytes")"
+check "a JWT of another secret" 401 "$(jwt "the second JWT secret, 32 bytes!")"
 check_match "access log in CLF" '^127\.0\.0\.1 .*"GET /me HTTP/1.1" 200' "$(last_access 'GET /me')"
 
 # a keep-alive connection and a request in flight, then the new file and SIGHUP
@@ -72,7 +85,7 @@ i=0
 while [ $i -lt 800 ] && { [ ! -e "$TMP/ready" ] || [ ! -e "$TMP/started" ]; }; do sleep 0.025; i=$((i + 1)); done
 check "a request in flight before the reload" yes "$([ -e "$TMP/started" ] && echo yes || echo no)"
 cert second
-config bonjour "the second secret, 32 bytes long" json json 2000 2
+config bonjour "the second secret, 32 bytes long" json json 2000 2 "the second JWT secret, 32 bytes!"
 kill -HUP "$PID"
 wait_log reload 'read again'
 touch "$TMP/release" "$TMP/go"
@@ -90,6 +103,8 @@ curl -s -o /dev/null "$URL/greet?after"
 check_match "access log now in JSON" '^\{.*"/greet\?after"' "$(last_access 'greet\?after')"
 check_match "new handshakes get the new certificate" "CN ?= ?second" "$(subject)"
 check "a cookie of the secret before still verifies" 200 "$(me "$cookie1")"
+check "the new JWT secret: its tokens pass" 200 "$(jwt "the second JWT secret, 32 bytes!")"
+check "the new JWT secret: the old one's do not" 401 "$(jwt "the first JWT secret, of 32 bytes")"
 check "the new rate: RateLimit-Limit" 2 "$(header "$URL/limited" ratelimit-limit)"
 curl -s -o /dev/null "$URL/limited"
 check "the new rate: the third request in a minute is refused" 429 "$(status "$URL/limited")"

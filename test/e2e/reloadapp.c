@@ -9,8 +9,10 @@
  *   GET  /slow          answers once the file --release names exists (an offloaded wait),
  *                       after writing the file --started names: a request in flight
  *   GET  /limited       --rate requests per minute per client address: 200, or 429
+ *   GET  /jwt           200 for a Bearer JWT (HS256) signed with --jwt-secret, else 401
  *
- * Its reload hook takes the new greeting, the new rate, and a new secret as a new signer of two keys, the
+ * Its reload hook takes the new greeting, the new rate, a new JWT secret (the scheme's keys
+ * replaced), and a new secret as a new signer of two keys, the
  * new one first and the one before it after: a cookie signed before one reload still
  * verifies, one signed two reloads ago does not.
  */
@@ -26,6 +28,9 @@ static _Atomic(const char *) current_greeting;
 static canal_sessions_t *sessions;
 static canal_rate_limit_t *limit;
 static size_t rate;
+static const char *jwt_secret;
+static canal_auth_t *jwt;
+static canal_policy_t jwt_policy;
 /* every signer made: a request may still use one a reload replaced, until the app is gone */
 static canal_signer_t *signers[16];
 static size_t nsigners;
@@ -36,6 +41,7 @@ static const canal_option_t options[] = {
     {"secret", CANAL_OPTION_STRING, &secret, NULL, .help = "the session cookies' key (16 bytes or more)"},
     {"started", CANAL_OPTION_STRING, &started, NULL, .meta = "FILE", .help = "GET /slow writes it"},
     {"release", CANAL_OPTION_STRING, &release, NULL, .meta = "FILE", .help = "GET /slow waits for it"},
+    {"jwt-secret", CANAL_OPTION_STRING, &jwt_secret, "a JWT secret of 32 bytes or more!", .help = "HS256 key of GET /jwt"},
     {"rate", CANAL_OPTION_NUMBER, &rate, "100", .min = 1, .max = 1000000, .help = "GET /limited's requests a minute"},
 };
 
@@ -51,8 +57,23 @@ static canal_signer_t *make_signer(const char *now, const char *before, canal_er
     return s;
 }
 
+static canal_jwt_config_t jwt_config(const char *secret)
+{
+    canal_jwt_config_t c = {.issuer = "https://issuer.test", .audience = "canal-test"};
+    c.keys[0] = (canal_jwt_key_t){.alg = CANAL_JWT_HS256, .secret = secret, .secret_len = strlen(secret)};
+    return c;
+}
+
 static int on_reload(canal_app_t *app, const canal_config_t *next, void *data)
 {
+    const char *js;
+    canal_config_value(next, "jwt-secret", &js);
+    canal_error_info_t jerr;
+    canal_jwt_config_t jc = jwt_config(js != NULL ? js : "");
+    if (canal_auth_jwt_reload(jwt, &jc, &jerr) != 0) {
+        canal_app_log(app, CANAL_LOG_ERROR, "reload: --jwt-secret kept: %s", jerr.message);
+        return -1;
+    }
     const char *g, *s;
     canal_config_value(next, "greeting", &g);
     canal_config_value(next, "secret", &s);
@@ -150,6 +171,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "canal-reloadapp: %s\n", err.message);
         return 1;
     }
+    canal_jwt_config_t jc = jwt_config(jwt_secret != NULL ? jwt_secret : "");
+    if ((jwt = canal_auth_jwt(&jc, &err)) == NULL) {
+        fprintf(stderr, "canal-reloadapp: --jwt-secret: %s\n", err.message);
+        return 1;
+    }
+    jwt_policy.schemes[0] = jwt;
+    canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "/jwt", .handler = limited, .options = {CANAL_POLICY(&jwt_policy)}},
+                    NULL, NULL);
     canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "/limited", .handler = limited, .options = {CANAL_RATE_LIMIT(limit)}},
                     NULL, NULL);
     canal_app_on_reload(app, on_reload, NULL);
@@ -165,6 +194,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "canal-reloadapp listening on http://%s:%u\n", cfg.host, canal_app_port(app, 0));
     rc = canal_app_wait(app);
     canal_app_destroy(app);
+    canal_auth_destroy(jwt);
     for (size_t i = 0; i < nsigners; i++)
         canal_signer_destroy(signers[i]);
     return rc == 0 ? 0 : 1;
