@@ -42,7 +42,7 @@ cert() {
 config() {
     cat >"$TMP/app.json" <<JSON
 {"greeting": "$1", "secret": "$2", "log-format": "$3", "access-log-format": "$4", "rate": ${6:-100},
- "jwt-secret": "${7:-the first JWT secret, of 32 bytes}",
+ "jwt-secret": "${7:-the first JWT secret, of 32 bytes}", "cors-origin": "${8:-https://a.example}",
  "access-log": "$TMP/access.log", "max-body": $5, "threads": 2,
  "tls-port": $tls_port, "cert": "$TMP/cert.pem", "key": "$TMP/key.pem",
  "started": "$TMP/started", "release": "$TMP/release"}
@@ -57,6 +57,8 @@ h = b(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
 p = b(json.dumps({"iss": "https://issuer.test", "aud": "canal-test", "sub": "u", "exp": int(time.time()) + 600}).encode())
 print(h + "." + p + "." + b(hmac.new(sys.argv[1].encode(), (h + "." + p).encode(), hashlib.sha256).digest()))' "$1"
 }
+# acao ORIGIN: the Access-Control-Allow-Origin /greet answers that origin
+acao() { header "$URL/greet" access-control-allow-origin -H "Origin: $1"; }
 jwt() { curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $(token "$1")" "$URL/jwt"; }
 me() { curl -s -o /dev/null -w '%{http_code}' -H "Cookie: sid=$1" "$URL/me"; }
 login() { curl -s -D - -o /dev/null -X POST "$URL/login" | tr -d '\r' | sed -n 's/^[Ss]et-[Cc]ookie: sid=\([^;]*\).*/\1/p'; }
@@ -74,6 +76,8 @@ check_match "a session cookie" '^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$' "$cookie1"
 check "the session verifies" 200 "$(me "$cookie1")"
 for i in 1 2 3; do curl -s -o /dev/null "$URL/limited"; done
 check "the file's rate: 3 of 100 allowed" 200 "$(status "$URL/limited")"
+check "CORS: the file's origin is allowed" https://a.example "$(acao https://a.example)"
+check "CORS: another is not" "" "$(acao https://b.example)"
 check "a JWT of the file's secret" 200 "$(jwt "the first JWT secret, of 32 bytes")"
 check "a JWT of another secret" 401 "$(jwt "the second JWT secret, 32 bytes!")"
 check_match "access log in CLF" '^127\.0\.0\.1 .*"GET /me HTTP/1.1" 200' "$(last_access 'GET /me')"
@@ -85,7 +89,7 @@ i=0
 while [ $i -lt 800 ] && { [ ! -e "$TMP/ready" ] || [ ! -e "$TMP/started" ]; }; do sleep 0.025; i=$((i + 1)); done
 check "a request in flight before the reload" yes "$([ -e "$TMP/started" ] && echo yes || echo no)"
 cert second
-config bonjour "the second secret, 32 bytes long" json json 2000 2 "the second JWT secret, 32 bytes!"
+config bonjour "the second secret, 32 bytes long" json json 2000 2 "the second JWT secret, 32 bytes!" https://b.example
 kill -HUP "$PID"
 wait_log reload 'read again'
 touch "$TMP/release" "$TMP/go"
@@ -103,6 +107,8 @@ curl -s -o /dev/null "$URL/greet?after"
 check_match "access log now in JSON" '^\{.*"/greet\?after"' "$(last_access 'greet\?after')"
 check_match "new handshakes get the new certificate" "CN ?= ?second" "$(subject)"
 check "a cookie of the secret before still verifies" 200 "$(me "$cookie1")"
+check "CORS: the new origin is allowed" https://b.example "$(acao https://b.example)"
+check "CORS: the old one no longer" "" "$(acao https://a.example)"
 check "the new JWT secret: its tokens pass" 200 "$(jwt "the second JWT secret, 32 bytes!")"
 check "the new JWT secret: the old one's do not" 401 "$(jwt "the first JWT secret, of 32 bytes")"
 check "the new rate: RateLimit-Limit" 2 "$(header "$URL/limited" ratelimit-limit)"

@@ -10,9 +10,10 @@
  *                       after writing the file --started names: a request in flight
  *   GET  /limited       --rate requests per minute per client address: 200, or 429
  *   GET  /jwt           200 for a Bearer JWT (HS256) signed with --jwt-secret, else 401
+ * and CORS on /greet for the --cors-origin.
  *
  * Its reload hook takes the new greeting, the new rate, a new JWT secret (the scheme's keys
- * replaced), and a new secret as a new signer of two keys, the
+ * replaced), the new CORS origin, and a new secret as a new signer of two keys, the
  * new one first and the one before it after: a cookie signed before one reload still
  * verifies, one signed two reloads ago does not.
  */
@@ -31,6 +32,8 @@ static size_t rate;
 static const char *jwt_secret;
 static canal_auth_t *jwt;
 static canal_policy_t jwt_policy;
+static const char *cors_origin;
+static canal_cors_t cors = {.methods = "GET"};
 /* every signer made: a request may still use one a reload replaced, until the app is gone */
 static canal_signer_t *signers[16];
 static size_t nsigners;
@@ -42,6 +45,7 @@ static const canal_option_t options[] = {
     {"started", CANAL_OPTION_STRING, &started, NULL, .meta = "FILE", .help = "GET /slow writes it"},
     {"release", CANAL_OPTION_STRING, &release, NULL, .meta = "FILE", .help = "GET /slow waits for it"},
     {"jwt-secret", CANAL_OPTION_STRING, &jwt_secret, "a JWT secret of 32 bytes or more!", .help = "HS256 key of GET /jwt"},
+    {"cors-origin", CANAL_OPTION_STRING, &cors_origin, "https://a.example", .help = "the origin CORS allows"},
     {"rate", CANAL_OPTION_NUMBER, &rate, "100", .min = 1, .max = 1000000, .help = "GET /limited's requests a minute"},
 };
 
@@ -78,6 +82,13 @@ static int on_reload(canal_app_t *app, const canal_config_t *next, void *data)
     canal_config_value(next, "greeting", &g);
     canal_config_value(next, "secret", &s);
     atomic_store(&current_greeting, g != NULL ? g : ""); /* next's strings live as long as the app */
+    const char *o;
+    canal_config_value(next, "cors-origin", &o);
+    cors.origins = o;
+    if (o == NULL || canal_app_cors_reload(app, &cors) != 0) {
+        canal_app_log(app, CANAL_LOG_ERROR, "reload: --cors-origin kept");
+        return -1;
+    }
     size_t r;
     canal_config_value(next, "rate", &r);
     canal_rate_limit_set(limit, (uint32_t)r, 60000);
@@ -183,6 +194,8 @@ int main(int argc, char **argv)
                     NULL, NULL);
     canal_app_on_reload(app, on_reload, NULL);
     canal_app_get(app, "/greet", greet, NULL);
+    cors.origins = cors_origin;
+    canal_app_cors(app, "/greet", &cors);
     canal_app_post(app, "/login", login, NULL);
     canal_app_get(app, "/me", me, NULL);
     canal_app_get(app, "/slow", slow, NULL);
