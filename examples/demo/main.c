@@ -40,20 +40,6 @@
 #define DEMO_SWAGGER_UI "build/npm/node_modules/swagger-ui-dist"
 #endif
 
-static void usage(FILE *to)
-{
-    fprintf(to,
-            "usage: canal-demo [--mode router|controller] [--data FILE] [--swagger-ui DIR] [--routes]\n"
-            "                  [--static-dir DIR|off] [--views-dir DIR] [--metrics on|off]\n"
-            "                  [--compress on|off] [--cors on|off] [--api-key FILE] [options]\n"
-            "  --routes          print the route table and exit\n"
-            "  --views-dir DIR   the page templates (default examples/demo/views)\n"
-            "  --api-key FILE    the X-Api-Key of GET /home/secret (the file's bytes less one\n"
-            "                    newline); none: a random key nobody knows\n"
-            "  --swagger-ui DIR  swagger-ui-dist's directory for /docs (env CANAL_SWAGGER_UI;\n"
-            "                    default %s)\n%s",
-            DEMO_SWAGGER_UI, canal_config_usage());
-}
 
 /* The OpenAPI document at /openapi.json (controller mode: with what the actions declare) and
  * the page that renders it at /docs. Registered last, so that the document sees every route. */
@@ -99,15 +85,6 @@ static const char *demo_dir(const char *leaf, char *buf, size_t size)
     return buf;
 }
 
-/* "on" or "off" into *on; 0, or -1 for anything else */
-static int on_off(const char *s, int *on)
-{
-    if (strcmp(s, "on") != 0 && strcmp(s, "off") != 0)
-        return -1;
-    *on = strcmp(s, "on") == 0;
-    return 0;
-}
-
 /* The operations side: metrics, static files, compression, CORS (docs/operations.md). */
 static int mount_ops(canal_app_t *app, canal_mvc_t *mvc, const char *static_dir, int metrics, int compress,
                      int cors, canal_error_info_t *err)
@@ -118,7 +95,7 @@ static int mount_ops(canal_app_t *app, canal_mvc_t *mvc, const char *static_dir,
     int rc;
     if (metrics && (rc = canal_app_metrics(app, "metrics", err)) != 0)
         return rc;
-    if (strcmp(static_dir, "off") != 0 &&
+    if (static_dir != NULL &&
         (rc = canal_app_static(app, "/static", static_dir, CANAL_STATIC_GZIP | CANAL_STATIC_INDEX, err)) != 0)
         return rc;
     if (compress && (rc = canal_app_compress(app, NULL)) != 0)
@@ -142,46 +119,37 @@ int main(int argc, char **argv)
 {
     canal_config_t cfg;
     canal_error_info_t err;
-    const char *mode = "router", *data = NULL, *swagger_ui = getenv("CANAL_SWAGGER_UI");
-    int list_routes = 0;
-    const char *static_dir = NULL, *views_dir = NULL, *api_key = NULL;
-    int metrics = 1, compress = 1, cors = 1;
+    /* The demo's own options, beside canal's: each has its flag, its CANAL_ variable
+     * (--swagger-ui: CANAL_SWAGGER_UI), its key in a --config file and a line in --help. */
+    const char *mode, *data, *swagger_ui, *static_dir, *views_dir, *api_key;
+    int list_routes, metrics, compress, cors;
+    const canal_option_t options[] = {
+        {"mode", CANAL_OPTION_STRING, &mode, "router", .meta = "router|controller", .help = "how the routes are made"},
+        {"data", CANAL_OPTION_STRING, &data, NULL, .meta = "FILE", .help = "Northwind JSON; none: built in"},
+        {"swagger-ui", CANAL_OPTION_STRING, &swagger_ui, NULL, .meta = "DIR", .help = "swagger-ui-dist for /docs"},
+        {"routes", CANAL_OPTION_SWITCH, &list_routes, NULL, .help = "print the route table and exit"},
+        {"static-dir", CANAL_OPTION_STRING, &static_dir, "auto", .meta = "DIR|auto|off",
+         .help = "/static's files; auto: examples/demo/static"},
+        {"views-dir", CANAL_OPTION_STRING, &views_dir, "auto", .meta = "DIR|auto",
+         .help = "page templates; auto: examples/demo/views"},
+        {"metrics", CANAL_OPTION_SWITCH, &metrics, "on", .help = "GET /metrics"},
+        {"compress", CANAL_OPTION_SWITCH, &compress, "on", .help = "gzip answers"},
+        {"cors", CANAL_OPTION_SWITCH, &cors, "on", .help = "CORS on /home and /api"},
+        {"api-key", CANAL_OPTION_STRING, &api_key, NULL, .meta = "FILE",
+         .help = "GET /home/secret's key; none: random"},
+    };
     char dir[PATH_MAX + 32];
 
     canal_config_init(&cfg);
     cfg.access_log = "-";
     cfg.request_id = 1;
-    cfg.allow_unknown_flags = 1; /* --mode, --data ...: below */
-    if (canal_config_from_env(&cfg, &err) != 0 || canal_config_from_args(&cfg, &argc, argv, &err) != 0) {
-        if (err.code != CANAL_EHELP)
-            fprintf(stderr, "canal-demo: %s\n", err.message);
-        usage(err.code == CANAL_EHELP ? stdout : stderr);
-        return err.code == CANAL_EHELP ? 0 : 2;
-    }
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc) {
-            mode = argv[++i];
-        } else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) {
-            data = argv[++i];
-        } else if (strcmp(argv[i], "--api-key") == 0 && i + 1 < argc) {
-            api_key = argv[++i];
-        } else if (strcmp(argv[i], "--routes") == 0) {
-            list_routes = 1;
-        } else if (strcmp(argv[i], "--swagger-ui") == 0 && i + 1 < argc) {
-            swagger_ui = argv[++i];
-        } else if (strcmp(argv[i], "--static-dir") == 0 && i + 1 < argc) {
-            static_dir = argv[++i];
-        } else if (strcmp(argv[i], "--views-dir") == 0 && i + 1 < argc) {
-            views_dir = argv[++i];
-        } else if (i + 1 < argc && ((strcmp(argv[i], "--metrics") == 0 && on_off(argv[i + 1], &metrics) == 0) ||
-                                    (strcmp(argv[i], "--compress") == 0 && on_off(argv[i + 1], &compress) == 0) ||
-                                    (strcmp(argv[i], "--cors") == 0 && on_off(argv[i + 1], &cors) == 0))) {
-            i++;
-        } else {
-            fprintf(stderr, "canal-demo: unknown argument %s\n", argv[i]);
-            usage(stderr);
-            return 2;
-        }
+    canal_config_options(&cfg, options, sizeof(options) / sizeof(options[0]), &err);
+    int rc = canal_config_load(&cfg, &argc, argv, &err); /* --config FILE, CANAL_*, flags */
+    if (rc != 0 || argc > 1) {
+        FILE *to = rc == CANAL_EHELP ? stdout : stderr;
+        fprintf(to, "%s\n", rc != 0 ? err.message : "canal-demo: no arguments but flags");
+        canal_config_help(&cfg, 0, to);
+        return rc == CANAL_EHELP ? 0 : 2;
     }
     if (strcmp(mode, "router") != 0 && strcmp(mode, "controller") != 0) {
         fprintf(stderr, "canal-demo: unknown --mode '%s'\n", mode);
@@ -212,7 +180,6 @@ int main(int argc, char **argv)
     if (app == NULL)
         return 1;
     canal_mvc_t *mvc = NULL;
-    int rc;
     if (strcmp(mode, "router") == 0) {
         rc = demo_router_mode(app, &err);
     } else {
@@ -221,12 +188,14 @@ int main(int argc, char **argv)
     }
     char vdir[PATH_MAX + 32];
     if (rc == 0)
-        rc = demo_views(app, views_dir ? views_dir : demo_dir("views", vdir, sizeof(vdir)), &err);
+        rc = demo_views(app, views_dir != NULL && strcmp(views_dir, "auto") != 0 ? views_dir : demo_dir("views", vdir, sizeof(vdir)), &err);
     if (rc == 0 && (rc = canal_app_health(app, "/health", NULL, NULL)) != 0)
         snprintf(err.message, sizeof(err.message), "health endpoints: %s", canal_strerror(rc));
     if (rc == 0)
-        rc = mount_ops(app, mvc, static_dir ? static_dir : demo_dir("static", dir, sizeof(dir)), metrics, compress,
-                       cors, &err);
+        rc = mount_ops(app, mvc,
+                       static_dir != NULL && strcmp(static_dir, "auto") == 0 ? demo_dir("static", dir, sizeof(dir))
+                                                                              : static_dir,
+                       metrics, compress, cors, &err);
     if (rc != 0) {
         fprintf(stderr, "canal-demo: %s\n", err.message);
         return 1;

@@ -9,8 +9,6 @@
  *   build/bin/canal-notes --db URL --pool 4                 connections (SQLite: threads)
  */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include "notes.h"
 
 int main(int argc, char **argv)
@@ -18,34 +16,30 @@ int main(int argc, char **argv)
     canal_config_t cfg;
     canal_error_info_t err = {0};
     canal_config_init(&cfg);
-    cfg.allow_unknown_flags = 1; /* --db and --pool are the program's */
-    if (canal_config_from_env(&cfg, &err) != 0 || canal_config_from_args(&cfg, &argc, argv, &err) != 0) {
-        fprintf(err.code == CANAL_EHELP ? stdout : stderr, "%s\n%s", err.message, canal_config_usage());
-        if (err.code == CANAL_EHELP)
-            printf("canal-notes:\n  --db URL    sqlite:PATH, sqlite::memory: or postgresql://... (default %s)\n"
-                   "  --pool N    database connections per worker (SQLite: threads)\n",
-                   NOTES_DEFAULT_DB);
-        return err.code == CANAL_EHELP ? 0 : 2; /* --help, or a bad flag or variable */
+    const char *url;
+    size_t pool;
+    const canal_option_t options[] = {
+        {"db", CANAL_OPTION_STRING, &url, NOTES_DEFAULT_DB, .meta = "URL",
+         .help = "sqlite:PATH, sqlite::memory: or postgresql://..."},
+        {"pool", CANAL_OPTION_NUMBER, &pool, "0", 0, 1024,
+         .help = "database connections per worker (SQLite: threads); 0: canal_db's default"},
+    };
+    canal_config_options(&cfg, options, 2, &err);
+    int rc = canal_config_load(&cfg, &argc, argv, &err); /* --config FILE, CANAL_*, flags */
+    if (rc != 0 || argc > 1) {
+        FILE *f = rc == CANAL_EHELP ? stdout : stderr;
+        fprintf(f, "%s\n", rc != 0 ? err.message : "canal-notes: no arguments but flags");
+        canal_config_help(&cfg, 0, f);
+        return rc == CANAL_EHELP ? 0 : 2; /* --help, or a bad file, variable or flag */
     }
-    const char *url = NULL;
-    canal_db_options_t opt = {0};
-    for (int i = 1; i < argc; i += 2) {
-        if (i + 1 < argc && strcmp(argv[i], "--db") == 0) {
-            url = argv[i + 1];
-        } else if (i + 1 < argc && strcmp(argv[i], "--pool") == 0 && atoi(argv[i + 1]) > 0) {
-            opt.pool_size = (unsigned)atoi(argv[i + 1]);
-        } else {
-            fprintf(stderr, "canal-notes: unknown flag or bad value: %s (see --help)\n", argv[i]);
-            return 2;
-        }
-    }
+    canal_db_options_t opt = {.pool_size = (unsigned)pool};
     canal_app_t *app = canal_app_create(&cfg);
     canal_mvc_t *mvc = app ? canal_mvc_create(app) : NULL;
     if (mvc == NULL) {
         fprintf(stderr, "canal-notes: out of memory\n");
         return 1;
     }
-    int rc = notes_db(app, url, &opt, &err);
+    rc = notes_db(app, url, &opt, &err);
     if (rc == 0)
         rc = notes_routes(app, mvc, &err);
     if (rc != 0 || (rc = canal_app_start(app)) != 0) {

@@ -277,25 +277,20 @@ int main(int argc, char **argv)
     canal_config_t cfg;
     canal_error_info_t err;
     canal_config_init(&cfg);
-    cfg.allow_unknown_flags = 1; /* --db, below */
-    if (canal_config_from_env(&cfg, &err) != 0 || canal_config_from_args(&cfg, &argc, argv, &err) != 0) {
-        if (err.code == CANAL_EHELP) {
-            printf("usage: canal-offload [--db FILE] [options]\n%s", canal_config_usage());
-            return 0;
-        }
-        fprintf(stderr, "canal-offload: %s\n%s", err.message, canal_config_usage());
-        return 2;
+    const char *db;
+    const canal_option_t options[] = {{"db", CANAL_OPTION_STRING, &db, NULL, .meta = "FILE",
+                                       .help = "the SQLite file; off: in memory"}};
+    canal_config_options(&cfg, options, 1, &err);
+    int rc = canal_config_load(&cfg, &argc, argv, &err); /* --config FILE, CANAL_*, flags */
+    if (rc != 0 || argc > 1) {
+        FILE *f = rc == CANAL_EHELP ? stdout : stderr;
+        fprintf(f, "%s\n", rc != 0 ? err.message : "canal-offload: no arguments but flags");
+        canal_config_help(&cfg, 0, f);
+        return rc == CANAL_EHELP ? 0 : 2;
     }
     static char db_url[4096] = "sqlite::memory:";
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--db") == 0 && i + 1 < argc) {
-            snprintf(db_url, sizeof(db_url), "sqlite:%s", argv[++i]);
-        } else {
-            fprintf(stderr, "canal-offload: unknown argument %s\nusage: canal-offload [--db FILE] [options]\n%s",
-                    argv[i], canal_config_usage());
-            return 2;
-        }
-    }
+    if (db != NULL)
+        snprintf(db_url, sizeof(db_url), "sqlite:%s", db);
     canal_app_t *app = canal_app_create(&cfg);
     canal_mvc_t *mvc = app != NULL ? canal_mvc_create(app) : NULL;
     if (mvc == NULL)
@@ -319,7 +314,7 @@ int main(int argc, char **argv)
         return 1;
     fprintf(stderr, "canal-offload listening on http://%s:%u (database %s)\n", canal_app_config(app)->host,
             canal_app_port(app, 0), db_url);
-    int rc = canal_app_wait(app);
+    rc = canal_app_wait(app);
     canal_app_destroy(app);
     canal_mvc_destroy(mvc);
     return rc == 0 ? 0 : 1;

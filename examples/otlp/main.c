@@ -181,20 +181,16 @@ int main(int argc, char **argv)
     canal_error_info_t err;
     canal_config_init(&cfg);
     cfg.trace = 1; /* spans need the trace: on unless --trace off */
-    cfg.allow_unknown_flags = 1; /* --spans is ours */
-    if (canal_config_from_env(&cfg, &err) != 0 || canal_config_from_args(&cfg, &argc, argv, &err) != 0) {
-        fprintf(err.code == CANAL_EHELP ? stdout : stderr, "%s\n  --spans FILE  OTLP JSON spans (default spans.jsonl)\n%s",
-                err.message, canal_config_usage());
-        return err.code == CANAL_EHELP ? 0 : 2;
-    }
-    const char *path = "spans.jsonl";
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--spans") == 0 && i + 1 < argc) {
-            path = argv[++i];
-        } else {
-            fprintf(stderr, "canal-otlp: unknown argument '%s'; see --help\n", argv[i]);
-            return 2;
-        }
+    const char *path;
+    const canal_option_t options[] = {{"spans", CANAL_OPTION_STRING, &path, "spans.jsonl", .meta = "FILE",
+                                       .help = "OTLP JSON spans, one request a line"}};
+    canal_config_options(&cfg, options, 1, &err);
+    int rc = canal_config_load(&cfg, &argc, argv, &err); /* --config FILE, CANAL_*, flags */
+    if (rc != 0 || argc > 1 || path == NULL) {
+        FILE *f = rc == CANAL_EHELP ? stdout : stderr;
+        fprintf(f, "%s\n", rc != 0 ? err.message : "canal-otlp: no arguments but flags, and --spans a file");
+        canal_config_help(&cfg, 0, f);
+        return rc == CANAL_EHELP ? 0 : 2;
     }
     if ((spans.f = fopen(path, "a")) == NULL) {
         perror(path);
@@ -210,7 +206,7 @@ int main(int argc, char **argv)
         return 1;
     printf("listening on http://%s:%u\n", canal_app_config(app)->host, canal_app_port(app, 0));
     fflush(stdout);
-    int rc = canal_app_wait(app);
+    rc = canal_app_wait(app);
     canal_app_destroy(app);
     fclose(spans.f);
     return rc == 0 ? 0 : 1;

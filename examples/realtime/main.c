@@ -52,38 +52,26 @@ static int index_page(canal_req_t *req, void *data)
     return canal_res_body_static(req, 200, "text/html; charset=utf-8", page, sizeof(page) - 1);
 }
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: canal-realtime [--max-message BYTES] [options]\n%s", canal_config_usage());
-}
+static size_t max_message;
+
+/* the example's own option, beside canal's: --max-message, CANAL_MAX_MESSAGE, "max-message" */
+static const canal_option_t options[] = {
+    {"max-message", CANAL_OPTION_NUMBER, &max_message, "1048576", .min = 1, .meta = "BYTES",
+     .help = "largest WebSocket message; over it: close 1009"},
+};
 
 int main(int argc, char **argv)
 {
-    size_t max_message = CANAL_WS_MAX_MESSAGE;
     canal_config_t cfg;
     canal_error_info_t err;
     canal_config_init(&cfg);
-    cfg.allow_unknown_flags = 1; /* --max-message, below */
-    if (canal_config_from_env(&cfg, &err) != 0 || canal_config_from_args(&cfg, &argc, argv, &err) != 0) {
-        if (err.code == CANAL_EHELP) {
-            usage(stdout);
-            return 0;
-        }
-        fprintf(stderr, "canal-realtime: %s\n", err.message);
-        usage(stderr);
-        return 2;
-    }
-    for (int i = 1; i < argc; i++) {
-        int64_t v;
-        if (strcmp(argv[i], "--max-message") == 0 && i + 1 < argc &&
-            canal_parse_int64((canal_str_t){argv[i + 1], strlen(argv[i + 1])}, &v) == 0 && v > 0) {
-            max_message = (size_t)v;
-            i++;
-        } else {
-            fprintf(stderr, "canal-realtime: unknown or bad argument %s\n", argv[i]);
-            usage(stderr);
-            return 2;
-        }
+    canal_config_options(&cfg, options, 1, &err);
+    int rc = canal_config_load(&cfg, &argc, argv, &err); /* --config FILE, CANAL_*, flags */
+    if (rc != 0 || argc > 1) {
+        FILE *f = rc == CANAL_EHELP ? stdout : stderr;
+        fprintf(f, "%s\n", rc != 0 ? err.message : "canal-realtime: no arguments but flags");
+        canal_config_help(&cfg, 0, f);
+        return rc == CANAL_EHELP ? 0 : 2;
     }
     canal_app_t *app = canal_app_create(&cfg);
     if (app == NULL)
@@ -104,7 +92,7 @@ int main(int argc, char **argv)
     printf("listening on http://%s:%u (WebSocket messages up to %zu bytes)\n", canal_app_config(app)->host,
            canal_app_port(app, 0), max_message);
     fflush(stdout);
-    int rc = canal_app_wait(app); /* until SIGINT or SIGTERM, then a graceful shutdown */
+    rc = canal_app_wait(app); /* until SIGINT or SIGTERM, then a graceful shutdown */
     canal_app_destroy(app);
     return rc == 0 ? 0 : 1;
 }

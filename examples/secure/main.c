@@ -17,43 +17,35 @@
 #include <string.h>
 #include "secure.h"
 
-/* The contract's own flags, each taking a value. */
+/* The contract's own flags, each taking a value: options of the app's beside canal's, so each
+ * also has its CANAL_ variable and a key in a --config file. */
 struct flags {
     const char *hs256, *rs256, *es256, *issuer, *audience, *api_key, *user, *password, *cookie, *cookie_other;
     const char *rate, *window;
 };
 
-static int read_flags(int argc, char **argv, struct flags *f)
+static struct flags f;
+
+static const canal_option_t options[] = {
+    {"jwt-hs256-secret", CANAL_OPTION_STRING, &f.hs256, .meta = "FILE", .help = "HS256 secret; none: refused"},
+    {"jwt-rs256-public-key", CANAL_OPTION_STRING, &f.rs256, .meta = "FILE", .help = "RS256 public key (PEM)"},
+    {"jwt-es256-public-key", CANAL_OPTION_STRING, &f.es256, .meta = "FILE", .help = "ES256 public key (PEM)"},
+    {"jwt-issuer", CANAL_OPTION_STRING, &f.issuer, .meta = "URL", .help = "the tokens' iss (required)"},
+    {"jwt-audience", CANAL_OPTION_STRING, &f.audience, .help = "the tokens' aud (required)"},
+    {"api-key", CANAL_OPTION_STRING, &f.api_key, .meta = "FILE", .help = "the API key (required)"},
+    {"basic-user", CANAL_OPTION_STRING, &f.user, .meta = "NAME", .help = "Basic user (required)"},
+    {"basic-password", CANAL_OPTION_STRING, &f.password, .meta = "FILE", .help = "Basic password (required)"},
+    {"cookie-secret", CANAL_OPTION_STRING, &f.cookie, .meta = "FILE", .help = "cookie key (required)"},
+    {"cookie-secret-other", CANAL_OPTION_STRING, &f.cookie_other, .meta = "FILE",
+     .help = "the other sessions' cookie key (required)"},
+    {"rate", CANAL_OPTION_STRING, &f.rate, .meta = "R", .help = "requests per window (required)"},
+    {"window", CANAL_OPTION_STRING, &f.window, .meta = "SECONDS", .help = "the rate's window (required)"},
+};
+
+static int required_flags(void)
 {
-    static const struct {
-        const char *name;
-        size_t offset;
-    } known[] = {
-        {"--jwt-hs256-secret", offsetof(struct flags, hs256)},
-        {"--jwt-rs256-public-key", offsetof(struct flags, rs256)},
-        {"--jwt-es256-public-key", offsetof(struct flags, es256)},
-        {"--jwt-issuer", offsetof(struct flags, issuer)},
-        {"--jwt-audience", offsetof(struct flags, audience)},
-        {"--api-key", offsetof(struct flags, api_key)},
-        {"--basic-user", offsetof(struct flags, user)},
-        {"--basic-password", offsetof(struct flags, password)},
-        {"--cookie-secret", offsetof(struct flags, cookie)},
-        {"--cookie-secret-other", offsetof(struct flags, cookie_other)},
-        {"--rate", offsetof(struct flags, rate)},
-        {"--window", offsetof(struct flags, window)},
-    };
-    for (int i = 1; i < argc; i += 2) {
-        size_t k = 0;
-        while (k < sizeof(known) / sizeof(known[0]) && strcmp(argv[i], known[k].name) != 0)
-            k++;
-        if (k == sizeof(known) / sizeof(known[0]) || i + 1 >= argc) {
-            fprintf(stderr, "canal-secure: %s %s\n", argv[i], i + 1 >= argc ? "needs a value" : "is not a flag");
-            return -1;
-        }
-        *(const char **)((char *)f + known[k].offset) = argv[i + 1];
-    }
-    const char *required[] = {f->issuer, f->audience, f->api_key, f->user, f->password, f->cookie,
-                              f->cookie_other, f->rate, f->window};
+    const char *required[] = {f.issuer, f.audience, f.api_key, f.user, f.password, f.cookie,
+                              f.cookie_other, f.rate, f.window};
     for (size_t k = 0; k < sizeof(required) / sizeof(required[0]); k++)
         if (required[k] == NULL) {
             fprintf(stderr, "canal-secure: --jwt-issuer, --jwt-audience, --api-key, --basic-user, --basic-password, "
@@ -64,14 +56,14 @@ static int read_flags(int argc, char **argv, struct flags *f)
 }
 
 /* R and W: whole numbers, W in seconds (fractions allowed: "0.5"). */
-static int read_rate(const struct flags *f, uint32_t *requests, uint32_t *window_ms)
+static int read_rate(const struct flags *fl, uint32_t *requests, uint32_t *window_ms)
 {
     char *end;
-    unsigned long r = strtoul(f->rate, &end, 10);
-    if (*f->rate == '\0' || *end != '\0' || r == 0 || r > 1000000)
+    unsigned long r = strtoul(fl->rate, &end, 10);
+    if (*fl->rate == '\0' || *end != '\0' || r == 0 || r > 1000000)
         return -1;
-    double w = strtod(f->window, &end);
-    if (*f->window == '\0' || *end != '\0' || !(w >= 0.001 && w <= 86400))
+    double w = strtod(fl->window, &end);
+    if (*fl->window == '\0' || *end != '\0' || !(w >= 0.001 && w <= 86400))
         return -1;
     *requests = (uint32_t)r;
     *window_ms = (uint32_t)(w * 1000 + 0.5);
@@ -103,19 +95,24 @@ int main(int argc, char **argv)
     canal_config_t cfg;
     canal_error_info_t err = {0};
     canal_config_init(&cfg);
-    cfg.allow_unknown_flags = 1;
+    canal_config_options(&cfg, options, sizeof(options) / sizeof(options[0]), &err);
     /* A header section of 16 KiB is served (canal counts names and values); 64 KiB is 431. */
     cfg.max_header_bytes = 32768;
     /* The contract's paths exactly: "/PUBLIC" and "/public/" are not "/public" (404). */
     cfg.router.case_sensitive = 1;
     cfg.router.trailing_slash = CANAL_SLASH_STRICT;
-    if (canal_config_from_env(&cfg, &err) != 0 || canal_config_from_args(&cfg, &argc, argv, &err) != 0) {
-        fprintf(err.code == CANAL_EHELP ? stdout : stderr, "%s\n%s", err.message, canal_config_usage());
+    if (canal_config_load(&cfg, &argc, argv, &err) != 0) { /* --config FILE, CANAL_*, flags */
+        FILE *out = err.code == CANAL_EHELP ? stdout : stderr;
+        fprintf(out, "%s\n", err.message);
+        canal_config_help(&cfg, 0, out);
         return err.code == CANAL_EHELP ? 0 : 2;
     }
-    struct flags f = {0};
     uint32_t requests, window_ms;
-    if (read_flags(argc, argv, &f) != 0)
+    if (argc > 1) {
+        fprintf(stderr, "canal-secure: %s is not a flag\n", argv[1]);
+        return 2;
+    }
+    if (required_flags() != 0)
         return 2;
     if (read_rate(&f, &requests, &window_ms) != 0) {
         fprintf(stderr, "canal-secure: --rate is 1 to 1000000 requests, --window 0.001 to 86400 seconds\n");

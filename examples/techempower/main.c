@@ -317,7 +317,7 @@ int main(int argc, char **argv)
     canal_error_info_t err;
     canal_config_init(&cfg);
     cfg.allow_unknown_flags = 1;
-    if (canal_config_from_env(&cfg, &err) != 0 || canal_config_from_args(&cfg, &argc, argv, &err) != 0) {
+    if (canal_config_load(&cfg, &argc, argv, &err) != 0) { /* --config FILE, CANAL_*, flags */
         fprintf(stderr, "canal-tfb: %s\n", err.message);
         return 2;
     }

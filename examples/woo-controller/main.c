@@ -26,9 +26,9 @@ int main(int argc, char **argv)
     canal_config_t cfg;
     canal_error_info_t err;
     canal_config_init(&cfg);
-    if (canal_config_from_env(&cfg, &err) != 0 || canal_config_from_args(&cfg, &argc, argv, &err) != 0) {
+    if (canal_config_load(&cfg, &argc, argv, &err) != 0) { /* --config FILE, CANAL_*, flags */
         fprintf(err.code == CANAL_EHELP ? stdout : stderr, "%s\n%s", err.message, canal_config_usage());
-        return err.code == CANAL_EHELP ? 0 : 2; /* --help, or a bad flag or variable */
+        return err.code == CANAL_EHELP ? 0 : 2; /* --help, or a bad file, variable or flag */
     }
     canal_app_t *app = canal_app_create(&cfg);
     canal_mvc_t *mvc = app ? canal_mvc_create(app) : NULL;

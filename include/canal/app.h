@@ -17,6 +17,7 @@
 #ifndef CANAL_APP_H
 #define CANAL_APP_H
 
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "export.h"
@@ -90,10 +91,40 @@ typedef struct canal_log_record {
  */
 typedef void (*canal_log_fn)(const canal_log_record_t *rec, void *data);
 
+/** The type of an app's own option (canal_option_t). */
+typedef enum canal_option_type {
+    CANAL_OPTION_STRING, /**< const char *: any text but empty; "off" is NULL (none) */
+    CANAL_OPTION_NUMBER, /**< size_t: a whole number in [min, max] */
+    CANAL_OPTION_SWITCH  /**< int: "on" is 1, "off" 0 */
+} canal_option_type_t;
+
 /**
- * Application configuration. Initialise with canal_config_init(), then change fields, read
- * the environment (canal_config_from_env()) and the command line (canal_config_from_args()).
- * Strings are borrowed until canal_app_create(), which copies them.
+ * One of an app's own options, declared with canal_config_options(): it then has what each of
+ * canal's settings has, a flag (--NAME), an environment variable (CANAL_ and the name in
+ * capitals, '-' written '_': "api-key" is CANAL_API_KEY), a key in the configuration file, a
+ * line in canal_config_help() and a row in its docs table, and the same strict parsing.
+ */
+typedef struct canal_option {
+    const char *name;         /**< the flag without "--": lower-case letters, digits, '-'; not
+                                   one of canal's */
+    canal_option_type_t type; /**< what the value is */
+    void *value;              /**< the app's variable: const char ** (STRING), size_t *
+                                   (NUMBER), int * (SWITCH); canal writes the default into it,
+                                   then what the file, environment and flags say */
+    const char *def;          /**< the default, written as on the command line ("4096", "on",
+                                   "data"); NULL: none (NULL, min, off) */
+    size_t min;               /**< NUMBER: the smallest value */
+    size_t max;               /**< NUMBER: the largest value; 0 means no upper bound */
+    const char *meta;         /**< what the value is in the usage text ("DIR"); NULL: from the
+                                   type */
+    const char *help;         /**< a few words, for the usage text and the docs table */
+} canal_option_t;
+
+/**
+ * Application configuration. Initialise with canal_config_init(), declare the app's own options
+ * (canal_config_options()), then read the file, the environment and the command line, all
+ * three with canal_config_load(). Strings are borrowed until canal_app_create(), which copies
+ * them.
  */
 typedef struct canal_config {
     const char *host;          /**< listen address (default "127.0.0.1"); "0.0.0.0", "::" */
@@ -175,6 +206,14 @@ typedef struct canal_config {
                                         "redis://HOST:PORT[/DB]": in that Redis, shared by
                                         every instance (canal/redis.h; canal_app_create()
                                         makes the client) */
+    /* the app's own options and the configuration file (docs/operations.md) */
+    const canal_option_t *options; /**< the app's options (canal_config_options()); borrowed,
+                                        for the app's life */
+    size_t noptions;               /**< how many options has */
+    const char *config_file;       /**< the JSON file canal_config_load() read (--config,
+                                        CANAL_CONFIG), which canal_app_reload() reads again;
+                                        NULL (default): none */
+    const void *loaded;            /**< private: canal_config_load()'s record for a reload */
 } canal_config_t;
 
 /** Sets every field of cfg to its default (the defaults are in canal_config_usage()). */
@@ -190,7 +229,8 @@ CANAL_API int canal_config_from_env(canal_config_t *cfg, canal_error_info_t *err
 
 /**
  * Reads canal's flags (canal_config_usage() lists them: --host H, --port N, --threads N ...,
- * also written --flag=value) from a command line into cfg and removes them from argv, leaving
+ * also written --flag=value; an on|off flag alone, last or before another flag, is on) and
+ * the app's (canal_config_options()) from a command line into cfg and removes them from argv, leaving
  * the program name and the other arguments, in order, for the app (argv[*argc] is NULL).
  * Everything after a "--" argument is left as it is, the "--" too. Strings point into argv.
  *
@@ -206,9 +246,57 @@ CANAL_API int canal_config_from_args(canal_config_t *cfg, int *argc, char **argv
 
 /**
  * The usage text of every flag canal_config_from_args() understands: per flag its value, what
- * it does, its default, its range and its environment variable. Static.
+ * it does, its default, its range and its environment variable. Static. Canal's own flags
+ * only: canal_config_help() adds the app's.
  */
 CANAL_API const char *canal_config_usage(void);
+
+/**
+ * Declares the app's own options (n of them, at most 64), before the configuration is read:
+ * writes each default into its variable and keeps options (borrowed) in cfg, so that
+ * canal_config_load() (and canal_config_from_env(), canal_config_from_args(),
+ * canal_config_from_file()) set them as canal's own. Returns 0, or CANAL_EINVAL for a bad
+ * declaration (a name that is not a flag's or is canal's, twice the same name, no variable or
+ * help, a default that is not a value of its type): err says which, and cfg is unchanged.
+ */
+CANAL_API int canal_config_options(canal_config_t *cfg, const canal_option_t *options, size_t n,
+                                   canal_error_info_t *err);
+
+/**
+ * Reads a JSON configuration file into cfg: one object whose keys are flags without "--"
+ * (canal's and the app's: {"port": 8080, "max-body": 1048576, "log-format": "json"}), numbers
+ * as JSON numbers, everything else as JSON strings written as on the command line ("on",
+ * "0660", "off"). Strings stay valid for the process's life. Returns 0, or CANAL_EINVAL for a
+ * file that cannot be read or is not such an object, an unknown key, a value of the wrong type
+ * or out of range: err->message names the file and the key ("app.json: max-body: bad value
+ * '-1' (0 or more)"); cfg may then be partly updated.
+ */
+CANAL_API int canal_config_from_file(canal_config_t *cfg, const char *path, canal_error_info_t *err);
+
+/**
+ * Reads the whole configuration into cfg, each source over the one before: the defaults
+ * already in cfg, then the file named by --config FILE or CANAL_CONFIG (if any), then the
+ * environment, then the flags (removed from argv as canal_config_from_args() does). Keeps what
+ * canal_app_reload() needs to read them again. Returns 0, CANAL_EHELP (--help, as
+ * canal_config_from_args()), or CANAL_EINVAL (err names the file, variable or flag: print it
+ * and exit with status 2).
+ */
+CANAL_API int canal_config_load(canal_config_t *cfg, int *argc, char **argv, canal_error_info_t *err);
+
+/**
+ * Writes the usage text of canal's flags and cfg's app options to f (as canal_config_usage()
+ * does for canal's), or with markdown the table of docs/server.md for both. 0, or -1 when f
+ * fails.
+ */
+CANAL_API int canal_config_help(const canal_config_t *cfg, int markdown, FILE *f);
+
+/**
+ * Copies the value of the setting name (a flag without "--", canal's or the app's) in cfg into
+ * *value, typed as the field or the app's variable is (const char *, size_t, int, ...): for
+ * an app's option of the configuration a reload passes (canal_reload_fn), its new value.
+ * Returns 0, or CANAL_ENOTFOUND for no such setting.
+ */
+CANAL_API int canal_config_value(const canal_config_t *cfg, const char *name, void *value);
 
 /**
  * A request handler. It sets the answer on the request (canal_res_text(), canal_res_json(),
@@ -233,8 +321,41 @@ CANAL_API canal_app_t *canal_app_create(const canal_config_t *cfg);
 /** Stops the app if running (waiting for it), frees everything. NULL is a no-op. */
 CANAL_API void canal_app_destroy(canal_app_t *app);
 
-/** The app's configuration as copied at creation. Borrowed. */
+/** The app's configuration as copied at creation (a reload does not change it). Borrowed. */
 CANAL_API const canal_config_t *canal_app_config(const canal_app_t *app);
+
+/**
+ * Reads the configuration again, as canal_config_load() read it (the same file, environment
+ * and flags, in the same order), and applies what can change without dropping a connection:
+ * --log-format and --access-log-format (from the next line on), the TLS certificates and keys
+ * (each TLS listener reads its files again; new handshakes take them, connections made keep
+ * theirs), then whatever the features and the app's reload hooks (canal_app_on_reload()) take.
+ * Every other setting that changed is named in the log as not reloaded (a restart applies it);
+ * the log names what changed. A file that cannot be read, or an unknown key or a bad value in
+ * it, changes nothing: the log says why. canal_app_wait() calls it on SIGHUP; any thread may,
+ * one reload at a time. An app whose configuration was not read by canal_config_load() reads
+ * only its TLS files again and calls the hooks with its configuration as created.
+ *
+ * Returns 0; CANAL_EINVAL (nothing changed: the file, environment or flags are bad), or
+ * CANAL_ESYS when a part failed (a certificate, a feature, a hook; logged; the rest applied).
+ */
+CANAL_API int canal_app_reload(canal_app_t *app);
+
+/**
+ * A reload hook: takes from next (the configuration just read; canal_config_value() for the
+ * app's options) what the app can change while its workers run (a secret for new cookies,
+ * rate-limit numbers: through calls that are safe for that), on the reloading thread. Strings
+ * in next are valid for the app's life. Returns 0, or -1 when it kept its old settings (it
+ * logs why).
+ */
+typedef int (*canal_reload_fn)(canal_app_t *app, const canal_config_t *next, void *data);
+
+/**
+ * Adds a reload hook (at most 8), called by every canal_app_reload() after canal's own
+ * settings, in the order added. With one, the app's options are reported as passed to the app
+ * instead of "not reloaded". 0, CANAL_EINVAL (fn NULL), CANAL_ENOMEM (too many).
+ */
+CANAL_API int canal_app_on_reload(canal_app_t *app, canal_reload_fn fn, void *data);
 
 /**
  * The app's router, to list its routes or generate links (canal/router.h). Borrowed and

@@ -128,6 +128,15 @@ typedef struct canal_jwt_config {
  */
 CANAL_API canal_auth_t *canal_auth_jwt(const canal_jwt_config_t *cfg, canal_error_info_t *err);
 
+/**
+ * Replaces a JWT scheme's keys and rules (issuer, audience, leeway, roles claim) with cfg's, its
+ * PEM and JWKS files read again, while the app runs: a reload hook's job (canal_app_on_reload(),
+ * a rotated key, a new JWKS file). The requests from then on verify with them; the scheme's
+ * name and realm stay. The keys replaced are freed with the scheme. Returns 0, or the error of
+ * canal_auth_jwt() (and CANAL_EINVAL for a scheme that is not a JWT one), changing nothing.
+ */
+CANAL_API int canal_auth_jwt_reload(canal_auth_t *auth, const canal_jwt_config_t *cfg, canal_error_info_t *err);
+
 /* ---- Issuing JWTs ---- */
 
 /** A JWT signer: one key, an issuer and an audience (canal_jwt_signer_create()). Opaque. */

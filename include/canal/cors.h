@@ -46,6 +46,17 @@ typedef struct canal_cors {
  */
 CANAL_API int canal_app_cors(canal_app_t *app, const char *prefix, const canal_cors_t *policy);
 
+/**
+ * Reads policy again, the struct given to canal_app_cors(), canal_app_cors_route() or
+ * canal_cors_filter() (the same address), after the app changed its fields: every route it
+ * covers answers with its new values from then on, while the app runs (a reload hook's job,
+ * canal_app_on_reload()). The routes it covers stay the same. Call it from one thread at a
+ * time, not while the app is still registering routes. Returns 0; CANAL_EINVAL (no origins),
+ * CANAL_ENOTFOUND (the app has no policy of that address), CANAL_ENOMEM (those done so far
+ * have the new values).
+ */
+CANAL_API int canal_app_cors_reload(canal_app_t *app, const canal_cors_t *policy);
+
 /** As canal_app_cors() for one route. */
 CANAL_API int canal_app_cors_route(canal_app_t *app, const canal_route_t *route,
                                    const canal_cors_t *policy);

@@ -109,6 +109,14 @@ typedef struct canal_rate_decision {
 } canal_rate_decision_t;
 
 /**
+ * Changes a limit's numbers (the bounds of canal_rate_limit_options_t: 1 to 1,000,000
+ * requests per 1 ms to 1 day), from any thread while the app runs: a reload hook's job
+ * (canal_app_on_reload()). The requests from then on use them; a bucket keeps its tokens, cut
+ * to the new capacity. Returns 0, or CANAL_EINVAL (a bound, or limit NULL), changing nothing.
+ */
+CANAL_API int canal_rate_limit_set(canal_rate_limit_t *limit, uint32_t requests, uint32_t window_ms);
+
+/**
  * Takes a token for key at now_ms (any monotonic clock in milliseconds: canal passes its
  * own; tests pass a fake one) and says what happened. Thread-safe.
  */

@@ -82,6 +82,15 @@ CANAL_API canal_sessions_t *canal_sessions_create(canal_app_t *app, const canal_
                                                   canal_error_info_t *err);
 
 /**
+ * Replaces the sessions' signer, from any thread while the app runs (a reload hook's job,
+ * canal_app_on_reload()): the cookies set from now on are signed with its first key, and a
+ * cookie verifies with any of its keys. To rotate a secret without logging everyone out, give
+ * the new key first and the old ones after it. Borrowed: signer, and each one it replaces,
+ * must outlive the app (a request may still be using the one before). 0, or CANAL_EINVAL.
+ */
+CANAL_API int canal_sessions_set_signer(canal_sessions_t *s, const canal_signer_t *signer);
+
+/**
  * Starts a new session holding data (copied): a new random ID (RAND_bytes) every time, so a
  * login never keeps an ID the client had (no session fixation), stored, and a Set-Cookie of
  * the signed ID added to the answer. Returns 0; CANAL_ELIMIT for data over max_data; the

@@ -8,6 +8,7 @@
 #include "core/core.h"
 #include "observability/observability.h"
 #include "canal/redis.h"
+#include "app/reload.h"
 
 canal_app_t *canal_app_create(const canal_config_t *cfg)
 {
@@ -15,6 +16,10 @@ canal_app_t *canal_app_create(const canal_config_t *cfg)
     if (app == NULL)
         return NULL;
     const canal_config_t *c = canal_app_config(app);
+    if (canal__reload_on(app) != 0) {
+        canal_app_destroy(app);
+        return NULL;
+    }
     if (c->access_log != NULL && canal__acclog_on(app) != 0) {
         canal_app_destroy(app);
         return NULL;

@@ -70,6 +70,8 @@ canal_app_t *canal__app_new(const canal_config_t *cfg)
     app->cfg.unix_owner = app->unix_owner;
     app->cfg.trace |= app->cfg.trace_echo; /* the echo needs the trace */
     app->stop_pipe[0] = app->stop_pipe[1] = -1;
+    app->reload_pipe[0] = app->reload_pipe[1] = -1;
+    atomic_init(&app->log_format, (int)app->cfg.log_format);
     if (app->host == NULL || (app->cfg.access_log != NULL && app->access_log == NULL) ||
         (app->cfg.trusted_proxies != NULL && app->trusted_proxies == NULL) ||
         (cfg != NULL && cfg->listen != NULL && app->listen == NULL) ||
@@ -158,6 +160,7 @@ void canal_app_destroy(canal_app_t *app)
         free(app->listeners[i].fds);
         if (app->listeners[i].ssl_ctx != NULL)
             SSL_CTX_free(app->listeners[i].ssl_ctx);
+        canal__tls_dispose(app->listeners[i].tls);
     }
     free(app->listeners);
     for (size_t k = 0; app->workers != NULL && k < app->nworkers; k++) {
@@ -169,9 +172,12 @@ void canal_app_destroy(canal_app_t *app)
         pthread_cond_destroy(&app->start_cond);
         pthread_mutex_destroy(&app->start_lock);
     }
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
         if (app->stop_pipe[i] >= 0)
             close(app->stop_pipe[i]);
+        if (app->reload_pipe[i] >= 0)
+            close(app->reload_pipe[i]);
+    }
     free(app->host);
     free(app->access_log);
     free(app->tls_cert);
@@ -229,7 +235,7 @@ int canal_app_start(canal_app_t *app)
         }
     }
     app->nworkers = app->cfg.threads;
-    if (pipe2(app->stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0 ||
+    if (pipe2(app->stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0 || pipe2(app->reload_pipe, O_CLOEXEC | O_NONBLOCK) != 0 ||
         (app->workers = calloc(app->nworkers, sizeof(*app->workers))) == NULL)
         goto fail;
 
@@ -317,9 +323,14 @@ static void on_signal(int sig)
 {
     if (signal_app == NULL)
         return;
-    if (sig == SIGUSR1)
+    if (sig == SIGUSR1) {
         canal_app_reopen_log(signal_app);
-    else
+    } else if (sig == SIGHUP) {
+        int saved = errno; /* canal_app_wait() reloads: a signal handler may not */
+        ssize_t rc = write(signal_app->reload_pipe[1], "r", 1);
+        (void)rc; /* a full pipe means a reload is pending already */
+        errno = saved;
+    } else
         canal_app_stop(signal_app);
 }
 
@@ -337,23 +348,38 @@ int canal_app_wait(canal_app_t *app)
     int expected = APP_STARTED;
     if (!atomic_compare_exchange_strong(&app->state, &expected, APP_STOPPING))
         return CANAL_ESTATE;
-    /* SIGUSR1 (logrotate's postrotate), not SIGHUP: a hangup of the terminal a server was
-     * started from must not be taken for a request, and SIGHUP usually means "reload the
-     * configuration", which canal does not do */
-    struct sigaction old_int, old_term, old_usr1, sa = {.sa_handler = on_signal};
+    /* SIGUSR1 reopens the logs (logrotate's postrotate); SIGHUP reloads the configuration
+     * (canal_app_reload()), here on this thread, until a stop */
+    struct sigaction old_int, old_term, old_usr1, old_hup, sa = {.sa_handler = on_signal};
     sigemptyset(&sa.sa_mask);
     if (!app->cfg.no_signals) {
         signal_app = app;
         sigaction(SIGINT, &sa, &old_int);
         sigaction(SIGTERM, &sa, &old_term);
         sigaction(SIGUSR1, &sa, &old_usr1);
+        sigaction(SIGHUP, &sa, &old_hup);
     }
     struct pollfd pfd = {.fd = app->stop_pipe[0], .events = POLLIN};
-    while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
-        ;
+    struct pollfd both[2] = {pfd, {.fd = app->reload_pipe[0], .events = POLLIN}};
+    char drain[16];
+    for (;;) {
+        if (poll(both, 2, -1) < 0 && errno == EINTR)
+            continue; /* a signal, whose byte is in a pipe */
+        if (both[0].revents == 0 && both[1].revents == 0)
+            break; /* poll failed: stop, as a stop would */
+        if (both[0].revents != 0)
+            break;
+        if (both[1].revents != 0 && read(app->reload_pipe[0], drain, sizeof(drain)) > 0) {
+            while (read(app->reload_pipe[0], drain, sizeof(drain)) > 0)
+                ; /* SIGHUPs that came together are one reload */
+            if (app->reload != NULL)
+                app->reload(app);
+            else
+                canal__log(app, CANAL_LOG_WARN, "SIGHUP: nothing to reload (only apps of canal_app_create() reload)");
+        }
+    }
     /* Empty the pipe before saying so: a stop that comes after draining shows must end the
      * delay below, not be swallowed here. */
-    char drain[16];
     while (read(app->stop_pipe[0], drain, sizeof(drain)) > 0)
         ;
     atomic_store(&app->draining, 1);
@@ -390,6 +416,7 @@ int canal_app_wait(canal_app_t *app)
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
         sigaction(SIGUSR1, &old_usr1, NULL);
+        sigaction(SIGHUP, &old_hup, NULL);
         signal_app = NULL;
     }
     for (size_t k = 0; k < app->nworkers; k++) {

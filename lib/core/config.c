@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/core.h"
+#include <stdarg.h>
+#include <jansson.h>
 #include "core/config_internal.h"
 
 #define FIELD(f) .offset = offsetof(canal_config_t, f), .size = sizeof(((canal_config_t *)0)->f)
@@ -96,6 +98,8 @@ static const struct canal__option options[] = {
      .help = "traceparent on answers (turns --trace on)"},
     {"store", CANAL__OPT_STR_OFF, FIELD(store), "redis://HOST:PORT[/DB]",
      .help = "sessions and rate limits in a shared Redis"},
+    {"config", CANAL__OPT_STR_OFF, FIELD(config_file), "FILE",
+     .help = "JSON file of settings, keys as these flags"},
 };
 
 static const size_t noptions = sizeof(options) / sizeof(options[0]);
@@ -106,6 +110,52 @@ const struct canal__option *canal__config_options(size_t *n)
     return options;
 }
 
+/* An app's option as a row of the table; its default from its text, by canal__config_options(). */
+static void app_row(const canal_option_t *a, struct canal__option *o)
+{
+    *o = (struct canal__option){.flag = a->name, .help = a->help, .ptr = a->value, .meta = a->meta};
+    switch (a->type) {
+    case CANAL_OPTION_NUMBER:
+        o->kind = CANAL__OPT_SIZE;
+        o->min = a->min;
+        o->max = a->max != 0 ? a->max : SIZE_MAX / 2;
+        o->def = a->min;
+        if (a->def != NULL) {
+            int64_t v;
+            if (canal_parse_int64((canal_str_t){a->def, strlen(a->def)}, &v) == 0 && v >= 0)
+                o->def = (uint64_t)v;
+        }
+        o->meta = a->meta != NULL ? a->meta : "N";
+        break;
+    case CANAL_OPTION_SWITCH:
+        o->kind = CANAL__OPT_CHOICE;
+        o->choices[0] = "off";
+        o->choices[1] = "on";
+        o->def = a->def != NULL && strcmp(a->def, "on") == 0;
+        o->meta = a->meta != NULL ? a->meta : "on|off";
+        break;
+    default:
+        o->kind = CANAL__OPT_STR_OFF;
+        o->def_str = a->def != NULL && strcmp(a->def, "off") != 0 ? a->def : NULL;
+        o->meta = a->meta != NULL ? a->meta : "TEXT";
+    }
+}
+
+int canal__config_row(const canal_config_t *cfg, size_t i, struct canal__option *o)
+{
+    if (i < noptions) {
+        *o = options[i];
+        return 0;
+    }
+    if (cfg == NULL || cfg->options == NULL || i - noptions >= cfg->noptions)
+        return -1;
+    app_row(&cfg->options[i - noptions], o);
+    return 0;
+}
+
+#define ROWS(cfg, o) \
+    for (size_t row_ = 0; canal__config_row((cfg), row_, (o)) == 0; row_++)
+
 static int is_string(const struct canal__option *o)
 {
     return o->kind == CANAL__OPT_STR || o->kind == CANAL__OPT_STR_OFF || o->kind == CANAL__OPT_PROXIES ||
@@ -115,7 +165,7 @@ static int is_string(const struct canal__option *o)
 /* Writes a number (a choice: its index) or, for the string kinds, s into o's field. */
 static void store(canal_config_t *cfg, const struct canal__option *o, uint64_t n, const char *s)
 {
-    void *field = (char *)cfg + o->offset;
+    void *field = o->ptr != NULL ? o->ptr : (char *)cfg + o->offset;
     switch (o->kind) {
     case CANAL__OPT_U16: *(uint16_t *)field = (uint16_t)n; break;
     case CANAL__OPT_UINT:
@@ -233,23 +283,24 @@ static int set_option(canal_config_t *cfg, const struct canal__option *o, const 
 
 int canal_config_from_env(canal_config_t *cfg, canal_error_info_t *err)
 {
-    for (size_t i = 0; i < noptions; i++) {
-        char name[64];
-        const char *v = getenv(canal__config_env_name(&options[i], name, sizeof(name)));
-        if (v != NULL && set_option(cfg, &options[i], name, v, err) != 0)
+    struct canal__option o;
+    ROWS(cfg, &o) {
+        char name[80];
+        const char *v = getenv(canal__config_env_name(&o, name, sizeof(name)));
+        if (v != NULL && set_option(cfg, &o, name, v, err) != 0)
             return CANAL_EINVAL;
     }
     return 0;
 }
 
-/* The option of "--name" or "--name=value" (a points past the dashes), or NULL. */
-static const struct canal__option *find_option(const char *a)
+/* The option of "--name" or "--name=value" (a points past the dashes, len its name's bytes)
+ * in *o; 0, or -1 if none. */
+static int find_option(const canal_config_t *cfg, const char *a, size_t len, struct canal__option *o)
 {
-    size_t len = strcspn(a, "=");
-    for (size_t i = 0; i < noptions; i++)
-        if (strlen(options[i].flag) == len && memcmp(options[i].flag, a, len) == 0)
-            return &options[i];
-    return NULL;
+    ROWS(cfg, o)
+        if (strlen(o->flag) == len && memcmp(o->flag, a, len) == 0)
+            return 0;
+    return -1;
 }
 
 static int is_help(const char *a)
@@ -276,7 +327,9 @@ int canal_config_from_args(canal_config_t *cfg, int *argc, char **argv, canal_er
             argv[out++] = argv[i];
             continue;
         }
-        const struct canal__option *o = find_option(a + 2);
+        struct canal__option row, *o = &row;
+        if (find_option(cfg, a + 2, strcspn(a + 2, "="), &row) != 0)
+            o = NULL;
         if (o == NULL && cfg->allow_unknown_flags) {
             argv[out++] = argv[i]; /* the app's own flag */
             continue;
@@ -293,8 +346,11 @@ int canal_config_from_args(canal_config_t *cfg, int *argc, char **argv, canal_er
         const char *eq = strchr(a, '='), *value = eq ? eq + 1 : NULL;
         if (eq == NULL && i + 1 < *argc && strncmp(argv[i + 1], "--", 2) != 0)
             value = argv[++i];
-        char who[64];
-        snprintf(who, sizeof(who), "--%s", o->flag);
+        else if (eq == NULL && o->kind == CANAL__OPT_CHOICE && strcmp(o->choices[0], "off") == 0 &&
+                 strcmp(o->choices[1], "on") == 0)
+            value = "on"; /* "--trace" alone, last or before another flag: on */
+        char who[80];
+        snprintf(who, sizeof(who), "--%.70s", o->flag);
         if (set_option(cfg, o, who, value, err) != 0)
             return CANAL_EINVAL;
     }
@@ -302,21 +358,6 @@ int canal_config_from_args(canal_config_t *cfg, int *argc, char **argv, canal_er
         argv[out++] = argv[i++];
     *argc = out;
     argv[out] = NULL;
-    return 0;
-}
-
-/* Appends to a buffer of size bytes at *used; 0, or -1 when it does not fit. */
-static int append(char *buf, size_t size, size_t *used, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int append(char *buf, size_t size, size_t *used, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf + *used, size - *used, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= size - *used)
-        return -1;
-    *used += (size_t)n;
     return 0;
 }
 
@@ -329,17 +370,15 @@ static void escape_bars(char *s, size_t size)
     }
 }
 
-/* The usage text, or the markdown table if markdown; 0, or -1 when it does not fit. */
-static int write_options(char *buf, size_t size, int markdown)
+/* The usage text, or the markdown table if markdown, of cfg's rows (canal's only if cfg is
+ * NULL) to f; 0, or -1 when f fails. */
+static int write_options(const canal_config_t *cfg, FILE *f, int markdown)
 {
-    size_t used = 0;
-    buf[0] = '\0';
-    if (markdown && append(buf, size, &used, "| flag | environment | default | values | what |\n"
-                                             "|---|---|---|---|---|\n") != 0)
+    if (markdown && fputs("| flag | environment | default | values | what |\n|---|---|---|---|---|\n", f) < 0)
         return -1;
-    for (size_t i = 0; i < noptions; i++) {
-        const struct canal__option *o = &options[i];
-        char flag[64], env[64], def[64], range[64];
+    struct canal__option row, *o = &row;
+    ROWS(cfg, o) {
+        char flag[96], env[80], def[64], range[64];
         snprintf(flag, sizeof(flag), "--%s %s", o->flag, o->meta);
         canal__config_env_name(o, env, sizeof(env));
         describe_default(o, def, sizeof(def));
@@ -347,14 +386,36 @@ static int write_options(char *buf, size_t size, int markdown)
         int number = !is_string(o) && o->kind != CANAL__OPT_CHOICE; /* else meta says the range */
         if (markdown)
             escape_bars(flag, sizeof(flag));
-        int rc = markdown ? append(buf, size, &used, "| `%s` | `%s` | %s | %s | %s |\n", flag, env, def,
-                                   range, o->help)
-                          : append(buf, size, &used, "  %-24s %s\n      %s; default %s%s%s%s\n", flag, o->help,
-                                   env, def, number ? " (" : "", number ? range : "", number ? ")" : "");
-        if (rc != 0)
+        int rc = markdown ? fprintf(f, "| `%s` | `%s` | %s | %s | %s |\n", flag, env, def, range, o->help)
+                          : fprintf(f, "  %-24s %s\n      %s; default %s%s%s%s\n", flag, o->help, env, def,
+                                    number ? " (" : "", number ? range : "", number ? ")" : "");
+        if (rc < 0)
             return -1;
     }
+    return ferror(f) ? -1 : 0;
+}
+
+/* write_options() into buf (NUL-terminated); 0, or -1 when it does not fit */
+static int write_options_buf(const canal_config_t *cfg, char *buf, size_t size, int markdown)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f == NULL)
+        return -1;
+    int rc = write_options(cfg, f, markdown);
+    if (fclose(f) != 0 || rc != 0 || len >= size) {
+        free(text);
+        return -1;
+    }
+    memcpy(buf, text, len + 1);
+    free(text);
     return 0;
+}
+
+int canal_config_help(const canal_config_t *cfg, int markdown, FILE *f)
+{
+    return write_options(cfg, f, markdown);
 }
 
 static char usage_text[8192];
@@ -362,7 +423,7 @@ static pthread_once_t usage_once = PTHREAD_ONCE_INIT;
 
 static void make_usage(void)
 {
-    if (write_options(usage_text, sizeof(usage_text), 0) != 0)
+    if (write_options_buf(NULL, usage_text, sizeof(usage_text), 0) != 0)
         abort(); /* the table outgrew the buffer: config_test says so first */
 }
 
@@ -374,5 +435,201 @@ const char *canal_config_usage(void)
 
 int canal__config_markdown(char *buf, size_t size)
 {
-    return write_options(buf, size, 1);
+    return write_options_buf(NULL, buf, size, 1);
+}
+
+/* The app's options */
+
+static int declaration_error(canal_error_info_t *err, size_t i, const char *name, const char *why)
+{
+    return canal_error_set(err, CANAL_EINVAL, 0, "app option %zu (%.40s): %s", i, name ? name : "NULL", why);
+}
+
+int canal_config_options(canal_config_t *cfg, const canal_option_t *opts, size_t n, canal_error_info_t *err)
+{
+    if (n > CANAL__MAX_APP_OPTIONS || (n > 0 && opts == NULL))
+        return canal_error_set(err, CANAL_EINVAL, 0, "at most 64 app options");
+    for (size_t i = 0; i < n; i++) {
+        const canal_option_t *a = &opts[i];
+        struct canal__option o;
+        if (a->name == NULL || a->name[0] == '\0' || a->name[0] == '-' || strlen(a->name) > 48 ||
+            a->name[strspn(a->name, "abcdefghijklmnopqrstuvwxyz0123456789-")] != '\0')
+            return declaration_error(err, i, a->name, "a name is lower-case letters, digits and '-'");
+        if (find_option(NULL, a->name, strlen(a->name), &o) == 0 || strcmp(a->name, "help") == 0)
+            return declaration_error(err, i, a->name, "canal has a setting of that name");
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(opts[k].name, a->name) == 0)
+                return declaration_error(err, i, a->name, "declared twice");
+        if (a->value == NULL || a->help == NULL || a->help[0] == '\0')
+            return declaration_error(err, i, a->name, "no variable or no help");
+        if (a->type != CANAL_OPTION_STRING && a->type != CANAL_OPTION_NUMBER && a->type != CANAL_OPTION_SWITCH)
+            return declaration_error(err, i, a->name, "not a type");
+        if (a->type == CANAL_OPTION_NUMBER && a->max != 0 && a->min > a->max)
+            return declaration_error(err, i, a->name, "min is over max");
+        /* the default must be a value of the option: checked on a scratch variable */
+        union { const char *s; size_t n; int b; } scratch;
+        canal_option_t copy = *a;
+        copy.value = &scratch;
+        app_row(&copy, &o);
+        if (a->def != NULL && set_option(NULL, &o, a->name, a->def, NULL) != 0)
+            return declaration_error(err, i, a->name, "its default is not a value of its type");
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct canal__option o;
+        app_row(&opts[i], &o);
+        store(NULL, &o, o.def, o.def_str);
+    }
+    cfg->options = opts;
+    cfg->noptions = n;
+    return 0;
+}
+
+/* The configuration file */
+
+/* "app.json: max-body: " and the rest */
+static int file_error(canal_error_info_t *err, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int file_error(canal_error_info_t *err, const char *path, const char *fmt, ...)
+{
+    if (err != NULL) {
+        *err = (canal_error_info_t){.code = CANAL_EINVAL};
+        int n = snprintf(err->message, sizeof(err->message), "%.100s: ", path);
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message + n, sizeof(err->message) - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return CANAL_EINVAL;
+}
+
+int canal__config_file(canal_config_t *cfg, const char *path, void **doc, canal_error_info_t *err)
+{
+    *doc = NULL;
+    json_error_t jerr;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (root == NULL)
+        return jerr.line > 0 ? file_error(err, path, "line %d, column %d: %.120s", jerr.line, jerr.column, jerr.text)
+                             : file_error(err, path, "%.120s", jerr.text);
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return file_error(err, path, "not a JSON object");
+    }
+    const char *key;
+    json_t *v;
+    int rc = 0;
+    json_object_foreach(root, key, v) {
+        struct canal__option o;
+        char who[160];
+        snprintf(who, sizeof(who), "%.100s: %.50s", path, key);
+        if (find_option(cfg, key, strlen(key), &o) != 0 || strcmp(key, "config") == 0) {
+            rc = file_error(err, path, "unknown key '%.60s'%s", key,
+                            strcmp(key, "config") == 0 ? " (a file names no other)" : "");
+            break;
+        }
+        int number = !is_string(&o) && o.kind != CANAL__OPT_CHOICE && o.kind != CANAL__OPT_MODE;
+        char text[32];
+        const char *value;
+        if (number && json_is_integer(v)) {
+            snprintf(text, sizeof(text), "%lld", (long long)json_integer_value(v));
+            value = text;
+        } else if (!number && json_is_string(v)) {
+            value = json_string_value(v);
+        } else {
+            rc = file_error(err, path, "%.50s: wrong type (%s expected)", key, number ? "a whole number" : "a string");
+            break;
+        }
+        if ((rc = set_option(cfg, &o, who, value, err)) != 0)
+            break;
+    }
+    if (rc != 0) { /* the messages are written: key and value were in root */
+        json_decref(root);
+        return CANAL_EINVAL;
+    }
+    *doc = root;
+    return 0;
+}
+
+/* What canal_config_from_file() and canal_config_load() keep for the process's life: the
+ * documents cfg's strings point into, and the command lines; reachable, so not a leak. */
+static struct kept {
+    struct kept *next;
+    void *doc;
+    struct canal__loaded loaded;
+} *kept_list;
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct kept *keep(void)
+{
+    struct kept *k = calloc(1, sizeof(*k));
+    if (k != NULL) {
+        pthread_mutex_lock(&kept_lock);
+        k->next = kept_list;
+        kept_list = k;
+        pthread_mutex_unlock(&kept_lock);
+    }
+    return k;
+}
+
+int canal_config_from_file(canal_config_t *cfg, const char *path, canal_error_info_t *err)
+{
+    void *doc;
+    int rc = canal__config_file(cfg, path, &doc, err);
+    if (rc != 0)
+        return rc;
+    struct kept *k = keep();
+    if (k == NULL) {
+        json_decref(doc);
+        return canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
+    }
+    k->doc = doc;
+    return 0;
+}
+
+int canal_config_load(canal_config_t *cfg, int *argc, char **argv, canal_error_info_t *err)
+{
+    for (int i = 1; i < *argc && strcmp(argv[i], "--") != 0; i++)
+        if (is_help(argv[i]))
+            return canal_config_from_args(cfg, argc, argv, err); /* CANAL_EHELP, nothing changed */
+    /* the file first, so the environment and the flags win over it: its name from them */
+    const char *path = getenv("CANAL_CONFIG");
+    for (int i = 1; i < *argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strncmp(argv[i], "--config=", 9) == 0)
+            path = argv[i] + 9;
+        else if (strcmp(argv[i], "--config") == 0 && i + 1 < *argc)
+            path = argv[i + 1];
+    }
+    struct kept *k = keep();
+    if (k == NULL || (k->loaded.argv = calloc((size_t)*argc + 1, sizeof(char *))) == NULL)
+        return canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
+    memcpy(k->loaded.argv, argv, (size_t)*argc * sizeof(char *));
+    k->loaded.argc = *argc;
+    if (path != NULL && *path != '\0' && strcmp(path, "off") != 0) {
+        int rc = canal__config_file(cfg, path, &k->doc, err);
+        if (rc != 0)
+            return rc;
+    }
+    int rc = canal_config_from_env(cfg, err);
+    if (rc == 0)
+        rc = canal_config_from_args(cfg, argc, argv, err);
+    if (rc != 0)
+        return rc;
+    cfg->loaded = &k->loaded;
+    k->loaded.cfg = *cfg;
+    for (size_t i = 0; i < cfg->noptions; i++)
+        canal_config_value(cfg, cfg->options[i].name, &k->loaded.values[i]);
+    return 0;
+}
+
+int canal_config_value(const canal_config_t *cfg, const char *name, void *value)
+{
+    struct canal__option o;
+    if (find_option(cfg, name, strlen(name), &o) != 0)
+        return CANAL_ENOTFOUND;
+    const void *field = o.ptr != NULL ? o.ptr : (const char *)cfg + o.offset;
+    size_t size = o.ptr == NULL                 ? o.size
+                  : o.kind == CANAL__OPT_SIZE   ? sizeof(size_t)
+                  : o.kind == CANAL__OPT_CHOICE ? sizeof(int)
+                                                : sizeof(const char *);
+    memcpy(value, field, size);
+    return 0;
 }

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "canal/app.h"
 
 enum canal__opt_kind {
     CANAL__OPT_STR,     /* const char *, not empty */
@@ -31,10 +32,37 @@ struct canal__option {
     const char *def_str;       /* strings */
     const char *choices[3];    /* CANAL__OPT_CHOICE: NULL-terminated */
     const char *help;          /* a few words, in the usage text and the docs table */
+    void *ptr;                 /* an app's option (canal_option_t): its variable; offset unused */
 };
 
 /* the table (config.c) and its number of rows in *n */
 const struct canal__option *canal__config_options(size_t *n);
+
+/* Row i of cfg's settings: canal's table, then cfg->options (an app's, converted, its value
+ * going to its variable). 0, or -1 past the last row. */
+int canal__config_row(const canal_config_t *cfg, size_t i, struct canal__option *o);
+
+/* Reads the JSON file at path into cfg (canal_config_from_file()), leaving its document in
+ * *doc (NULL on failure): cfg's strings from the file point into it until json_decref(). */
+int canal__config_file(canal_config_t *cfg, const char *path, void **doc, canal_error_info_t *err);
+
+/* The value of an app's option, by its type */
+union canal__value {
+    const char *s;
+    size_t n;
+    int b;
+};
+#define CANAL__MAX_APP_OPTIONS 64
+
+/* What canal_config_load() keeps for a reload (canal_app_reload()): its command line as given,
+ * and what it read before the app changed anything (cfg.options: the app's variables; values:
+ * what they were) */
+struct canal__loaded {
+    int argc;
+    char **argv;
+    canal_config_t cfg;
+    union canal__value values[CANAL__MAX_APP_OPTIONS];
+};
 
 /* "CANAL_MAX_BODY" for "max-body", into buf (64 bytes are plenty). Returns buf. */
 const char *canal__config_env_name(const struct canal__option *o, char *buf, size_t size);

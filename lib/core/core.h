@@ -83,6 +83,7 @@ struct canal_listener {
     char addr[128];      /* canal_app_listener_addr(): "127.0.0.1:8080", "unix:/run/a.sock" */
     int *fds;            /* one socket per worker */
     SSL_CTX *ssl_ctx;    /* TLS listeners only */
+    struct canal_tls *tls; /* and their files, the certificate a reload read (listen.c) */
 };
 
 /* An IP address: family 4 (bytes 0-3) or 6; IPv4-mapped IPv6 addresses are folded to 4. */
@@ -290,7 +291,18 @@ struct canal_app {
     struct canal_timer *timers;   /* timer.c: canal_app_every(), run by worker 0 */
     size_t ntimers;
     atomic_int timers_stopped;    /* set by canal_app_stop(): no timer calls the app after it */
+    /* a reload (canal_app_reload(), lib/app/reload.c, set there): SIGHUP writes to the pipe,
+     * canal_app_wait() calls reload; log_format is cfg.log_format as the last reload set it */
+    int reload_pipe[2];
+    int (*reload)(canal_app_t *app);
+    atomic_int log_format;
 };
+
+/* listen.c: reads each TLS listener's certificate and key files again; the new ones serve the
+ * handshakes from now on, a connection made keeps its own. 0, or -1 when one failed (logged;
+ * that listener keeps what it had). Any thread; one at a time (the caller's lock). */
+int canal__tls_reload(canal_app_t *app);
+void canal__tls_dispose(struct canal_tls *t); /* NULL: nothing */
 
 /* proxy.c: the client address behind the trusted proxies (the peer's without), in h's memory */
 canal_str_t canal__client_addr(const canal_app_t *app, h2o_req_t *h);

@@ -180,3 +180,12 @@ void canal__features_worker_free(struct canal_worker *w)
     }
     w->nends = 0;
 }
+
+int canal__features_reload(canal_app_t *app, const canal_config_t *next)
+{
+    int rc = 0;
+    for (size_t i = 0; i < app->nfeatures; i++)
+        if (app->features[i].f->reload != NULL && app->features[i].f->reload(app, app->features[i].state, next) != 0)
+            rc = -1;
+    return rc;
+}

@@ -28,6 +28,8 @@
  *                 waiting; stop before the loop's context
  *                 goes, exit after it
  *   reopen        canal_app_reopen_log(), SIGUSR1            feature.reopen (a flag only)
+ *   reload        canal_app_reload(), SIGHUP                 feature.reload (the new
+ *                                                            configuration, workers running)
  *   dispose       canal_app_destroy()                        feature.dispose
  *
  * The guards and heads of an endpoint, and the app's begin and end lists, are built once at
@@ -88,6 +90,11 @@ struct canal__feature {
     /* canal_app_reopen_log() (SIGUSR1): the files it writes are opened anew at its next
      * write; called from a signal handler: only lock-free, async-signal-safe work */
     void (*reopen)(canal_app_t *app, void *st);
+    /* canal_app_reload() (SIGHUP), on the reloading thread while the workers run: next is
+     * the configuration just read (its settings that reload, canal_app_reload()); the feature
+     * takes what it can change safely (atomics, or a lock its request path takes) and returns
+     * 0, or -1 when it keeps its old settings (it has logged why) */
+    int (*reload)(canal_app_t *app, void *st, const canal_config_t *next);
     /* its lines of the metrics (Prometheus text, canal__metrics_label() for label values),
      * written by the metrics endpoint on any worker's thread */
     void (*metrics)(canal_app_t *app, void *st, FILE *f);
@@ -169,6 +176,7 @@ void canal__metrics_label(FILE *f, const char *s);
 /* The core's side (feature.c): starting, the workers' phases, disposing. */
 int canal__features_start(canal_app_t *app);
 void canal__features_dispose(canal_app_t *app);
+int canal__features_reload(canal_app_t *app, const canal_config_t *next); /* -1: one failed */
 int canal__features_worker_prepare(struct canal_worker *w);
 int canal__features_worker_init(struct canal_worker *w);
 void canal__features_worker_drain(struct canal_worker *w);

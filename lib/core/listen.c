@@ -82,16 +82,26 @@ static int tls_error(canal_error_info_t *err, const char *what, const char *file
     return CANAL_EINVAL;
 }
 
-int canal__listener_add_tls(canal_app_t *app, const char *host, uint16_t port, const char *cert_file,
-                      const char *key_file, canal_error_info_t *err)
+/*
+ * A TLS listener's files, and the certificate and key a reload read from them. The listener's
+ * SSL_CTX stays what it is (every worker accepts with it); its certificate callback gives each
+ * new handshake the current certificate, chain and key, under the lock a reload takes to swap
+ * them. A connection made keeps what it was made with.
+ */
+struct canal_tls {
+    pthread_mutex_t lock;
+    SSL_CTX *current; /* the last reload's, holding the certificate; NULL: the listener's own */
+    char *cert, *key;
+};
+
+/* A context with the certificate chain and key of those files, checked; NULL (err says why) */
+static SSL_CTX *tls_context(const char *cert_file, const char *key_file, canal_error_info_t *err)
 {
-    if (cert_file == NULL)
-        return tls_error(err, "certificate", NULL);
-    if (key_file == NULL)
-        return tls_error(err, "private key", NULL);
     SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
-    if (ctx == NULL)
-        return tls_error(err, "TLS context for", cert_file);
+    if (ctx == NULL) {
+        tls_error(err, "TLS context for", cert_file);
+        return NULL;
+    }
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION);
     int rc = 0;
@@ -101,16 +111,100 @@ int canal__listener_add_tls(canal_app_t *app, const char *host, uint16_t port, c
         rc = tls_error(err, "private key", key_file);
     else if (SSL_CTX_check_private_key(ctx) != 1)
         rc = tls_error(err, "private key does not match the certificate:", key_file);
-    if (rc == 0) {
+    if (rc != 0) {
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+/* every handshake, on a worker's thread: the certificate of the last reload, if any */
+static int on_cert(SSL *ssl, void *arg)
+{
+    struct canal_tls *t = arg;
+    int ok = 1;
+    pthread_mutex_lock(&t->lock);
+    if (t->current != NULL) {
+        STACK_OF(X509) *chain = NULL;
+        SSL_CTX_get0_chain_certs(t->current, &chain);
+        ok = SSL_use_cert_and_key(ssl, SSL_CTX_get0_certificate(t->current), SSL_CTX_get0_privatekey(t->current),
+                                  chain, 1);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return ok == 1;
+}
+
+void canal__tls_dispose(struct canal_tls *t)
+{
+    if (t == NULL)
+        return;
+    pthread_mutex_destroy(&t->lock);
+    if (t->current != NULL)
+        SSL_CTX_free(t->current);
+    free(t->cert);
+    free(t->key);
+    free(t);
+}
+
+int canal__listener_add_tls(canal_app_t *app, const char *host, uint16_t port, const char *cert_file,
+                      const char *key_file, canal_error_info_t *err)
+{
+    if (cert_file == NULL)
+        return tls_error(err, "certificate", NULL);
+    if (key_file == NULL)
+        return tls_error(err, "private key", NULL);
+    SSL_CTX *ctx = tls_context(cert_file, key_file, err);
+    if (ctx == NULL)
+        return CANAL_EINVAL;
+    struct canal_tls *t = calloc(1, sizeof(*t));
+    int rc = CANAL_ENOMEM;
+    if (t != NULL && (t->cert = strdup(cert_file)) != NULL && (t->key = strdup(key_file)) != NULL &&
+        pthread_mutex_init(&t->lock, NULL) == 0) {
         h2o_ssl_register_alpn_protocols(ctx, h2o_http2_alpn_protocols);
+        SSL_CTX_set_cert_cb(ctx, on_cert, t);
         rc = canal__listener_add(app, host, port);
+        if (rc != 0)
+            pthread_mutex_destroy(&t->lock);
     }
     if (rc != 0) {
+        if (t != NULL) {
+            free(t->cert);
+            free(t->key);
+            free(t);
+        }
         SSL_CTX_free(ctx);
         return rc;
     }
     app->listeners[app->nlisteners - 1].ssl_ctx = ctx;
+    app->listeners[app->nlisteners - 1].tls = t;
     return 0;
+}
+
+int canal__tls_reload(canal_app_t *app)
+{
+    int rc = 0;
+    for (size_t i = 0; i < app->nlisteners; i++) {
+        struct canal_tls *t = app->listeners[i].tls;
+        if (t == NULL)
+            continue;
+        canal_error_info_t err;
+        SSL_CTX *ctx = tls_context(t->cert, t->key, &err);
+        if (ctx == NULL) {
+            canal__log(app, CANAL_LOG_ERROR, "reload: TLS on %s keeps its certificate: %s", app->listeners[i].addr,
+                       err.message);
+            rc = -1;
+            continue;
+        }
+        pthread_mutex_lock(&t->lock);
+        SSL_CTX *old = t->current;
+        t->current = ctx;
+        pthread_mutex_unlock(&t->lock);
+        if (old != NULL)
+            SSL_CTX_free(old); /* the handshakes that took its certificate hold references of their own */
+        canal__log(app, CANAL_LOG_INFO, "reload: TLS on %s: certificate %s read again", app->listeners[i].addr,
+                   t->cert);
+    }
+    return rc;
 }
 
 int canal_app_listen_tls(canal_app_t *app, const char *host, uint16_t port, const char *cert_file,

@@ -167,7 +167,9 @@ static void emit(const canal_app_t *app, canal_req_t *req, const char *source, c
     if (app != NULL && app->cfg.log != NULL)
         app->cfg.log(&r, app->cfg.log_data);
     else
-        to_stderr(&r, app != NULL ? app->cfg.log_format : CANAL_LOG_TEXT);
+        to_stderr(&r, app != NULL ? (canal_log_format_t)atomic_load_explicit(&((canal_app_t *)app)->log_format,
+                                                                               memory_order_relaxed)
+                                  : CANAL_LOG_TEXT);
 }
 
 void canal__log(const canal_app_t *app, canal_log_level_t level, const char *fmt, ...)

@@ -42,7 +42,7 @@
 struct canal__acclog {
     int fd;                   /* -1: not open */
     char *path;               /* the file to reopen; NULL for stdout */
-    int json;                 /* JSON lines, else CLF */
+    atomic_int json;          /* JSON lines, else CLF; a reload may change it */
     pthread_mutex_t lock;     /* one write() at a time, and a reopen between two */
     int lock_ready;
     int failing;              /* under lock: the last write failed (said once) */
@@ -74,7 +74,7 @@ static int acclog_open(canal_app_t *app, void *st)
 {
     struct canal__acclog *a = st;
     const char *path = app->cfg.access_log;
-    a->json = app->cfg.access_log_format == CANAL_ACCESS_LOG_JSON;
+    atomic_init(&a->json, app->cfg.access_log_format == CANAL_ACCESS_LOG_JSON);
     if (strcmp(path, "-") == 0) {
         a->fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
     } else {
@@ -245,6 +245,7 @@ static void add(h2o_req_t *h, canal_req_t *req, void *st, void *wst)
     struct acclog_worker *aw = wst;
     canal_app_t *app = aw->w->app;
     struct canal__acclog *a = st;
+    int json = atomic_load_explicit(&a->json, memory_order_relaxed); /* one format per line */
     char addr[NI_MAXHOST];
     struct canal__acclog_entry e = {
         .method = {h->input.method.base, h->input.method.len},
@@ -258,7 +259,7 @@ static void add(h2o_req_t *h, canal_req_t *req, void *st, void *wst)
     };
     referer_and_agent(&h->headers, &e.referer, &e.user_agent);
     /* behind trusted proxies, and always in JSON, the client's address; else the peer's */
-    if (app->nproxies > 0 || a->json)
+    if (app->nproxies > 0 || json)
         e.client = req != NULL ? canal_req_client_addr(req) : canal__client_addr(app, h);
     else
         e.client = peer_text(h->conn, req != NULL ? req->conn : NULL, addr);
@@ -273,7 +274,7 @@ static void add(h2o_req_t *h, canal_req_t *req, void *st, void *wst)
         e.clf_time = (canal_str_t){h->processed_at.str->log, H2O_TIMESTR_LOG_LEN};
         e.unix_us = (int64_t)h->processed_at.at.tv_sec * 1000000 + h->processed_at.at.tv_usec;
     }
-    if (a->json) {
+    if (json) {
         int64_t d = canal__elapsed_ns(h);
         e.duration_us = d < 0 ? -1 : d / 1000;
         if (req != NULL && req->endpoint != NULL) {
@@ -297,14 +298,22 @@ static void add(h2o_req_t *h, canal_req_t *req, void *st, void *wst)
             canal__log(app, CANAL_LOG_ERROR, "out of memory for an access log line of %zu bytes: not logged", need);
             return;
         }
-        write_lines(app, a, line, a->json ? canal__acclog_json(line, &e) : canal__acclog_clf(line, &e));
+        write_lines(app, a, line, json ? canal__acclog_json(line, &e) : canal__acclog_clf(line, &e));
         free(line);
         return;
     }
     if (aw->len == 0 && aw->timed)
         h2o_timeout_link(aw->w->loop, &aw->timeout, &aw->entry);
     char *out = aw->data + aw->len;
-    aw->len += a->json ? canal__acclog_json(out, &e) : canal__acclog_clf(out, &e);
+    aw->len += json ? canal__acclog_json(out, &e) : canal__acclog_clf(out, &e);
+}
+
+/* a reload: the new line format, from the next line on */
+static int acclog_reload(canal_app_t *app, void *st, const canal_config_t *next)
+{
+    struct canal__acclog *a = st;
+    atomic_store_explicit(&a->json, next->access_log_format == CANAL_ACCESS_LOG_JSON, memory_order_relaxed);
+    return 0;
 }
 
 static const struct canal__feature feature = {
@@ -318,4 +327,5 @@ static const struct canal__feature feature = {
     .worker_exit = worker_exit,
     .end = add,
     .reopen = acclog_reopen,
+    .reload = acclog_reload,
 };

@@ -28,12 +28,20 @@
 
 enum auth_kind { AUTH_JWT, AUTH_API_KEY, AUTH_BASIC, AUTH_SESSION, AUTH_CUSTOM };
 
+/* A JWT scheme's keys and claims' rules, replaced whole by canal_auth_jwt_reload(): a request
+ * reads the current ones once; the ones before stay (a request may hold them) until the scheme
+ * goes. */
+struct jwt_keys {
+    struct jwt_keys *older;
+    struct canal__jwt jwt;
+};
+
 struct canal_auth {
     enum auth_kind kind;
     char *name;      /* OpenAPI's name, and a custom scheme's principal scheme */
     char *challenge; /* the WWW-Authenticate value without an error, or NULL */
     union {
-        struct canal__jwt jwt;
+        _Atomic(struct jwt_keys *) jwt;
         struct {
             char *header, *subject, *scopes;
             unsigned char *key;
@@ -99,12 +107,37 @@ static canal_auth_t *new_auth(enum auth_kind kind, const char *name, const char 
 canal_auth_t *canal_auth_jwt(const canal_jwt_config_t *cfg, canal_error_info_t *err)
 {
     canal_auth_t *a = new_auth(AUTH_JWT, cfg->name ? cfg->name : "bearer", "Bearer", cfg->realm, err);
-    if (a != NULL && canal__jwt_init(&a->u.jwt, cfg, err) != 0) {
+    struct jwt_keys *k = a != NULL ? calloc(1, sizeof(*k)) : NULL;
+    if (a != NULL && (k == NULL || canal__jwt_init(&k->jwt, cfg, err) != 0)) {
+        if (k == NULL)
+            canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
+        free(k);
         a->kind = AUTH_CUSTOM; /* nothing of the JWT's to free */
         canal_auth_destroy(a);
         return NULL;
     }
+    if (a != NULL)
+        atomic_init(&a->u.jwt, k);
     return a;
+}
+
+int canal_auth_jwt_reload(canal_auth_t *a, const canal_jwt_config_t *cfg, canal_error_info_t *err)
+{
+    if (a == NULL || a->kind != AUTH_JWT || cfg == NULL)
+        return canal_error_set(err, CANAL_EINVAL, 0, "not a JWT scheme");
+    struct jwt_keys *k = calloc(1, sizeof(*k));
+    if (k == NULL)
+        return canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
+    int rc = canal__jwt_init(&k->jwt, cfg, err);
+    if (rc != 0) {
+        free(k);
+        return rc;
+    }
+    struct jwt_keys *old = atomic_load(&a->u.jwt);
+    do
+        k->older = old;
+    while (!atomic_compare_exchange_weak(&a->u.jwt, &old, k));
+    return 0;
 }
 
 canal_auth_t *canal_auth_api_key(const canal_api_key_config_t *cfg, canal_error_info_t *err)
@@ -227,7 +260,11 @@ void canal_auth_destroy(canal_auth_t *a)
         return;
     switch (a->kind) {
     case AUTH_JWT:
-        canal__jwt_dispose(&a->u.jwt);
+        for (struct jwt_keys *k = atomic_load(&a->u.jwt), *older; k != NULL; k = older) {
+            older = k->older;
+            canal__jwt_dispose(&k->jwt);
+            free(k);
+        }
         break;
     case AUTH_API_KEY:
         free(a->u.key.header);
@@ -530,11 +567,12 @@ static canal_auth_result_t bearer(const canal_auth_t *a, canal_req_t *req, canal
         return CANAL_AUTH_MALFORMED;
     }
     json_t *claims;
-    if ((*why = canal__jwt_verify(&a->u.jwt, tok.base, tok.len, (int64_t)time(NULL), &claims)) != NULL)
+    const struct canal__jwt *jwt = &atomic_load_explicit(&a->u.jwt, memory_order_acquire)->jwt;
+    if ((*why = canal__jwt_verify(jwt, tok.base, tok.len, (int64_t)time(NULL), &claims)) != NULL)
         return CANAL_AUTH_REFUSED;
     p->claims = claims; /* released with the request (principal_dispose) */
     const json_t *sub = json_object_get(claims, "sub"), *scope = json_object_get(claims, "scope"),
-                 *roles = json_object_get(claims, a->u.jwt.roles_claim);
+                 *roles = json_object_get(claims, jwt->roles_claim);
     p->subject = (canal_str_t){json_string_value(sub), json_string_length(sub)};
     if (json_is_string(scope) &&
         add_tokens(req, &p->scopes, &p->nscopes, json_string_value(scope), json_string_length(scope)) != 0) {

@@ -13,13 +13,25 @@
 #include "security/security.h"
 #include "canal/cors.h"
 
-/* A CORS policy, copied */
-struct canal__cors {
-    const canal_cors_t *source; /* what it was copied from (to share copies of one policy) */
+/* A CORS policy's values, copied; immutable once made */
+struct cors_values {
+    struct cors_values *older; /* the ones a reload replaced: freed with the app */
     char *origins, *methods, *headers, *expose; /* owned, as given ("" for none) */
     int any_origin, any_header, credentials;
     char max_age[24];
 };
+
+/* A policy as the routes hold it: its values, which canal_app_cors_reload() replaces (a
+ * request reads them once) */
+struct canal__cors {
+    const canal_cors_t *source; /* what it was copied from (to share copies of one policy) */
+    _Atomic(struct cors_values *) v;
+};
+
+static const struct cors_values *values(const struct canal__cors *c)
+{
+    return atomic_load_explicit(&((struct canal__cors *)c)->v, memory_order_acquire);
+}
 
 
 /* Copies a list, trimming the spaces around its items; NULL gives "". */
@@ -63,14 +75,24 @@ static int in_list(const char *list, const char *item, size_t n, int nocase)
     return 0;
 }
 
+static void values_free(struct cors_values *v)
+{
+    while (v != NULL) {
+        struct cors_values *older = v->older;
+        free(v->origins);
+        free(v->methods);
+        free(v->headers);
+        free(v->expose);
+        free(v);
+        v = older;
+    }
+}
+
 static void cors_free(struct canal__cors *c)
 {
     if (c == NULL)
         return;
-    free(c->origins);
-    free(c->methods);
-    free(c->headers);
-    free(c->expose);
+    values_free(atomic_load(&c->v));
     free(c);
 }
 
@@ -82,7 +104,7 @@ static int same_list(const char *copy, const char *given)
     return same;
 }
 
-static int same_policy(const struct canal__cors *c, const canal_cors_t *p)
+static int same_policy(const struct cors_values *c, const canal_cors_t *p)
 {
     return same_list(c->origins, p->origins) && same_list(c->methods, p->methods) &&
            same_list(c->headers, p->headers) && same_list(c->expose, p->expose) &&
@@ -107,6 +129,28 @@ struct cors_state {
 static const struct canal__feature feature;
 #define GUARD_ORDER 20 /* after the rate limit, before the policy (core/feature.h) */
 
+/* p's values, copied; NULL when out of memory */
+static struct cors_values *values_copy(const canal_cors_t *p)
+{
+    struct cors_values *c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        return NULL;
+    c->origins = copy_list(p->origins);
+    c->methods = copy_list(p->methods);
+    c->headers = copy_list(p->headers);
+    c->expose = copy_list(p->expose);
+    if (!c->origins || !c->methods || !c->headers || !c->expose) {
+        values_free(c);
+        return NULL;
+    }
+    c->any_origin = strcmp(c->origins, "*") == 0;
+    c->any_header = strcmp(c->headers, "*") == 0 && !p->credentials;
+    c->credentials = p->credentials != 0;
+    if (p->max_age > 0)
+        snprintf(c->max_age, sizeof(c->max_age), "%d", p->max_age);
+    return c;
+}
+
 static struct canal__cors *cors_copy(canal_app_t *app, const canal_cors_t *p)
 {
     struct cors_state *ops = canal__feature_on(app, &feature);
@@ -115,29 +159,20 @@ static struct canal__cors *cors_copy(canal_app_t *app, const canal_cors_t *p)
     /* the controller filter attaches one policy to many routes, again at each rebuild of its
      * chains: share a copy when nothing changed since */
     for (size_t i = 0; i < ops->npolicies; i++)
-        if (ops->policies[i]->source == p && same_policy(ops->policies[i], p))
+        if (ops->policies[i]->source == p && same_policy(values(ops->policies[i]), p))
             return ops->policies[i];
     struct canal__cors **grown = realloc(ops->policies, (ops->npolicies + 1) * sizeof(*grown));
     if (grown == NULL)
         return NULL;
     ops->policies = grown;
     struct canal__cors *c = calloc(1, sizeof(*c));
-    if (c == NULL)
-        return NULL;
-    c->source = p;
-    c->origins = copy_list(p->origins);
-    c->methods = copy_list(p->methods);
-    c->headers = copy_list(p->headers);
-    c->expose = copy_list(p->expose);
-    if (!c->origins || !c->methods || !c->headers || !c->expose) {
-        cors_free(c);
+    struct cors_values *v = c != NULL ? values_copy(p) : NULL;
+    if (v == NULL) {
+        free(c);
         return NULL;
     }
-    c->any_origin = strcmp(c->origins, "*") == 0;
-    c->any_header = strcmp(c->headers, "*") == 0 && !p->credentials;
-    c->credentials = p->credentials != 0;
-    if (p->max_age > 0)
-        snprintf(c->max_age, sizeof(c->max_age), "%d", p->max_age);
+    c->source = p;
+    atomic_init(&c->v, v);
     ops->policies[ops->npolicies++] = c;
     return c;
 }
@@ -194,6 +229,29 @@ int canal_app_cors_route(canal_app_t *app, const canal_route_t *route, const can
     return cors_result(app, route == NULL ? CANAL_EINVAL : add_rule(app, NULL, route, policy));
 }
 
+int canal_app_cors_reload(canal_app_t *app, const canal_cors_t *policy)
+{
+    struct cors_state *ops = canal__feature_state(app, &feature);
+    if (policy == NULL || policy->origins == NULL || policy->origins[strspn(policy->origins, " ,")] == '\0')
+        return CANAL_EINVAL;
+    size_t found = 0;
+    for (size_t i = 0; ops != NULL && i < ops->npolicies; i++) {
+        struct canal__cors *c = ops->policies[i];
+        if (c->source != policy)
+            continue;
+        struct cors_values *v = values_copy(policy);
+        if (v == NULL)
+            return CANAL_ENOMEM;
+        /* the ones before stay reachable from the new: a request may be reading them */
+        struct cors_values *old = atomic_load(&c->v);
+        do
+            v->older = old;
+        while (!atomic_compare_exchange_weak(&c->v, &old, v));
+        found++;
+    }
+    return found > 0 ? 0 : CANAL_ENOTFOUND;
+}
+
 /* 1 if the template starts with the prefix, on a segment boundary */
 static int covers(const char *prefix, const char *tmpl)
 {
@@ -215,13 +273,13 @@ static void add(canal_req_t *req, const char *name, size_t nlen, const char *val
     h2o_add_header_by_str(&h->pool, &h->res.headers, name, nlen, 0, NULL, value, vlen);
 }
 
-static int origin_allowed(const struct canal__cors *c, h2o_iovec_t origin)
+static int origin_allowed(const struct cors_values *c, h2o_iovec_t origin)
 {
     return c->any_origin || in_list(c->origins, origin.base, origin.len, 0);
 }
 
 /* The headers of a response to an allowed origin (the actual request and the preflight). */
-static void allow_origin(canal_req_t *req, const struct canal__cors *c, h2o_iovec_t origin)
+static void allow_origin(canal_req_t *req, const struct cors_values *c, h2o_iovec_t origin)
 {
     if (c->any_origin && !c->credentials)
         add(req, H2O_STRLIT("access-control-allow-origin"), H2O_STRLIT("*"));
@@ -231,7 +289,7 @@ static void allow_origin(canal_req_t *req, const struct canal__cors *c, h2o_iove
         add(req, H2O_STRLIT("access-control-allow-credentials"), H2O_STRLIT("true"));
 }
 
-static void vary_origin(canal_req_t *req, const struct canal__cors *c)
+static void vary_origin(canal_req_t *req, const struct cors_values *c)
 {
     if (!c->any_origin || c->credentials)
         add(req, H2O_STRLIT("vary"), H2O_STRLIT("Origin"));
@@ -243,7 +301,7 @@ static int preflight(canal_req_t *req, const void *arg);
  * handler) */
 static int cors_guard(canal_req_t *req, const void *arg)
 {
-    const struct canal__cors *c = arg;
+    const struct cors_values *c = values(arg);
     /* an OPTIONS route of the app's own with a policy: the server answers its preflights */
     if (preflight(req, NULL))
         return 1;
@@ -258,7 +316,7 @@ static int cors_guard(canal_req_t *req, const void *arg)
 }
 
 /* Each header a preflight asks for must be allowed (the policy's list, or any). */
-static int headers_allowed(const struct canal__cors *c, h2o_iovec_t asked)
+static int headers_allowed(const struct cors_values *c, h2o_iovec_t asked)
 {
     if (c->any_header)
         return 1;
@@ -296,9 +354,10 @@ static int preflight(canal_req_t *req, const void *arg)
                            req->path.len + 1, &m) != 200)
         return 0;
     const struct cors_state *st = canal__feature_state(req->app, &feature);
-    const struct canal__cors *c = m.index < req->app->nendpoints ? st->by_route[m.index] : NULL;
-    if (c == NULL)
+    const struct canal__cors *route_policy = m.index < req->app->nendpoints ? st->by_route[m.index] : NULL;
+    if (route_policy == NULL)
         return 0;
+    const struct cors_values *c = values(route_policy);
     h2o_iovec_t asked = find_header(h, NULL, H2O_STRLIT("access-control-request-headers"));
     vary_origin(req, c);
     add(req, H2O_STRLIT("vary"), H2O_STRLIT("Access-Control-Request-Method, Access-Control-Request-Headers"));

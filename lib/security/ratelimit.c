@@ -50,7 +50,7 @@ struct canal_rate_limit {
     canal_rate_key_t kind;
     canal_rate_key_fn key_fn;
     void *key_data;
-    uint64_t r, w, cap;
+    atomic_ullong rw; /* R << 32 | W: one load reads both (canal_rate_limit_set()) */
     size_t set_mask;
     struct way *ways;
     uint64_t k0, k1;
@@ -67,28 +67,44 @@ static uint32_t ceil_div(uint64_t a, uint64_t b)
     return q > UINT32_MAX ? UINT32_MAX : (uint32_t)q;
 }
 
-/* Refills e up to now; returns its tokens */
-static uint64_t refill(const canal_rate_limit_t *l, struct way *e, uint64_t now)
+/* A limit's numbers as one request sees them: R, W and the bucket's capacity R * W */
+struct rate {
+    uint64_t r, w, cap;
+};
+
+static struct rate rate_of(const canal_rate_limit_t *l)
+{
+    unsigned long long rw = atomic_load_explicit(&l->rw, memory_order_relaxed);
+    struct rate q = {rw >> 32, rw & 0xffffffffu, 0};
+    q.cap = q.r * q.w;
+    return q;
+}
+
+/* Refills e up to now; returns its tokens (at most the capacity: R or W may have changed) */
+static uint64_t refill(const struct rate *l, struct way *e, uint64_t now)
 {
     if (now > e->last) {
         uint64_t elapsed = now - e->last;
         e->tokens = elapsed >= l->w || e->tokens + elapsed * l->r >= l->cap ? l->cap : e->tokens + elapsed * l->r;
         e->last = now;
     }
+    if (e->tokens > l->cap)
+        e->tokens = l->cap;
     return e->tokens;
 }
 
 /* 1 if e's bucket has refilled by now: forgetting it changes nothing */
-static int is_full(const canal_rate_limit_t *l, const struct way *e, uint64_t now)
+static int is_full(const struct rate *l, const struct way *e, uint64_t now)
 {
     uint64_t elapsed = now > e->last ? now - e->last : 0;
     return elapsed >= l->w || e->tokens + elapsed * l->r >= l->cap;
 }
 
-static void decide(const canal_rate_limit_t *l, uint64_t t, canal_rate_decision_t *out);
+static void decide(const struct rate *l, uint64_t t, canal_rate_decision_t *out);
 
 static void take_hash(canal_rate_limit_t *l, uint64_t h, uint64_t now, canal_rate_decision_t *out)
 {
+    struct rate q = rate_of(l);
     h |= 1; /* 0 marks an empty entry */
     size_t set = (size_t)(h >> 20) & l->set_mask;
     struct way *ways = &l->ways[set * WAYS], *e = NULL;
@@ -100,34 +116,44 @@ static void take_hash(canal_rate_limit_t *l, uint64_t h, uint64_t now, canal_rat
     if (e == NULL) {
         /* an empty entry, else a refilled one, else the least recently seen */
         for (size_t i = 0; i < WAYS; i++) {
-            if (ways[i].hash == 0 || is_full(l, &ways[i], now)) {
+            if (ways[i].hash == 0 || is_full(&q, &ways[i], now)) {
                 e = &ways[i];
                 break;
             }
             if (e == NULL || ways[i].last < e->last)
                 e = &ways[i];
         }
-        *e = (struct way){h, l->cap, now};
+        *e = (struct way){h, q.cap, now};
     }
-    uint64_t t = refill(l, e, now);
-    out->allowed = t >= l->w;
+    uint64_t t = refill(&q, e, now);
+    out->allowed = t >= q.w;
     if (out->allowed)
-        t = e->tokens -= l->w;
-    decide(l, t, out);
+        t = e->tokens -= q.w;
+    decide(&q, t, out);
     pthread_mutex_unlock(lock);
     if (!out->allowed)
         atomic_fetch_add_explicit(&l->refused, 1, memory_order_relaxed);
 }
 
 /* out's numbers for t tokens * W left (out->allowed set) */
-static void decide(const canal_rate_limit_t *l, uint64_t t, canal_rate_decision_t *out)
+static void decide(const struct rate *l, uint64_t t, canal_rate_decision_t *out)
 {
+    if (t > l->cap)
+        t = l->cap; /* a bucket in Redis from before a change of R or W */
     out->limit = (uint32_t)l->r;
     out->remaining = (uint32_t)(t / l->w);
     out->retry_after = out->allowed ? 0 : ceil_div(ceil_div(l->w - t, l->r), 1000);
     if (!out->allowed && out->retry_after == 0)
         out->retry_after = 1;
     out->reset = ceil_div(ceil_div(l->cap - t, l->r), 1000);
+}
+
+int canal_rate_limit_set(canal_rate_limit_t *l, uint32_t requests, uint32_t window_ms)
+{
+    if (l == NULL || requests < 1 || requests > 1000000 || window_ms < 1 || window_ms > 86400000)
+        return CANAL_EINVAL;
+    atomic_store_explicit(&l->rw, (unsigned long long)requests << 32 | window_ms, memory_order_relaxed);
+    return 0;
 }
 
 void canal_rate_limit_take(canal_rate_limit_t *l, canal_str_t key, uint64_t now_ms, canal_rate_decision_t *out)
@@ -235,9 +261,7 @@ canal_rate_limit_t *canal_rate_limit_create(canal_app_t *app, const canal_rate_l
     l->kind = o->key;
     l->key_fn = o->key_fn;
     l->key_data = o->key_data;
-    l->r = o->requests;
-    l->w = o->window_ms;
-    l->cap = l->r * l->w;
+    atomic_init(&l->rw, (unsigned long long)o->requests << 32 | o->window_ms);
     l->set_mask = keys / WAYS - 1;
     l->next = all->head;
     all->head = l;
@@ -277,7 +301,7 @@ static int answer(canal_req_t *req, canal_rate_limit_t *l, const canal_rate_deci
         return 0;
     add_uint(req, H2O_STRLIT("retry-after"), d.retry_after);
     canal_res_problem(req, 429, "rate limit %s: %u requests per %.3g s; retry after %u s", l->name, d.limit,
-                      (double)l->w / 1000, d.retry_after);
+                      (double)rate_of(l).w / 1000, d.retry_after);
     return 1;
 }
 
@@ -286,6 +310,7 @@ static int answer(canal_req_t *req, canal_rate_limit_t *l, const canal_rate_deci
 struct rcheck {
     canal_rate_limit_t *l;
     canal_str_t key; /* the bucket's Redis key, in request memory */
+    struct rate q;   /* the numbers sent, for the decision */
     char r[24], w[24];
 };
 
@@ -308,7 +333,7 @@ static int redis_decided(canal_req_t *req, const canal_redis_reply_t *reply, int
         return 1;
     }
     canal_rate_decision_t d = {.allowed = canal_redis_reply_int(a) == 1};
-    decide(c->l, (uint64_t)canal_redis_reply_int(t), &d);
+    decide(&c->q, (uint64_t)canal_redis_reply_int(t), &d);
     if (!d.allowed)
         atomic_fetch_add_explicit(&c->l->refused, 1, memory_order_relaxed);
     return answer(req, c->l, &d);
@@ -333,9 +358,9 @@ static int redis_check(canal_req_t *req, canal_rate_limit_t *l, unsigned char ki
     k[10 + nlen] = (char)('0' + kind);
     k[11 + nlen] = ':';
     memcpy(k + 12 + nlen, key.base, key.len);
-    *c = (struct rcheck){.l = l, .key = {k, 12 + nlen + key.len}};
-    snprintf(c->r, sizeof(c->r), "%llu", (unsigned long long)l->r);
-    snprintf(c->w, sizeof(c->w), "%llu", (unsigned long long)l->w);
+    *c = (struct rcheck){.l = l, .key = {k, 12 + nlen + key.len}, .q = rate_of(l)};
+    snprintf(c->r, sizeof(c->r), "%llu", (unsigned long long)c->q.r);
+    snprintf(c->w, sizeof(c->w), "%llu", (unsigned long long)c->q.w);
     if (send_check(req, c, 0) == CANAL_PENDING)
         return CANAL__GUARD_WAIT;
     canal_redis_unavailable(req);

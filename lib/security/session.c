@@ -204,7 +204,7 @@ static const struct canal__feature feature;
 struct canal_sessions {
     struct canal_sessions *next; /* the app's list, freed with it */
     char *cookie;
-    const canal_signer_t *signer;
+    _Atomic(const canal_signer_t *) signer; /* canal_sessions_set_signer() replaces it */
     canal_cookie_options_t cookie_options;
     char *path, *domain;         /* owned copies of cookie_options' strings */
     uint64_t ttl_ms;
@@ -260,7 +260,7 @@ canal_sessions_t *canal_sessions_create(canal_app_t *app, const canal_sessions_o
         (o->cookie_options.path && (s->path = strdup(o->cookie_options.path)) == NULL) ||
         (o->cookie_options.domain && (s->domain = strdup(o->cookie_options.domain)) == NULL))
         goto nomem;
-    s->signer = o->signer;
+    atomic_init(&s->signer, o->signer);
     s->cookie_options = o->cookie_options;
     s->cookie_options.path = s->path;
     s->cookie_options.domain = s->domain;
@@ -404,15 +404,25 @@ int canal_session_begin(canal_req_t *req, canal_sessions_t *s, canal_str_t data)
         return rc;
     size_t n = canal_signed_length(ID_LEN) + 1;
     char *value = canal_req_alloc(req, n);
-    int len = canal_signer_sign(s->signer, s->cookie, (canal_str_t){(const char *)id, ID_LEN}, value, n);
+    const canal_signer_t *signer = atomic_load_explicit(&s->signer, memory_order_acquire);
+    int len = canal_signer_sign(signer, s->cookie, (canal_str_t){(const char *)id, ID_LEN}, value, n);
     return canal_res_cookie(req, s->cookie, (canal_str_t){value, (size_t)len}, &s->cookie_options, NULL);
+}
+
+int canal_sessions_set_signer(canal_sessions_t *s, const canal_signer_t *signer)
+{
+    if (s == NULL || signer == NULL)
+        return CANAL_EINVAL;
+    atomic_store_explicit(&s->signer, signer, memory_order_release);
+    return 0;
 }
 
 /* The ID of the request's cookie, verified: 0, or CANAL_ENOTFOUND */
 static int session_id(canal_req_t *req, canal_sessions_t *s, canal_str_t *id)
 {
     canal_str_t v;
-    if (canal_req_cookie_signed(req, s->signer, s->cookie, &v) != 0 || v.len != ID_LEN)
+    const canal_signer_t *signer = atomic_load_explicit(&s->signer, memory_order_acquire);
+    if (canal_req_cookie_signed(req, signer, s->cookie, &v) != 0 || v.len != ID_LEN)
         return CANAL_ENOTFOUND;
     *id = v;
     return 0;

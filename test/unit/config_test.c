@@ -381,6 +381,223 @@ static void docs_table(void **state)
         fail_msg("docs/server.md's table is not the generated one: run make config-table");
 }
 
+/* The app's own options (canal_config_options()) */
+
+static const char *o_dir;
+static size_t o_count;
+static int o_fast;
+static const canal_option_t app_options[] = {
+    {"data-dir", CANAL_OPTION_STRING, &o_dir, "data", .meta = "DIR", .help = "where the data is"},
+    {"item-count", CANAL_OPTION_NUMBER, &o_count, "10", .min = 1, .max = 100, .help = "items per page"},
+    {"fast", CANAL_OPTION_SWITCH, &o_fast, NULL, .help = "skip the checks"},
+};
+
+static void app_config(canal_config_t *cfg)
+{
+    canal_config_init(cfg);
+    canal_error_info_t err;
+    assert_int_equal(canal_config_options(cfg, app_options, 3, &err), 0);
+}
+
+static void app_option_defaults_and_flags(void **state)
+{
+    canal_config_t cfg;
+    o_dir = NULL, o_count = 0, o_fast = 1;
+    app_config(&cfg);
+    assert_string_equal(o_dir, "data");
+    assert_int_equal(o_count, 10);
+    assert_int_equal(o_fast, 0);
+    char *argv[] = {"app", "--data-dir", "/srv", "--item-count=100", "--fast", "on", "--port", "9", "x", NULL};
+    int argc = 9;
+    canal_error_info_t err;
+    assert_int_equal(canal_config_from_args(&cfg, &argc, argv, &err), 0);
+    assert_string_equal(o_dir, "/srv");
+    assert_int_equal(o_count, 100);
+    assert_int_equal(o_fast, 1);
+    assert_int_equal(cfg.port, 9);
+    assert_int_equal(argc, 2);
+    assert_string_equal(argv[1], "x");
+    /* the same strict parsing as canal's: out of range, not a switch value */
+    char *bad[] = {"app", "--item-count", "101", NULL};
+    argc = 3;
+    assert_int_equal(canal_config_from_args(&cfg, &argc, bad, &err), CANAL_EINVAL);
+    assert_non_null(strstr(err.message, "--item-count: bad value '101' (1 to 100)"));
+    char *bad2[] = {"app", "--fast", "yes", NULL};
+    argc = 3;
+    assert_int_equal(canal_config_from_args(&cfg, &argc, bad2, &err), CANAL_EINVAL);
+    /* an on|off flag alone is on: last, or before another flag */
+    o_fast = 0;
+    char *bare[] = {"app", "--fast", NULL};
+    argc = 2;
+    assert_int_equal(canal_config_from_args(&cfg, &argc, bare, &err), 0);
+    assert_int_equal(o_fast, 1);
+    o_fast = 0;
+    cfg.trace = 0;
+    char *bare2[] = {"app", "--fast", "--trace", "--port", "7", NULL};
+    argc = 5;
+    assert_int_equal(canal_config_from_args(&cfg, &argc, bare2, &err), 0);
+    assert_int_equal(o_fast, 1);
+    assert_int_equal(cfg.trace, 1);
+    assert_int_equal(cfg.port, 7);
+    /* and the environment, its name derived as canal's are */
+    setenv("CANAL_ITEM_COUNT", "7", 1);
+    setenv("CANAL_DATA_DIR", "off", 1);
+    assert_int_equal(canal_config_from_env(&cfg, &err), 0);
+    unsetenv("CANAL_ITEM_COUNT");
+    unsetenv("CANAL_DATA_DIR");
+    assert_int_equal(o_count, 7);
+    assert_null(o_dir);
+}
+
+static void app_option_declarations(void **state)
+{
+    canal_config_t cfg;
+    canal_config_init(&cfg);
+    canal_error_info_t err;
+    size_t n;
+    const canal_option_t bad[][1] = {
+        {{"port", CANAL_OPTION_NUMBER, &n, NULL, .help = "canal's"}},
+        {{"Big", CANAL_OPTION_NUMBER, &n, NULL, .help = "capitals"}},
+        {{"help", CANAL_OPTION_SWITCH, &n, NULL, .help = "--help"}},
+        {{"n", CANAL_OPTION_NUMBER, NULL, NULL, .help = "no variable"}},
+        {{"n", CANAL_OPTION_NUMBER, &n, NULL, .help = NULL}},
+        {{"n", CANAL_OPTION_NUMBER, &n, "x", .help = "bad default"}},
+        {{"n", CANAL_OPTION_NUMBER, &n, "0", .min = 1, .help = "default under min"}},
+        {{"n", CANAL_OPTION_SWITCH, &n, "yes", .help = "bad default"}},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(canal_config_options(&cfg, bad[i], 1, &err), CANAL_EINVAL);
+        assert_null(cfg.options);
+    }
+    const canal_option_t twice[] = {{"n", CANAL_OPTION_NUMBER, &n, NULL, .help = "a"},
+                                    {"n", CANAL_OPTION_NUMBER, &n, NULL, .help = "b"}};
+    assert_int_equal(canal_config_options(&cfg, twice, 2, &err), CANAL_EINVAL);
+    assert_non_null(strstr(err.message, "declared twice"));
+}
+
+static void app_option_help(void **state)
+{
+    canal_config_t cfg;
+    app_config(&cfg);
+    char *text = NULL, *md = NULL;
+    size_t len;
+    FILE *f = open_memstream(&text, &len);
+    assert_int_equal(canal_config_help(&cfg, 0, f), 0);
+    fclose(f);
+    f = open_memstream(&md, &len);
+    assert_int_equal(canal_config_help(&cfg, 1, f), 0);
+    fclose(f);
+    assert_non_null(strstr(text, "--port N"));
+    assert_non_null(strstr(text, "--data-dir DIR"));
+    assert_non_null(strstr(text, "CANAL_ITEM_COUNT; default 10 (1 to 100)"));
+    assert_non_null(strstr(md, "| `--fast on\\|off` | `CANAL_FAST` | off | off or on | skip the checks |"));
+    assert_non_null(strstr(md, "| `--data-dir DIR` | `CANAL_DATA_DIR` | data |"));
+    free(text);
+    free(md);
+}
+
+/* The configuration file */
+
+static char dir[64];
+
+static const char *write_file(const char *name, const char *text)
+{
+    static char path[128];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void file_errors(void **state)
+{
+    struct {
+        const char *text, *message;
+    } cases[] = {
+        {"{\"prot\": 80}", "unknown key 'prot'"},
+        {"{\"port\": \"80\"}", "port: wrong type (a whole number expected)"},
+        {"{\"env\": 1}", "env: wrong type (a string expected)"},
+        {"{\"port\": 99999}", "port: bad value '99999' (0 to 65535)"},
+        {"{\"max-body\": -1}", "max-body: bad value '-1'"},
+        {"{\"env\": \"staging\"}", "env: bad value 'staging'"},
+        {"{\"config\": \"other.json\"}", "unknown key 'config'"},
+        {"{\"item-count\": 0}", "item-count: bad value '0' (1 to 100)"},
+        {"[1]", "not a JSON object"},
+        {"{\"port\": 1, \"port\": 2}", "duplicate"},
+        {"{\"port\": ", "line 1"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        canal_config_t cfg;
+        app_config(&cfg);
+        const char *path = write_file("bad.json", cases[i].text);
+        canal_error_info_t err;
+        assert_int_equal(canal_config_from_file(&cfg, path, &err), CANAL_EINVAL);
+        if (strncmp(err.message, path, strlen(path)) != 0 || strstr(err.message, cases[i].message) == NULL)
+            fail_msg("%s: '%s' lacks the file or '%s'", cases[i].text, err.message, cases[i].message);
+    }
+    canal_config_t cfg;
+    canal_config_init(&cfg);
+    canal_error_info_t err;
+    char missing[128];
+    snprintf(missing, sizeof(missing), "%s/none.json", dir);
+    assert_int_equal(canal_config_from_file(&cfg, missing, &err), CANAL_EINVAL);
+    assert_non_null(strstr(err.message, "none.json"));
+}
+
+/* defaults < file < environment < flags, for canal's settings and the app's */
+static void precedence(void **state)
+{
+    const char *path = write_file("app.json", "{\"port\": 1001, \"threads\": 3, \"max-body\": 5000,"
+                                              " \"log-format\": \"json\", \"unix-mode\": \"0600\","
+                                              " \"item-count\": 20, \"data-dir\": \"/file\", \"fast\": \"on\"}");
+    char path_copy[128];
+    snprintf(path_copy, sizeof(path_copy), "%s", path);
+    canal_config_t cfg;
+    o_fast = 0;
+    app_config(&cfg);
+    setenv("CANAL_CONFIG", path_copy, 1);
+    setenv("CANAL_THREADS", "4", 1);
+    setenv("CANAL_ITEM_COUNT", "30", 1);
+    setenv("CANAL_PORT", "1002", 1);
+    char *argv[] = {"app", "--port", "1003", "--item-count", "40", "rest", NULL};
+    int argc = 6;
+    canal_error_info_t err;
+    int rc = canal_config_load(&cfg, &argc, argv, &err);
+    unsetenv("CANAL_THREADS");
+    unsetenv("CANAL_ITEM_COUNT");
+    unsetenv("CANAL_PORT");
+    assert_int_equal(rc, 0);
+    assert_int_equal(cfg.port, 1003);          /* flag over environment over file */
+    assert_int_equal(cfg.threads, 4);          /* environment over file */
+    assert_int_equal(cfg.max_body_size, 5000); /* file over default */
+    assert_int_equal(cfg.log_format, CANAL_LOG_JSON);
+    assert_int_equal(cfg.unix_mode, 0600);
+    assert_int_equal(cfg.max_header_count, 64); /* default */
+    assert_int_equal(o_count, 40);
+    assert_string_equal(o_dir, "/file");
+    assert_int_equal(o_fast, 1);
+    assert_string_equal(cfg.config_file, path_copy);
+    assert_non_null(cfg.loaded);
+    assert_int_equal(argc, 2);
+    assert_string_equal(argv[1], "rest");
+    /* --config on the command line wins over CANAL_CONFIG; a bad file stops the load */
+    write_file("bad.json", "{\"port\": \"x\"}");
+    char bad[128];
+    snprintf(bad, sizeof(bad), "%s/bad.json", dir);
+    char *argv2[] = {"app", "--config", bad, NULL};
+    argc = 3;
+    app_config(&cfg);
+    assert_int_equal(canal_config_load(&cfg, &argc, argv2, &err), CANAL_EINVAL);
+    assert_non_null(strstr(err.message, "bad.json: port: wrong type"));
+    /* --help before anything is read */
+    char *argv3[] = {"app", "--config", bad, "--help", NULL};
+    argc = 4;
+    assert_int_equal(canal_config_load(&cfg, &argc, argv3, &err), CANAL_EHELP);
+    unsetenv("CANAL_CONFIG");
+}
+
 int main(int argc, char **argv)
 {
     options = canal__config_options(&noptions);
@@ -394,6 +611,16 @@ int main(int argc, char **argv)
         cmocka_unit_test(table_rows),   cmocka_unit_test(defaults),      cmocka_unit_test(each_flag),
         cmocka_unit_test(each_env_var), cmocka_unit_test(unknown_flags), cmocka_unit_test(help),
         cmocka_unit_test(usage),        cmocka_unit_test(docs_table),
+        cmocka_unit_test(app_option_defaults_and_flags), cmocka_unit_test(app_option_declarations),
+        cmocka_unit_test(app_option_help), cmocka_unit_test(file_errors), cmocka_unit_test(precedence),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    snprintf(dir, sizeof(dir), "/tmp/canal-config-XXXXXX");
+    if (mkdtemp(dir) == NULL)
+        return 1;
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        rc = 1;
+    return rc;
 }

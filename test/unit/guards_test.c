@@ -213,6 +213,36 @@ static void session_store_threads(void **state)
     ops->destroy(st);
 }
 
+/* canal_rate_limit_set(): new numbers for the next requests; a full bucket is cut to them */
+static void bucket_set(void **state)
+{
+    canal_app_t *app = canal_app_create(NULL);
+    canal_rate_limit_t *l =
+        canal_rate_limit_create(app, &(canal_rate_limit_options_t){.requests = 5, .window_ms = 2000}, NULL);
+    canal_rate_decision_t d;
+    uint64_t t = 1000000;
+    canal_rate_limit_take(l, S("a"), t, &d);
+    assert_int_equal(d.remaining, 4);
+    assert_int_equal(canal_rate_limit_set(l, 0, 1000), CANAL_EINVAL);
+    assert_int_equal(canal_rate_limit_set(l, 2, 86400001), CANAL_EINVAL);
+    assert_int_equal(canal_rate_limit_set(l, 2, 1000), 0);
+    canal_rate_limit_take(l, S("a"), t, &d); /* 4 of 5 left, cut to 2 of 2, one taken */
+    assert_int_equal(d.allowed, 1);
+    assert_int_equal(d.limit, 2);
+    assert_int_equal(d.remaining, 1);
+    canal_rate_limit_take(l, S("a"), t, &d);
+    canal_rate_limit_take(l, S("a"), t, &d);
+    assert_int_equal(d.allowed, 0);
+    assert_int_equal(d.retry_after, 1);
+    canal_rate_limit_take(l, S("b"), t, &d); /* a new key: a bucket of the new numbers */
+    assert_int_equal(d.remaining, 1);
+    assert_int_equal(canal_rate_limit_set(l, 100, 1000), 0);
+    canal_rate_limit_take(l, S("c"), t, &d);
+    assert_int_equal(d.limit, 100);
+    assert_int_equal(d.remaining, 99);
+    canal_app_destroy(app);
+}
+
 static void bucket(void **state)
 {
     canal_app_t *app = canal_app_create(NULL);
@@ -353,7 +383,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(cookie_parse),   cmocka_unit_test(cookie_format),
         cmocka_unit_test(signed_values),  cmocka_unit_test(session_store),
-        cmocka_unit_test(session_store_threads), cmocka_unit_test(bucket),
+        cmocka_unit_test(session_store_threads), cmocka_unit_test(bucket), cmocka_unit_test(bucket_set),
         cmocka_unit_test(bucket_eviction), cmocka_unit_test(controller_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
