@@ -16,10 +16,11 @@
  *   /cached-queries?count=N  N random World rows from a data cache (canal/cache.h) filled
  *                        from the database on a miss, N clamped as for /queries
  *
- * Every answer has Server and Date headers (libh2o adds both: canal's server name is "canal"). The queries of a request are
- * started at once and pipelined on the worker's connections (canal/db.h).
+ * Every answer has Server and Date headers (libh2o adds both: canal's server name is
+ * "canal"). The queries of a request are started at once and pipelined on the worker's
+ * connections (canal/db.h).
  *
- *   canal-tfb --db URL [--pool N] [--port N] [--threads N] [canal's other flags]
+ *   canal-tfb --db URL [--pool N] [--db-waiting N] [--port N] [--threads N] [canal's flags]
  *
  * examples/techempower/create-db.sh makes the database in a throwaway PostgreSQL.
  */
@@ -316,29 +317,36 @@ int main(int argc, char **argv)
     canal_config_t cfg;
     canal_error_info_t err;
     canal_config_init(&cfg);
-    cfg.allow_unknown_flags = 1;
-    if (canal_config_load(&cfg, &argc, argv, &err) != 0) { /* --config FILE, CANAL_*, flags */
-        fprintf(stderr, "canal-tfb: %s\n", err.message);
-        return 2;
+    const char *url;
+    size_t pool, waiting;
+    const canal_option_t options[] = {
+        {"db", CANAL_OPTION_STRING, &url, "postgresql://benchmarkdbuser:benchmarkdbpass@tfb-database/hello_world",
+         .meta = "URL", .help = "the hello_world database"},
+        {"pool", CANAL_OPTION_NUMBER, &pool, "0", 0, 1024,
+         .help = "database connections per worker; 0: canal_db's default"},
+        /* TechEmpower's 512 connections of /queries?queries=20 are 10,240 queries at once */
+        {"db-waiting", CANAL_OPTION_NUMBER, &waiting, "16384", 1, 1u << 20,
+         .help = "queries waiting for a connection, per worker (then 503)"},
+    };
+    canal_config_options(&cfg, options, 3, &err);
+    int rc = canal_config_load(&cfg, &argc, argv, &err); /* --config FILE, CANAL_*, flags */
+    if (rc != 0 || argc > 1) {
+        FILE *f = rc == CANAL_EHELP ? stdout : stderr;
+        fprintf(f, "%s\n", rc != 0 ? err.message : "canal-tfb: no arguments but flags");
+        canal_config_help(&cfg, 0, f);
+        return rc == CANAL_EHELP ? 0 : 2;
     }
-    const char *url = "postgresql://benchmarkdbuser:benchmarkdbpass@tfb-database/hello_world";
-    canal_db_options_t opt = {0};
-    for (int i = 1; i < argc; i += 2) {
-        if (i + 1 < argc && strcmp(argv[i], "--db") == 0) {
-            url = argv[i + 1];
-        } else if (i + 1 < argc && strcmp(argv[i], "--pool") == 0) {
-            opt.pool_size = (unsigned)atoi(argv[i + 1]);
-        } else {
-            fprintf(stderr, "usage: canal-tfb [--db URL] [--pool N] [canal's flags: --port N --threads N ...]\n");
-            return 2;
-        }
-    }
+    canal_db_options_t opt = {.pool_size = (unsigned)pool, .max_waiting = (unsigned)waiting};
     canal_app_t *app = canal_app_create(&cfg);
     if (app == NULL)
         return 1;
-    canal_app_db(app, url, &opt, NULL);
-    canal_db_prepare(app, "world", "SELECT id, randomnumber AS \"randomNumber\" FROM world WHERE id = $1", NULL);
-    canal_db_prepare(app, "fortunes", "SELECT id, message FROM fortune", NULL);
+    if (canal_app_db(app, url, &opt, &err) != 0 ||
+        canal_db_prepare(app, "world", "SELECT id, randomnumber AS \"randomNumber\" FROM world WHERE id = $1", &err) != 0 ||
+        canal_db_prepare(app, "fortunes", "SELECT id, message FROM fortune", &err) != 0) {
+        fprintf(stderr, "canal-tfb: %s\n", err.message);
+        canal_app_destroy(app);
+        return 1;
+    }
     canal_app_schema(app, &world_schema, NULL);
     canal_app_view(app, "fortunes", fortunes_page, NULL);
     /* every World row fits: 10,000 entries of 4 + 8 bytes and the entries' own cost */
@@ -366,7 +374,7 @@ int main(int argc, char **argv)
     }
     printf("listening on http://%s:%u\n", canal_app_config(app)->host, canal_app_port(app, 0));
     fflush(stdout);
-    int rc = canal_app_wait(app);
+    rc = canal_app_wait(app);
     canal_app_destroy(app);
     return rc == 0 ? 0 : 1;
 }
