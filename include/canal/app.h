@@ -196,6 +196,8 @@ typedef struct canal_config {
     /* observability (docs/operations.md; canal/trace.h) */
     canal_log_format_t log_format; /**< the built-in sink's lines (default CANAL_LOG_TEXT);
                                         unused with a log callback */
+    canal_log_level_t log_level;   /**< messages that matter less are dropped, before any
+                                        sink (default CANAL_LOG_INFO: none is) */
     int trace;                     /**< 1: W3C Trace Context on every request (canal/trace.h):
                                         in the JSON access log, in problem details as
                                         "traceId", in log records (default 0) */

@@ -61,7 +61,8 @@ static const struct canal__feature feature = {
 /* The settings canal itself changes on a reload (the TLS files are read again whatever). */
 static int reloads(const char *flag)
 {
-    return strcmp(flag, "log-format") == 0 || strcmp(flag, "access-log-format") == 0;
+    return strcmp(flag, "log-format") == 0 || strcmp(flag, "log-level") == 0 ||
+           strcmp(flag, "access-log-format") == 0;
 }
 
 /* an app's options, their values in values[] instead of the app's variables */
@@ -225,6 +226,7 @@ static int reload_locked(canal_app_t *app, struct reload_state *r)
         next = r->last;
     }
     atomic_store_explicit(&app->log_format, (int)next.log_format, memory_order_relaxed);
+    atomic_store_explicit(&app->log_level, (int)next.log_level, memory_order_relaxed);
     int failed = canal__tls_reload(app) != 0;
     failed |= canal__features_reload(app, &next) != 0;
     for (size_t i = 0; i < r->nhooks; i++)

@@ -72,6 +72,7 @@ canal_app_t *canal__app_new(const canal_config_t *cfg)
     app->stop_pipe[0] = app->stop_pipe[1] = -1;
     app->reload_pipe[0] = app->reload_pipe[1] = -1;
     atomic_init(&app->log_format, (int)app->cfg.log_format);
+    atomic_init(&app->log_level, (int)app->cfg.log_level);
     if (app->host == NULL || (app->cfg.access_log != NULL && app->access_log == NULL) ||
         (app->cfg.trusted_proxies != NULL && app->trusted_proxies == NULL) ||
         (cfg != NULL && cfg->listen != NULL && app->listen == NULL) ||

@@ -92,6 +92,8 @@ static const struct canal__option options[] = {
      .help = "share the port with a running process (restart)"},
     {"log-format", CANAL__OPT_CHOICE, FIELD(log_format), "text|json", .choices = {"text", "json"},
      .help = "the log's lines on stderr: text or JSON"},
+    {"log-level", CANAL__OPT_CHOICE, FIELD(log_level), "error|warn|info", .choices = {"error", "warn", "info"},
+     .def = CANAL_LOG_INFO, .help = "the least a message must matter to be logged"},
     {"trace", CANAL__OPT_CHOICE, FIELD(trace), "on|off", .choices = {"off", "on"},
      .help = "W3C trace context: in the logs and problems"},
     {"trace-echo", CANAL__OPT_CHOICE, FIELD(trace_echo), "on|off", .choices = {"off", "on"},
@@ -201,7 +203,12 @@ static void describe_range(const struct canal__option *o, char *buf, size_t size
     case CANAL__OPT_PROXIES: snprintf(buf, size, "addresses, CIDRs, unix, by commas or spaces; off: none"); break;
     case CANAL__OPT_LISTEN: snprintf(buf, size, "unix: and a path of 1 to 107 bytes; off: none"); break;
     case CANAL__OPT_MODE: snprintf(buf, size, "octal, 0 to %llo", (unsigned long long)o->max); break;
-    case CANAL__OPT_CHOICE: snprintf(buf, size, "%s or %s", o->choices[0], o->choices[1]); break;
+    case CANAL__OPT_CHOICE:
+        if (o->choices[2] != NULL)
+            snprintf(buf, size, "%s, %s or %s", o->choices[0], o->choices[1], o->choices[2]);
+        else
+            snprintf(buf, size, "%s or %s", o->choices[0], o->choices[1]);
+        break;
     default:
         if (o->max >= UINT32_MAX)
             snprintf(buf, size, "%llu or more", (unsigned long long)o->min);

@@ -30,7 +30,7 @@ struct canal__option {
     const char *meta;          /* what the value is, in the usage text ("N", "MS", "on|off") */
     uint64_t def, min, max;    /* numbers and choices (def: the index) */
     const char *def_str;       /* strings */
-    const char *choices[3];    /* CANAL__OPT_CHOICE: NULL-terminated */
+    const char *choices[4];    /* CANAL__OPT_CHOICE: NULL-terminated */
     const char *help;          /* a few words, in the usage text and the docs table */
     void *ptr;                 /* an app's option (canal_option_t): its variable; offset unused */
 };

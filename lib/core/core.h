@@ -292,10 +292,12 @@ struct canal_app {
     size_t ntimers;
     atomic_int timers_stopped;    /* set by canal_app_stop(): no timer calls the app after it */
     /* a reload (canal_app_reload(), lib/app/reload.c, set there): SIGHUP writes to the pipe,
-     * canal_app_wait() calls reload; log_format is cfg.log_format as the last reload set it */
+     * canal_app_wait() calls reload; log_format and log_level are cfg's as the last reload
+     * set them */
     int reload_pipe[2];
     int (*reload)(canal_app_t *app);
     atomic_int log_format;
+    atomic_int log_level;
 };
 
 /* listen.c: reads each TLS listener's certificate and key files again; the new ones serve the

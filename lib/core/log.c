@@ -140,6 +140,8 @@ static void to_stderr(const canal_log_record_t *r, canal_log_format_t format)
 static void emit(const canal_app_t *app, canal_req_t *req, const char *source, canal_log_level_t level,
                  const char *fmt, va_list ap)
 {
+    if (app != NULL && (int)level > atomic_load_explicit(&((canal_app_t *)app)->log_level, memory_order_relaxed))
+        return; /* --log-level: not worth a line */
     char msg[CANAL_LOG_MAX + 64];
     /* one byte past the bound is kept, to see whether the bound cuts a UTF-8 sequence */
     int n = vsnprintf(msg, CANAL_LOG_MAX + 2, fmt, ap);

@@ -6,8 +6,9 @@
 # access log's formats, the TLS certificate (new handshakes), the app's greeting and session
 # secret (its reload hook: a cookie of the secret before still verifies, one of two secrets
 # ago does not), without dropping a keep-alive connection or a request in flight; a setting
-# that does not reload is named in the log; a bad file (wrong type, unknown key) and a bad
-# certificate change nothing and the log says why.
+# that does not reload is named in the log; a new --log-level drops the app's info lines from
+# then on; a bad file (wrong type, unknown key) and a bad certificate change nothing and the
+# log says why.
 . test/e2e-lib.sh
 
 # reloads NAME: the reloads $TMP/NAME.err has logged as done
@@ -157,6 +158,24 @@ config changed "the first secret, 32 bytes long!" text clf 1000
 kill -HUP "$PID"
 wait_log reload2 'read again'
 check "after a reload too" from-env "$(body "$URL/greet")"
+# --log-level reloads: the app's info line is logged, then not; its warning still is
+curl -s -o /dev/null "$URL/note"
+check "log level info: an info line" 1 "$(grep -c 'note info' "$TMP/reload2.err")"
+sed 's/^{/{"log-level": "warn", /' "$TMP/app.json" >"$TMP/app.json.new" && mv "$TMP/app.json.new" "$TMP/app.json"
+kill -HUP "$PID"
+i=0 # each /note logs its info line until the reload is done
+while [ $i -lt 400 ]; do
+    n=$(grep -c 'note info' "$TMP/reload2.err")
+    curl -s -o /dev/null "$URL/note"
+    [ "$(grep -c 'note info' "$TMP/reload2.err")" = "$n" ] && break
+    sleep 0.025
+    i=$((i + 1))
+done
+n=$(grep -c 'note info' "$TMP/reload2.err")
+curl -s -o /dev/null "$URL/note"
+check "log level warn after SIGHUP: no info line" "$n" "$(grep -c 'note info' "$TMP/reload2.err")"
+curl -s -o /dev/null "$URL/note?warn"
+check "... a warning still is" 1 "$(grep -c 'note warn' "$TMP/reload2.err")"
 stop reload2
 
 # a bad file stops the start: exit status 2, the file and the key named

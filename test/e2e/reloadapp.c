@@ -110,6 +110,14 @@ static int greet(canal_req_t *req, void *data)
     return canal_res_text(req, 200, atomic_load(&current_greeting));
 }
 
+/* /note?warn: a log line "note warn" (or "note info" without the query) before the answer */
+static int note(canal_req_t *req, void *data)
+{
+    int warn = canal_req_query_string(req).len > 0;
+    canal_log(req, warn ? CANAL_LOG_WARN : CANAL_LOG_INFO, "note %s", warn ? "warn" : "info");
+    return canal_res_text(req, 200, "noted");
+}
+
 static int login(canal_req_t *req, void *data)
 {
     int rc = canal_session_begin(req, sessions, (canal_str_t){"alice", 5});
@@ -199,6 +207,7 @@ int main(int argc, char **argv)
     canal_app_post(app, "/login", login, NULL);
     canal_app_get(app, "/me", me, NULL);
     canal_app_get(app, "/slow", slow, NULL);
+    canal_app_get(app, "/note", note, NULL);
     if (canal_app_error(app, &err) != 0 || canal_app_start(app) != 0) {
         fprintf(stderr, "canal-reloadapp: cannot start\n");
         canal_app_destroy(app);

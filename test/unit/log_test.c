@@ -113,6 +113,29 @@ static void bind_failure_to_callback(void **state)
     forget();
 }
 
+/* --log-level: what matters less is dropped before the sink, canal's and the app's alike */
+static void level_filters(void **state)
+{
+    canal_config_t cfg;
+    app_config(&cfg, 1);
+    cfg.log = collect;
+    cfg.log_level = CANAL_LOG_WARN;
+    forget();
+    canal_app_t *a = canal_app_create(&cfg);
+    assert_non_null(a);
+    canal_app_log(a, CANAL_LOG_INFO, "not worth a line");
+    assert_int_equal(got.count, 0);
+    canal_app_log(a, CANAL_LOG_WARN, "worth one");
+    assert_int_equal(got.count, 1);
+    assert_string_equal(got.last, "worth one");
+    canal_app_destroy(a);
+    cfg.log_level = CANAL_LOG_ERROR; /* canal's own error still passes */
+    bind_fails(&cfg);
+    assert_int_equal(got.count, 2);
+    assert_int_equal(got.level, CANAL_LOG_ERROR);
+    forget();
+}
+
 static void bind_failure_to_stderr(void **state)
 {
     canal_config_t cfg;
@@ -333,6 +356,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bind_failure_to_callback),
         cmocka_unit_test(bind_failure_to_stderr),
+        cmocka_unit_test(level_filters),
         cmocka_unit_test(handler_failure_to_callback),
         cmocka_unit_test(handler_log_with_context),
         cmocka_unit_test(text_sink_escapes),
