@@ -61,10 +61,10 @@ static canal_signer_t *make_signer(const char *now, const char *before, canal_er
     return s;
 }
 
-static canal_jwt_config_t jwt_config(const char *secret)
+static canal_jwt_config_t jwt_config(const char *key)
 {
     canal_jwt_config_t c = {.issuer = "https://issuer.test", .audience = "canal-test"};
-    c.keys[0] = (canal_jwt_key_t){.alg = CANAL_JWT_HS256, .secret = secret, .secret_len = strlen(secret)};
+    c.keys[0] = (canal_jwt_key_t){.alg = CANAL_JWT_HS256, .secret = key, .secret_len = strlen(key)};
     return c;
 }
 
