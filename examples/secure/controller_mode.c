@@ -7,15 +7,6 @@
  */
 #include "secure.h"
 
-canal_auth_result_t secure_cookie_auth(canal_req_t *req, canal_principal_t *p, void *data)
-{
-    canal_str_t user;
-    if (canal_session_get(req, data, &user) != 0)
-        return CANAL_AUTH_NONE; /* no cookie, a forged one, a revoked or expired session */
-    canal_principal_set_subject(p, user);
-    return CANAL_AUTH_OK;
-}
-
 /* POST /login: the Basic policy let alice in; a new session holds her name. */
 static int login(canal_ctx_t *ctx, canal_req_t *req, const void *args)
 {

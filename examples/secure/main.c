@@ -152,14 +152,13 @@ int main(int argc, char **argv)
         rc = app == NULL ||
              (s.sessions = canal_sessions_create(app, &(canal_sessions_options_t){.signer = signer}, &err)) == NULL ||
              (s.sessions_other = canal_sessions_create(app, &(canal_sessions_options_t){.signer = signer_other}, &err)) == NULL ||
-             (s.cookie = canal_auth_custom(&(canal_custom_auth_config_t){.name = "Cookie", .authenticate = secure_cookie_auth,
-                                                                         .data = s.sessions,
-                                                                         .challenge = "Cookie realm=\"canal-secure\""},
-                                           &err)) == NULL ||
-             (s.cookie_other = canal_auth_custom(&(canal_custom_auth_config_t){.name = "Cookie", .authenticate = secure_cookie_auth,
-                                                                               .data = s.sessions_other,
-                                                                               .challenge = "Cookie realm=\"canal-secure\""},
-                                                 &err)) == NULL ||
+             (s.cookie = canal_auth_session(&(canal_session_auth_config_t){.sessions = s.sessions, .name = "Cookie",
+                                                                           .challenge = "Cookie realm=\"canal-secure\""},
+                                            &err)) == NULL ||
+             (s.cookie_other = canal_auth_session(&(canal_session_auth_config_t){.sessions = s.sessions_other,
+                                                                                 .name = "Cookie",
+                                                                                 .challenge = "Cookie realm=\"canal-secure\""},
+                                                  &err)) == NULL ||
              (s.limit = canal_rate_limit_create(app, &(canal_rate_limit_options_t){.requests = requests, .window_ms = window_ms,
                                                                                    .name = "limited"}, &err)) == NULL ||
              /* the preset on every answer of the app, 404 and 405 included; HSTS on TLS only */

@@ -22,9 +22,6 @@ typedef struct secure {
     canal_rate_limit_t *limit;                 /* --rate R per --window W per client */
 } secure_t;
 
-/* The cookie scheme: the request's session, looked up in the canal_sessions_t given as data. */
-canal_auth_result_t secure_cookie_auth(canal_req_t *req, canal_principal_t *p, void *data);
-
 int secure_router_mode(canal_app_t *app, const secure_t *s, canal_error_info_t *err);
 int secure_controller_mode(canal_mvc_t *mvc, const secure_t *s, canal_error_info_t *err);
 

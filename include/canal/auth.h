@@ -282,7 +282,9 @@ typedef enum canal_auth_result {
     CANAL_AUTH_NONE = 0,  /**< no credentials of this scheme: 401 with the plain challenge */
     CANAL_AUTH_OK,        /**< authenticated: the principal is the request's */
     CANAL_AUTH_REFUSED,   /**< credentials sent and refused: 401 */
-    CANAL_AUTH_MALFORMED  /**< credentials that do not parse: 400 */
+    CANAL_AUTH_MALFORMED, /**< credentials that do not parse: 400 */
+    CANAL_AUTH_UNAVAILABLE /**< what the credentials are checked against cannot be reached now
+                                (a session store on Redis): 503 with Retry-After, no challenge */
 } canal_auth_result_t;
 
 /**
@@ -336,7 +338,8 @@ typedef struct canal_session_auth_config {
  * session cookie (canal_session_get()) authenticates it, and the principal's subject is the
  * session's data, as canal_session_begin() stored it (the user's name or ID); no cookie, or
  * one that does not verify, or a session unknown, expired or revoked is "no credentials"
- * (401). OpenAPI describes it as an "apiKey" in the sessions' cookie. NULL with err filled
+ * (401); a store that cannot be reached (--store on Redis) is CANAL_AUTH_UNAVAILABLE (503), so
+ * that a client keeps a session an outage did not end. OpenAPI describes it as an "apiKey" in the sessions' cookie. NULL with err filled
  * (CANAL_EINVAL without sessions, CANAL_ENOMEM).
  */
 CANAL_API canal_auth_t *canal_auth_session(const canal_session_auth_config_t *cfg, canal_error_info_t *err);

@@ -24,6 +24,7 @@
 #include <openssl/crypto.h>
 #include "security/security.h"
 #include "models/models.h" /* canal__is_tchar() */
+#include "canal/redis.h" /* canal_redis_unavailable() */
 #include "canal/session.h"
 
 enum auth_kind { AUTH_JWT, AUTH_API_KEY, AUTH_BASIC, AUTH_SESSION, AUTH_CUSTOM };
@@ -653,8 +654,9 @@ static canal_auth_result_t authenticate(const canal_auth_t *a, canal_req_t *req,
         return basic(a, req, p, why);
     case AUTH_SESSION: {
         canal_str_t who;
-        if (canal_session_get(req, a->u.sessions, &who) != 0)
-            return CANAL_AUTH_NONE;
+        int rc = canal_session_get(req, a->u.sessions, &who);
+        if (rc != 0)
+            return rc == CANAL_ECLOSED ? CANAL_AUTH_UNAVAILABLE : CANAL_AUTH_NONE;
         canal_principal_set_subject(p, who);
         return CANAL_AUTH_OK;
     }
@@ -663,7 +665,7 @@ static canal_auth_result_t authenticate(const canal_auth_t *a, canal_req_t *req,
     }
     canal_auth_result_t r = a->u.custom.fn(req, p, a->u.custom.data);
     *why = "the credentials are refused";
-    return r >= CANAL_AUTH_NONE && r <= CANAL_AUTH_MALFORMED ? r : CANAL_AUTH_REFUSED;
+    return r >= CANAL_AUTH_NONE && r <= CANAL_AUTH_UNAVAILABLE ? r : CANAL_AUTH_REFUSED;
 }
 
 /* ---- answers ---- */
@@ -686,6 +688,10 @@ static int nqschar_only(const char *s)
 static void unauthenticated(canal_req_t *req, const canal_policy_t *pol, canal_auth_result_t worst,
                             const canal_auth_t *bad, const char *why)
 {
+    if (worst == CANAL_AUTH_UNAVAILABLE) { /* no verdict on the credentials: try again */
+        canal_redis_unavailable(req);
+        return;
+    }
     for (size_t i = 0; i < CANAL_POLICY_MAX_SCHEMES && pol->schemes[i] != NULL; i++) {
         const canal_auth_t *a = pol->schemes[i];
         if (a->challenge == NULL)
