@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Sessions as an authentication scheme (canal_auth_session()) through the test client: a
- * policy that asks for a session, the principal it gives, logout; and where a custom scheme's
- * credential travels in the OpenAPI document (canal_custom_auth_config_t.in).
+ * policy that asks for a session, the principal it gives, logout; where a custom scheme's
+ * credential travels in the OpenAPI document (canal_custom_auth_config_t.in); and a scheme
+ * whose store is unreachable (CANAL_AUTH_UNAVAILABLE: 503).
  */
 #include "test.h"
 #include <canal.h>
@@ -128,6 +129,49 @@ static void test_session_scheme(void **state)
     canal_signer_destroy(signer);
 }
 
+static canal_auth_result_t store_down(canal_req_t *req, canal_principal_t *p, void *data)
+{
+    return CANAL_AUTH_UNAVAILABLE;
+}
+
+/* A scheme whose store cannot be reached (CANAL_AUTH_UNAVAILABLE): 503 with Retry-After and
+ * no challenge, whatever the policy's other schemes said, unless one of them let it in. */
+static void test_unavailable(void **state)
+{
+    canal_config_t cfg;
+    canal_error_info_t err;
+    canal_config_init(&cfg);
+    cfg.threads = 1;
+    canal_app_t *app = canal_app_create(&cfg);
+    assert_non_null(app);
+    canal_auth_t *down = canal_auth_custom(&(canal_custom_auth_config_t){.name = "Store", .authenticate = store_down,
+                                                                         .challenge = "Store"},
+                                           &err);
+    canal_auth_t *key = canal_auth_api_key(&(canal_api_key_config_t){.key = "a key of 16 bytes!", .key_len = 18}, &err);
+    assert_non_null(down);
+    assert_non_null(key);
+    const canal_policy_t pol = {.schemes = {down, key}};
+    assert_int_equal(canal_app_route(app, &(canal_endpoint_spec_t){.tmpl = "me", .handler = me,
+                                                                   .options = {CANAL_POLICY(&pol)}},
+                                     NULL, &err), 0);
+    canal_test_t *t = canal_test_start(app, &err);
+    assert_non_null(t);
+    canal_test_response_t *r = canal_test_get(t, "/me");
+    assert_int_equal(r->status, 503);
+    assert_string_equal(canal_test_header(r, "retry-after"), "1");
+    assert_null(canal_test_header(r, "www-authenticate"));
+    assert_non_null(strstr(r->body, "\"status\":503"));
+    canal_test_response_free(r);
+    canal_kv_t h[] = {{"X-Api-Key", "a key of 16 bytes!"}};
+    r = canal_test_request(t, "GET", "/me", h, 1, NULL, 0); /* another scheme lets it in */
+    assert_int_equal(r->status, 200);
+    canal_test_response_free(r);
+    assert_int_equal(canal_test_stop(t), 0);
+    canal_app_destroy(app);
+    canal_auth_destroy(down);
+    canal_auth_destroy(key);
+}
+
 static void test_refused(void **state)
 {
     canal_error_info_t err;
@@ -152,6 +196,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_session_scheme),
+        cmocka_unit_test(test_unavailable),
         cmocka_unit_test(test_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
