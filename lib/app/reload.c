@@ -161,7 +161,9 @@ static int read_again(canal_app_t *app, struct reload_state *r, canal_config_t *
 {
     const struct canal__loaded *ld = canal_app_config(app)->loaded;
     canal_error_info_t err = {0};
-    canal_config_init(next);
+    *next = ld->base; /* with what the app set in code before canal_config_load() */
+    next->options = NULL;
+    next->noptions = 0;
     int rc = 0;
     if (r->last.noptions > 0) {
         redirect(next, options, values, r->last.options, r->last.noptions);

@@ -610,6 +610,7 @@ int canal_config_load(canal_config_t *cfg, int *argc, char **argv, canal_error_i
         return canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
     memcpy(k->loaded.argv, argv, (size_t)*argc * sizeof(char *));
     k->loaded.argc = *argc;
+    k->loaded.base = *cfg;
     if (path != NULL && *path != '\0' && strcmp(path, "off") != 0) {
         int rc = canal__config_file(cfg, path, &k->doc, err);
         if (rc != 0)

@@ -60,6 +60,8 @@ union canal__value {
 struct canal__loaded {
     int argc;
     char **argv;
+    canal_config_t base; /* cfg as the app had set it when canal_config_load() began: a
+                          * reload starts from it (the app's own settings in code stay) */
     canal_config_t cfg;
     union canal__value values[CANAL__MAX_APP_OPTIONS];
 };

@@ -178,6 +178,15 @@ curl -s -o /dev/null "$URL/note?warn"
 check "... a warning still is" 1 "$(grep -c 'note warn' "$TMP/reload2.err")"
 stop reload2
 
+# what an app sets in code before canal_config_load() stays on a reload: the demo's access
+# log and request IDs are not "changed" by a SIGHUP that changed nothing
+start demo "$BIN/canal-demo" --threads 1 || exit 0
+kill -HUP "$PID"
+wait_log demo 'read again'
+check_match "the demo's settings in code survive a reload: nothing changed" \
+    'changed: none; not reloaded \(a restart applies them\): none' "$(grep 'read again' "$TMP/demo.err")"
+stop demo
+
 # a bad file stops the start: exit status 2, the file and the key named
 printf '{"port": "80"}' >"$TMP/bad.json"
 "$TBIN/canal-reloadapp" --config "$TMP/bad.json" --secret "0123456789abcdef" >/dev/null 2>"$TMP/bad.err"
