@@ -62,8 +62,10 @@
  * with canal's write lock and holds to COMMIT or ROLLBACK, serving that transaction alone
  * meanwhile: transactions and writes take turns, never refused as locked. As on PostgreSQL, a
  * statement after a failed one fails (25P02) and a COMMIT after it rolls back. Inside a
- * transaction, send the request's statements with canal_db_tx_query(): a canal_db_query()
- * write of the same request would wait for the transaction's end.
+ * transaction, send the request's statements with canal_db_tx_query(); a canal_db_query() of
+ * the same request meanwhile runs in the transaction too, on its connection (a rollback undoes
+ * its write), never waiting for a connection the transaction holds. A query of a request with
+ * a transaction is never interrupted when the request goes; its transaction is rolled back.
  */
 #ifndef CANAL_DB_H
 #define CANAL_DB_H

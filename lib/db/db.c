@@ -121,6 +121,7 @@ enum conn_state { C_DOWN, C_CONNECTING, C_READY };
  * job is back: so the cancel can only hit the query it was meant for. */
 struct cancel {
     atomic_int refs;          /* the job's and the connection's */
+    struct dbw *dw;           /* the connection's worker */
     _Atomic(struct conn *) c; /* NULL once the connection has let go (lost, worker stopped) */
     PGcancel *pg;
     int ok;
@@ -912,7 +913,10 @@ static void cancel_work(void *data) /* on an offload thread */
 static void cancel_done(void *data) /* back on the worker (or on the pool once it has stopped) */
 {
     struct cancel *k = data;
-    struct conn *c = atomic_exchange_explicit(&k->c, NULL, memory_order_acq_rel);
+    /* only the worker touches its connections: on the pool (the worker stopping) the job lets
+     * go of its reference alone, and the connection of its own in cancel_let_go() */
+    struct conn *c = canal__worker_current() == k->dw->w ? atomic_exchange_explicit(&k->c, NULL, memory_order_acq_rel)
+                                                          : NULL;
     if (c != NULL) {
         struct dbw *dw = c->dw;
         c->cancel = NULL;
@@ -931,8 +935,8 @@ static void lite_interrupt(struct db *db, struct batch *b);
 static void cancel_sent(struct batch *b)
 {
     struct dbw *dw = b->dw;
-    if (dw == NULL || dw->stopping)
-        return;
+    if (dw == NULL || dw->stopping || dw->w->stopping)
+        return; /* a draining worker ends its requests: the server finishes their queries */
     if (dw->db->sqlite) {
         atomic_store_explicit(&b->gone, 1, memory_order_relaxed);
         lite_interrupt(dw->db, b);
@@ -952,6 +956,7 @@ static void cancel_sent(struct batch *b)
         }
         atomic_init(&k->refs, 2);
         atomic_init(&k->c, c);
+        k->dw = dw;
         c->cancel = k;
         if (canal_offload_job(dw->db->app, cancel_work, cancel_done, k) != 0) {
             c->cancel = NULL; /* no pool, or its queue is full: the server finishes the query */
@@ -1040,6 +1045,11 @@ static int start_query(canal_req_t *req, struct stmt *st, const char *sql, const
     q->data = data;
     clock_gettime(CLOCK_MONOTONIC, &q->t0);
     b->inflight++;
+    if (how == TO_POOL && b->tx != NULL && !b->tx->ended && b->tx->c != NULL) {
+        tx = b->tx; /* PostgreSQL: the request's transaction holds a connection; its other
+                     * queries run there, in it (SQLite: its thread takes them, lite_main()) */
+        how = TX_IN;
+    }
     if (how == TX_BEGIN)
         q->begins = tx;
     if (how == TX_END) {
@@ -1507,6 +1517,7 @@ struct lite {
     h2o_linklist_t queue;     /* struct query, under db->lock */
     struct query *running;    /* under db->lock: the query it runs, for lite_interrupt() */
     int in_tx, tx_failed;     /* this thread's alone */
+    struct batch *tx_batch;   /* in_tx: the batch whose transaction it holds (this thread's) */
     pthread_t thread;
 };
 
@@ -1718,6 +1729,7 @@ static void lite_exec(struct lite *l, struct query *q)
         if (q->error == NULL) {
             l->in_tx = 1;
             l->tx_failed = 0;
+            l->tx_batch = q->b;
             q->lite = l;
         } else {
             pthread_mutex_unlock(&l->db->write_lock);
@@ -1726,6 +1738,7 @@ static void lite_exec(struct lite *l, struct query *q)
         if (!sqlite3_get_autocommit(l->conn))
             sqlite3_exec(l->conn, "ROLLBACK", NULL, NULL, NULL);
         l->in_tx = 0;
+        l->tx_batch = NULL;
         pthread_mutex_unlock(&l->db->write_lock);
     } else if (l->in_tx && q->error != NULL) {
         l->tx_failed = 1;
@@ -1755,13 +1768,24 @@ static void *lite_main(void *arg)
         struct query *q = NULL;
         pthread_mutex_lock(&db->lock);
         for (;;) {
-            /* in a transaction, its statements alone */
+            /* in a transaction, its statements alone, and the other queries of its request
+             * (which would wait for its end otherwise, and it for them: they run in it) */
             h2o_linklist_t *from = l->in_tx ? &l->queue : &db->queue;
             if (!h2o_linklist_is_empty(from)) {
                 q = H2O_STRUCT_FROM_MEMBER(struct query, link, from->next);
                 h2o_linklist_unlink(&q->link);
                 if (from == &db->queue)
                     db->queued--;
+                break;
+            }
+            for (h2o_linklist_t *n = db->queue.next; l->in_tx && n != &db->queue; n = n->next)
+                if (H2O_STRUCT_FROM_MEMBER(struct query, link, n)->b == l->tx_batch) {
+                    q = H2O_STRUCT_FROM_MEMBER(struct query, link, n);
+                    break;
+                }
+            if (q != NULL) {
+                h2o_linklist_unlink(&q->link);
+                db->queued--;
                 break;
             }
             if (db->quit)
@@ -1855,6 +1879,8 @@ static void lite_rollback(struct lite *l, struct query **made)
  * a new statement starts with the interrupt cleared). */
 static void lite_interrupt(struct db *db, struct batch *b)
 {
+    if (b->tx != NULL)
+        return; /* never inside a transaction (a COMMIT interrupted undoes a committed one) */
     pthread_mutex_lock(&db->lock);
     for (size_t i = 0; i < db->nthreads; i++) {
         struct lite *l = &db->lites[i];

@@ -115,6 +115,8 @@ check "the data outlives the server" '3|kiwi' "$(sqlite3 "$DBF" "SELECT id, name
 # requests gone mid-query (their deadline): the running SQLite statement is interrupted, and
 # the thread goes on with the next query
 start d "$TBIN/canal-dbapp" --threads 1 --db "sqlite:$DBF" --pool 1 --request-timeout 500 || exit 0
+# one thread, which the transaction holds: the request's plain query runs in it, not after it
+check "pool 1: a request's plain query runs in its transaction" 1 "$(body "$URL/tx?name=p1&mode=plain" -X POST)"
 curl -s -o /dev/null -w '%{http_code}' "$URL/sleep?ms=20000" >"$TMP/d1" &
 D1=$!
 sleep 0.1

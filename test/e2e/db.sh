@@ -80,6 +80,7 @@ check "... rolled back" 0 "$(count t4)"
 check "COMMIT after a failed statement: a rollback" "commit after a failure" "$(body "$URL/tx?name=t5&mode=failcommit" -X POST)"
 check "... nothing of it stored" 0 "$(count t5)"
 check "a transaction reads its own write" 1 "$(body "$URL/tx?name=t6&mode=select" -X POST)"
+check "a plain query of the request runs in its transaction" 1 "$(body "$URL/tx?name=t7&mode=plain" -X POST)"
 check "... then committed" 1 "$(count t6)"
 check "the connection went back clean: not in a transaction" 0 \
     "$(psql -d canal_test -At -c "SELECT count(*) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%'")"

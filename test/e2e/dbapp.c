@@ -297,10 +297,11 @@ static int echo(canal_req_t *req, void *data)
     return canal_db_query_sql(req, "SELECT $1::text", &p, 1, echo_done, NULL);
 }
 
-/* ---- transactions: POST /tx?name=N&mode=commit|rollback|fail|failcommit|open|select ----
+/* ---- transactions: POST /tx?name=N&mode=commit|rollback|fail|failcommit|open|select|plain ----
  * each inserts the row name, then: commits; rolls back; inserts a duplicate (which fails) and
  * answers with the transaction open; the same then commits (PostgreSQL's rule: a rollback);
- * answers with it open; reads its own row back (count, seen only inside) and commits */
+ * answers with it open; reads its own row back (count, seen only inside) and commits; counts
+ * it with a plain canal_db_query() (which runs in the transaction: 1) and commits */
 
 struct txn {
     canal_db_tx_t *tx;
@@ -362,6 +363,9 @@ static void tx_first(canal_req_t *req, const canal_db_result_t *res, void *data)
     } else if (is(t->mode, "select")) {
         canal_db_param_t p = CANAL_DB_TEXTN(t->name.base, t->name.len);
         canal_db_tx_query_sql(t->tx, "SELECT count(*) FROM items WHERE name = $1", &p, 1, tx_counted, t);
+    } else if (is(t->mode, "plain")) {
+        canal_db_param_t p = CANAL_DB_TEXTN(t->name.base, t->name.len);
+        canal_db_query_sql(req, "SELECT count(*) FROM items WHERE name = $1", &p, 1, tx_counted, t);
     } else if (is(t->mode, "fail") || is(t->mode, "failcommit")) {
         canal_db_param_t p[2] = {CANAL_DB_TEXT("apple"), CANAL_DB_DOUBLE(1)};
         canal_db_tx_query(t->tx, "insert", p, 2, tx_second, t);
