@@ -70,7 +70,9 @@ CANAL_API int canal_sse_group_send(canal_sse_group_t *g, const char *event, cons
  * Shares the group with the app's other instances through its store, on the channel
  * "canal:sse:" name (len bytes, binary safe). Call it once, right after the create (before
  * sends). Returns 0; CANAL_ENOTFOUND when the app has no store (the group stays in process);
- * CANAL_EEXIST when shared already; CANAL_ENOMEM.
+ * CANAL_EEXIST when shared already; CANAL_ENOMEM. A shared group is released
+ * (canal_sse_group_release()) before canal_app_destroy(): the store's subscriptions go with
+ * the app.
  */
 CANAL_API int canal_sse_group_share(canal_sse_group_t *g, const char *name, size_t len);
 

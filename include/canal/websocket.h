@@ -181,7 +181,8 @@ CANAL_API int canal_ws_group_send(canal_ws_group_t *g, canal_ws_kind_t kind, con
  * a message sent on a worker reaches this instance's members only (see docs/realtime.md).
  * Call it once, right after the create. Returns 0; CANAL_ENOTFOUND when the app has no store
  * (the group stays in process, at no cost); CANAL_EEXIST when shared already; CANAL_ENOMEM.
- * Any thread. The link ends with canal_ws_group_release(), the creator's.
+ * Any thread. The link ends with canal_ws_group_release(), the creator's, which for a shared
+ * group must come before canal_app_destroy() (the store's subscriptions go with the app).
  */
 CANAL_API int canal_ws_group_share(canal_ws_group_t *g, const char *name, size_t len);
 

@@ -214,6 +214,10 @@ int canal_sse_group_send(canal_sse_group_t *g, const char *event, const char *da
         free(p);
         return CANAL_EINVAL;
     }
+    /* the bound is for the worst case (about 8 bytes a byte of data): keep what was written */
+    struct payload *fit = realloc(p, sizeof(*p) + (size_t)n);
+    if (fit != NULL)
+        p = fit;
     atomic_init(&p->refs, 1);
     p->len = (size_t)n;
     struct canal__redis_sub *sub = atomic_load(&g->sub);
