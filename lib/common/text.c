@@ -72,16 +72,32 @@ static char *put_u8(char *o, unsigned v)
 
 size_t canal__i64_text(char *out, int64_t v)
 {
-    char tmp[20], *p = tmp + sizeof(tmp);
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    do {
-        *--p = (char)('0' + u % 10);
-        u /= 10;
-    } while (u != 0);
-    size_t n = (size_t)(tmp + sizeof(tmp) - p);
+    /* the digits counted first, then written from the last, two at a time */
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v, t = u;
+    size_t n = 1;
+    while (t >= 100) {
+        t /= 100;
+        n += 2;
+    }
+    n += t >= 10;
     if (v < 0)
         *out++ = '-';
-    memcpy(out, p, n);
+    char *p = out + n;
+    while (u >= 100) {
+        const char *d = pairs + 2 * (u % 100);
+        u /= 100;
+        *--p = d[1];
+        *--p = d[0];
+    }
+    if (u >= 10) {
+        *--p = pairs[2 * u + 1];
+        *--p = pairs[2 * u];
+    } else {
+        *--p = (char)('0' + u);
+    }
     return n + (v < 0);
 }
 

@@ -93,8 +93,8 @@ static inline void put1(struct canal_jw *w, char c)
 
 static void put_int(struct canal_jw *w, json_int_t v)
 {
-    char tmp[20];
-    put(w, tmp, canal__i64_text(tmp, (int64_t)v));
+    if (room(w, 20) == 0) /* written in place */
+        w->len += canal__i64_text(w->buf + w->len, (int64_t)v);
 }
 
 /* jansson's jsonp_dtostr(): "%.17g", a ".0" when it would read back as an integer, and the
