@@ -2,11 +2,11 @@
 /*
  * Reloading the configuration: canal_app_reload(), which canal_app_wait() calls on SIGHUP.
  *
- * It reads the configuration again as canal_config_load() read it (defaults, the file, the
- * environment, the flags), into a new canal_config_t, and compares it row by row with the
- * last one read. What the workers read while they run is never written in place: the settings
- * that reload are atomics of their own (the log's format here, the access log's in its
- * feature), the TLS certificates are swapped under a lock the handshake takes (listen.c), and
+ * It reads the configuration again as canal_config_load() read it (from what the app had set
+ * before it, then the file, the environment, the flags), into a new canal_config_t, and
+ * compares it row by row with the last one read. What the workers read while they run is never
+ * written in place: the settings that reload are atomics of their own (the log's format and
+ * level here, the access log's format in its feature), the TLS certificates are swapped under a lock the handshake takes (listen.c), and
  * everything else is left to the features' reload phase (core/feature.h) and the app's hooks.
  * A row that changed and does not reload is named in the log, and stays as it was in the
  * record, so the next reload names it again. A bad file changes nothing.

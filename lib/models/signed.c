@@ -50,7 +50,6 @@ int canal__hmac(const EVP_MAC_CTX *keyed, const void *a, size_t alen, const void
     return ok ? 0 : -1;
 }
 
-
 canal_signer_t *canal_signer_create(const canal_str_t *keys, size_t nkeys, canal_error_info_t *err)
 {
     if (nkeys == 0 || nkeys > CANAL_SIGNER_MAX_KEYS || keys == NULL) {
