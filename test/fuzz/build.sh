@@ -89,14 +89,16 @@ for t in $TARGETS; do
         # shellcheck disable=SC2086
         "$CLANG" $CFLAGS $PCRE2_CFLAGS $SAN -fsanitize=fuzzer "test/fuzz/fuzz_$t.c" $ROUTER_OBJ $PCRE2_LIBS -o "$OUT/fuzz_$t" ;;
     jwt)
-        # jwt.c alone, with the error helpers
+        # jwt.c alone, with the error helpers and the keyed HMAC (signed.c)
         # shellcheck disable=SC2086
-        "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_jwt.c lib/security/jwt.c lib/common/error.c lib/common/text.c \
+        "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_jwt.c lib/security/jwt.c lib/models/signed.c \
+            lib/common/error.c lib/common/text.c \
             $DEP_LIBS -o "$OUT/fuzz_jwt" ;;
     json)
-        # json.c alone; its pool allocations are wrapped (see fuzz_json.c)
+        # json.c and the common text helpers it uses; its pool allocations are wrapped (see
+        # fuzz_json.c)
         # shellcheck disable=SC2086
-        "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_json.c lib/core/json.c \
+        "$CLANG" $CFLAGS $DEP_CFLAGS $SAN -fsanitize=fuzzer test/fuzz/fuzz_json.c lib/core/json.c lib/common/text.c \
             -Wl,--wrap=h2o_mem_alloc_pool $DEP_LIBS -o "$OUT/fuzz_json" ;;
     ws)
         # ws_frame.c and the router's values.c (canal_utf8_valid): libc only
