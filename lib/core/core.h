@@ -488,6 +488,11 @@ int canal__jw_room(struct canal_jw *w, size_t n);
 
 /* json.c: records err as w's sticky error (if it has none) and returns w's error */
 int canal__jw_fail(struct canal_jw *w, int err, const char *why);
+/* json.c, for a caller that writes the same keys many times (schema.c's rows): appends the
+ * JSON form of a key ("key", escaped) to w as raw bytes, outside the value order (0, or -1
+ * for invalid UTF-8); then writes such a form as the next key, as canal_jw_keyn() would */
+int canal__jw_key_form(struct canal_jw *w, const char *key, size_t len);
+int canal__jw_key_json(struct canal_jw *w, const char *form, size_t len);
 
 /* h2o_compat.c: what libh2o 2.2.5 and jansson 2.14 make canal do (read the file's top) */
 struct canal_conn *canal__conn_of(h2o_req_t *h); /* the request's connection record, or NULL */

@@ -361,7 +361,7 @@ canal_jw_t *canal_req_jw(canal_req_t *req)
 }
 
 /* Before a value: checks that one may come here and writes the comma before it. */
-static int value_slot(struct canal_jw *w)
+static inline int value_slot(struct canal_jw *w)
 {
     uint8_t *s = &w->st[w->depth];
     if (w->err != 0)
@@ -430,26 +430,49 @@ int canal_jw_array_end(canal_jw_t *w)
     return end(w, ']', 0);
 }
 
-int canal_jw_keyn(canal_jw_t *w, const char *key, size_t len)
+/* Before a key: checks that one may come here and writes the comma before it. */
+static inline int key_slot(struct canal_jw *w)
 {
-    if (w == NULL)
-        return CANAL_EINVAL;
+    uint8_t *s = &w->st[w->depth];
     if (w->err != 0)
         return w->err;
-    uint8_t *s = &w->st[w->depth];
     if (!(*s & JW_OBJ))
         return fail(w, CANAL_ESTATE, "a key outside an object");
     if (*s & JW_KEY)
         return fail(w, CANAL_ESTATE, "a key where a value is expected");
-    if (key == NULL)
-        return fail(w, CANAL_EINVAL, "a NULL key");
     if (*s & JW_ITEMS)
         put1(w, ',');
     *s |= JW_ITEMS | JW_KEY;
+    return w->err;
+}
+
+int canal_jw_keyn(canal_jw_t *w, const char *key, size_t len)
+{
+    if (w == NULL)
+        return CANAL_EINVAL;
+    if (key_slot(w) != 0)
+        return w->err;
+    if (key == NULL)
+        return fail(w, CANAL_EINVAL, "a NULL key");
     if (put_string(w, key, len) != 0)
         return fail(w, CANAL_EINVAL, "a key that is not valid UTF-8");
     put1(w, ':');
     return w->err;
+}
+
+int canal__jw_key_form(struct canal_jw *w, const char *key, size_t len)
+{
+    return put_string(w, key, len);
+}
+
+int canal__jw_key_json(struct canal_jw *w, const char *form, size_t len)
+{
+    if (key_slot(w) != 0 || room(w, len + 1) != 0)
+        return w->err;
+    memcpy(w->buf + w->len, form, len);
+    w->len += len;
+    w->buf[w->len++] = ':';
+    return 0;
 }
 
 int canal_jw_key(canal_jw_t *w, const char *key)

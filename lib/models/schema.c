@@ -414,6 +414,8 @@ static int write_value(canal_jw_t *w, canal_type_t t, const canal_field_t *f, co
     case CANAL_TYPE_ARRAY: {
         const char *items = *(const char *const *)p;
         size_t n = *(const size_t *)AT(p - f->offset, f->count - 1);
+        if (f->items == CANAL_TYPE_OBJECT) /* its keys made once for all items */
+            return canal_jw_model_array(w, f->schema, items, n);
         size_t each = canal__type_size(f->items, f->schema);
         canal_jw_array_begin(w);
         for (size_t i = 0; i < n; i++)
@@ -428,34 +430,76 @@ static int write_value(canal_jw_t *w, canal_type_t t, const canal_field_t *f, co
     return canal__jw_fail(w, CANAL_EINVAL, "a field that cannot be written as JSON");
 }
 
-int canal_jw_model(canal_jw_t *w, const canal_schema_t *schema, const void *obj)
+/* The JSON forms of a schema's field names ("name", escaped), made once per call and copied
+ * for every object written: in an array of rows a key costs a memcpy, not a check of its bytes. */
+struct keys {
+    struct canal_jw text; /* the forms one after the other: field i's from at[i] to at[i + 1] */
+    size_t *at;
+};
+
+static int keys_make(canal_jw_t *w, const canal_schema_t *schema, struct keys *k)
 {
-    if (schema == NULL || obj == NULL)
-        return canal__jw_fail(w, CANAL_EINVAL, "no schema or no struct to write");
+    size_t n = 0;
+    while (schema->fields[n].name != NULL)
+        n++;
+    k->at = h2o_mem_alloc_pool(w->pool, (n + 1) * sizeof(*k->at));
+    canal__jw_init(&k->text, w->pool, n * 16);
+    k->at[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *name = schema->fields[i].name;
+        if (canal__jw_key_form(&k->text, name, strlen(name)) != 0)
+            return canal__jw_fail(w, CANAL_EINVAL, "a key that is not valid UTF-8");
+        k->at[i + 1] = k->text.len;
+    }
+    return k->text.err != 0 ? canal__jw_fail(w, k->text.err, k->text.why) : 0;
+}
+
+static int write_object(canal_jw_t *w, const canal_schema_t *schema, const struct keys *k, const void *obj)
+{
     canal_jw_object_begin(w);
-    for (const canal_field_t *f = schema->fields; f->name != NULL; f++) {
+    size_t i = 0;
+    for (const canal_field_t *f = schema->fields; f->name != NULL; f++, i++) {
+        const char *key = k->text.buf + k->at[i];
+        size_t klen = k->at[i + 1] - k->at[i];
         if (absent(f, obj)) {
             if (f->flags & CANAL_NULLABLE) {
-                canal_jw_key(w, f->name);
+                canal__jw_key_json(w, key, klen);
                 canal_jw_null(w);
             } else if (f->flags & CANAL_REQUIRED) {
                 return canal__jw_fail(w, CANAL_EINVAL, "a required field is absent");
             }
             continue;
         }
-        canal_jw_key(w, f->name);
+        canal__jw_key_json(w, key, klen);
         write_value(w, f->type, f, AT(obj, f->offset), f->size);
     }
     return canal_jw_object_end(w);
 }
 
+int canal_jw_model(canal_jw_t *w, const canal_schema_t *schema, const void *obj)
+{
+    struct keys k;
+    if (w == NULL)
+        return CANAL_EINVAL;
+    if (schema == NULL || obj == NULL)
+        return canal__jw_fail(w, CANAL_EINVAL, "no schema or no struct to write");
+    if (w->err != 0 || keys_make(w, schema, &k) != 0)
+        return w->err;
+    return write_object(w, schema, &k, obj);
+}
+
 int canal_jw_model_array(canal_jw_t *w, const canal_schema_t *schema, const void *objs, size_t n)
 {
+    struct keys k;
+    if (w == NULL)
+        return CANAL_EINVAL;
     if (schema == NULL || (objs == NULL && n > 0))
         return canal__jw_fail(w, CANAL_EINVAL, "no schema or no structs to write");
+    if (w->err != 0 || keys_make(w, schema, &k) != 0)
+        return w->err;
     canal_jw_array_begin(w);
     for (size_t i = 0; i < n; i++)
-        canal_jw_model(w, schema, AT(objs, i * schema->size));
+        write_object(w, schema, &k, AT(objs, i * schema->size));
     return canal_jw_array_end(w);
 }
 

@@ -142,6 +142,62 @@ static void writing(void **state)
     assert_int_equal(write_error(&line_schema, NULL), CANAL_EINVAL);
 }
 
+/* Keys are escaped once per call and copied for every row: names that JSON escapes, a
+ * name that is not UTF-8, and arrays of rows (at the top and inside a row) */
+typedef struct {
+    int32_t a;
+    const char *b;
+} kv_t;
+
+static void writing_keys(void **state)
+{
+    static const canal_field_t odd_fields[] = {
+        {.name = "q\"t\\b\n", CANAL_FIELD(kv_t, a), .type = CANAL_TYPE_INT32},
+        {.name = "\xc3\xa9t\xc3\xa9", CANAL_FIELD(kv_t, b), .type = CANAL_TYPE_CSTRING, .flags = CANAL_NULLABLE},
+        {.name = NULL}};
+    static const canal_schema_t odd = {.name = "Odd", .size = sizeof(kv_t), .fields = odd_fields};
+    kv_t rows[] = {{1, "x"}, {-2, NULL}, {2147483647, "\"y\""}};
+    same_as_jansson(&odd, &rows[0], json_pack("{s:i, s:s}", "q\"t\\b\n", 1, "\xc3\xa9t\xc3\xa9", "x"));
+
+    h2o_mem_pool_t pool;
+    h2o_mem_init_pool(&pool);
+    struct canal_jw w;
+    canal__jw_init(&w, &pool, 16);
+    assert_int_equal(canal_jw_model_array(&w, &odd, rows, 3), 0);
+    const char *body;
+    size_t len;
+    assert_int_equal(canal_jw_finish(&w, &body, &len), 0);
+    json_t *want = json_pack("[{s:i, s:s}, {s:i, s:n}, {s:i, s:s}]", "q\"t\\b\n", 1, "\xc3\xa9t\xc3\xa9", "x",
+                             "q\"t\\b\n", -2, "\xc3\xa9t\xc3\xa9", "q\"t\\b\n", 2147483647,
+                             "\xc3\xa9t\xc3\xa9", "\"y\"");
+    char *theirs = json_dumps(want, JSON_COMPACT);
+    assert_int_equal(len, strlen(theirs));
+    assert_memory_equal(body, theirs, len);
+    free(theirs);
+    json_decref(want);
+
+    /* no rows: [] */
+    canal__jw_init(&w, &pool, 16);
+    assert_int_equal(canal_jw_model_array(&w, &odd, NULL, 0), 0);
+    assert_int_equal(canal_jw_finish(&w, &body, &len), 0);
+    assert_int_equal(len, 2);
+    assert_memory_equal(body, "[]", 2);
+    h2o_mem_clear_pool(&pool);
+
+    /* a name that is not UTF-8 fails the writer, for one row and for many */
+    static const canal_field_t bad_fields[] = {{.name = "\xff", CANAL_FIELD(kv_t, a), .type = CANAL_TYPE_INT32},
+                                               {.name = NULL}};
+    static const canal_schema_t bad = {.name = "Bad", .size = sizeof(kv_t), .fields = bad_fields};
+    assert_int_equal(write_error(&bad, &rows[0]), CANAL_EINVAL);
+    h2o_mem_init_pool(&pool);
+    canal__jw_init(&w, &pool, 16);
+    assert_int_equal(canal_jw_model_array(&w, &bad, rows, 3), CANAL_EINVAL);
+    assert_int_equal(canal_jw_error(&w), CANAL_EINVAL);
+    h2o_mem_clear_pool(&pool);
+    assert_int_equal(canal_jw_model(NULL, &odd, &rows[0]), CANAL_EINVAL);
+    assert_int_equal(canal_jw_model_array(NULL, &odd, rows, 3), CANAL_EINVAL);
+}
+
 /* ---- binding, end to end ---- */
 
 typedef struct {
@@ -516,6 +572,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(writing),
+        cmocka_unit_test(writing_keys),
         cmocka_unit_test(binding),
         cmocka_unit_test(strict_and_messages),
         cmocka_unit_test(registration),
