@@ -757,7 +757,7 @@ static int translate(struct tr *t)
             quantifiable = 1;
             continue;
         }
-        size_t qend;
+        size_t qend = 0; /* set by brace_quantifier() when it is used (gcc -O1 cannot tell) */
         if (ch == '*' || ch == '+' || ch == '?' || (ch == '{' && brace_quantifier(t, &qend))) {
             if (!quantifiable)
                 return refuse(t, at, "a quantified assertion is not valid ECMA-262");
