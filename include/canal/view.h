@@ -167,6 +167,27 @@ CANAL_API int canal_app_view_layout(canal_app_t *app, const char *layout, canal_
  */
 CANAL_API int canal_res_view(canal_req_t *req, int status, const char *name, const canal_view_data_t *data);
 
+/**
+ * The page streamed: as canal_res_view(), but rendered in parts of about 16 KiB, each handed
+ * to the client (canal/stream.h) before the next is rendered, as fast as the client reads them;
+ * a page of thousands of rows is never held whole. The first part is rendered before anything
+ * is sent: a template that does not exist or fails there is answered as canal_res_view()
+ * answers it (a 500, the error returned, done not called), and a page that ends within it is
+ * answered whole, with its Content-Length. Otherwise the status is sent with the first part,
+ * the body has no length (chunks on HTTP/1.1), and 0 is returned.
+ *
+ * data, and everything it points to, must stay valid until done (may be NULL) is called: once
+ * if and only if this returns 0, on the request's thread, possibly before this returns; rc 0
+ * when the page has been handed
+ * to the client; CANAL_ECLOSED when the client went away or the stream's idle limit or the
+ * app's shutdown ended it (the rest is not rendered); or the error that stopped the render
+ * after the page had begun (CANAL_ELIMIT, CANAL_ENOMEM: logged, and the body ends where it
+ * stopped). In the development environment the templates are not compiled again while a
+ * streamed page is being rendered.
+ */
+CANAL_API int canal_res_view_stream(canal_req_t *req, int status, const char *name, const canal_view_data_t *data,
+                                    void (*done)(int rc, void *arg), void *arg);
+
 /** The controller layer's view result: canal_res_view() on the context's request. */
 CANAL_API int canal_ctx_view(canal_ctx_t *ctx, int status, const char *name, const canal_view_data_t *data);
 

@@ -15,7 +15,9 @@
  * down; the parts after the first of a dotted name are looked up in what the first found, only.
  * A value is an internal tagged union over the three data sources, so that every lookup,
  * truth test, list walk and write is one switch. Output goes into a growing buffer; escaping
- * copies runs of safe bytes at once.
+ * copies runs of safe bytes at once. The walk over the nodes keeps its own stack of levels (a
+ * section's list and item, a partial and what it changed) instead of recursing, so that it can
+ * stop after any node and go on later: a streamed page (views.c) is rendered a part at a time.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -636,12 +638,30 @@ struct indent {
     size_t len;
 };
 
+/* One level of the walk: the nodes [i, to) of t. A section's level has pushed a context: for a
+ * list, item k of count, from node `from` again for the next one. A partial's level puts back,
+ * when it ends, the body and indentation it changed. */
+enum level_kind { L_NODES, L_ONCE, L_LIST, L_PARTIAL };
+struct level {
+    enum level_kind kind;
+    const struct tpl *t;
+    size_t i, from, to;
+    struct val list;          /* L_LIST */
+    size_t k, count;          /* L_LIST */
+    const struct tpl *body;   /* L_PARTIAL: what r->body was */
+    const struct indent *indent; /* L_PARTIAL: what r->indent was */
+};
+
 struct render {
     const canal_views_t *views;
     const struct tpl *body; /* the page, when rendering its layout */
     struct canal__vbuf *out;
     struct val stack[CANAL_VIEW_MAX_DEPTH * 2 + 1];
     size_t depth;
+    struct level *levels;   /* the walk's own stack: first_levels, or malloc'd when deeper */
+    size_t nlevels, cap;
+    struct level first_levels[16];
+    struct indent indents[CANAL_VIEW_MAX_PARTIALS]; /* indents[p]: that of partial level p */
     int partials;
     int at_line_start;
     const struct indent *indent;
@@ -874,7 +894,50 @@ static int push(struct render *r, struct val v)
     return 0;
 }
 
-static int run(struct render *r, const struct tpl *t, size_t from, size_t to);
+/* A new level of the walk over the nodes [from, to) of t; NULL when out of memory (r->oom) */
+static struct level *enter(struct render *r, enum level_kind kind, const struct tpl *t, size_t from, size_t to)
+{
+    if (r->nlevels == r->cap) {
+        size_t cap = r->cap * 2;
+        struct level *l = r->levels == r->first_levels ? malloc(cap * sizeof(*l))
+                                                       : realloc(r->levels, cap * sizeof(*l));
+        if (l == NULL)
+            return r->oom = 1, NULL;
+        if (r->levels == r->first_levels)
+            memcpy(l, r->first_levels, sizeof(r->first_levels));
+        r->levels = l, r->cap = cap;
+    }
+    struct level *l = &r->levels[r->nlevels++];
+    *l = (struct level){.kind = kind, .t = t, .i = from, .from = from, .to = to};
+    return l;
+}
+
+/* The level on top has run its nodes: the next item of its list, or it ends. */
+static int leave(struct render *r)
+{
+    struct level *l = &r->levels[r->nlevels - 1];
+    switch (l->kind) {
+    case L_LIST:
+        r->depth--;
+        if (++l->k < l->count) {
+            l->i = l->from;
+            return push(r, item(l->list, l->k));
+        }
+        break;
+    case L_ONCE:
+        r->depth--;
+        break;
+    case L_PARTIAL:
+        r->partials--;
+        r->indent = l->indent;
+        r->body = l->body;
+        break;
+    case L_NODES:
+        break;
+    }
+    r->nlevels--;
+    return 0;
+}
 
 static int partial(struct render *r, const struct node *n)
 {
@@ -886,25 +949,39 @@ static int partial(struct render *r, const struct node *n)
     if (r->partials == CANAL_VIEW_MAX_PARTIALS)
         return canal_error_set(r->err, CANAL_ELIMIT, 0, "partials nested deeper than %d (%.*s)",
                                CANAL_VIEW_MAX_PARTIALS, (int)n->len, n->s);
-    const struct tpl *body = r->body;
+    struct level *l = enter(r, L_PARTIAL, p, 0, p->n);
+    if (l == NULL)
+        return 0; /* r->oom */
+    l->body = r->body, l->indent = r->indent;
     if (p == r->body)
         r->body = NULL; /* the page's own {{>body}} is a partial of the set */
-    const struct indent *outer = r->indent;
-    struct indent in = {.outer = outer, .s = n->indent, .len = n->indent_len};
-    if (n->indent_len > 0)
-        r->indent = &in, r->at_line_start = 1;
+    if (n->indent_len > 0) {
+        struct indent *in = &r->indents[r->partials];
+        *in = (struct indent){.outer = r->indent, .s = n->indent, .len = n->indent_len};
+        r->indent = in, r->at_line_start = 1;
+    }
     r->partials++;
-    int rc = run(r, p, 0, p->n);
-    r->partials--;
-    r->indent = outer;
-    r->body = body;
-    return rc;
+    return 0;
 }
 
-static int run(struct render *r, const struct tpl *t, size_t from, size_t to)
+/* Walks the nodes until the page is written (1), something fails (a negative error), or
+ * r->out holds at least budget bytes (0: call again to go on). A section's level starts
+ * past its node and ends at its closing node, where the level below goes on. */
+static int walk(struct render *r, size_t budget)
 {
-    for (size_t i = from; i < to; i++) {
-        const struct node *n = &t->nodes[i];
+    while (r->nlevels > 0) {
+        struct level *l = &r->levels[r->nlevels - 1];
+        if (l->i >= l->to) {
+            int rc = leave(r);
+            if (rc != 0)
+                return rc;
+            continue;
+        }
+        const struct tpl *t = l->t;
+        size_t at = l->i;
+        const struct node *n = &t->nodes[at];
+        l->i = at + 1;
+        int rc = 0;
         switch (n->type) {
         case N_TEXT:
             put_text(r, n->s, n->len);
@@ -917,52 +994,43 @@ static int run(struct render *r, const struct tpl *t, size_t from, size_t to)
             break;
         case N_SECTION: {
             struct val v = lookup(r, n);
-            if (is_list(v)) {
-                size_t count = list_len(v);
-                for (size_t k = 0; k < count; k++) {
-                    int rc = push(r, item(v, k));
-                    if (rc == 0)
-                        rc = run(r, t, i + 1, n->end);
-                    r->depth--;
-                    if (rc != 0)
-                        return rc;
-                }
-            } else if (truthy(v)) {
-                int rc = push(r, v);
-                if (rc == 0)
-                    rc = run(r, t, i + 1, n->end);
-                r->depth--;
-                if (rc != 0)
-                    return rc;
+            l->i = n->end + 1;
+            size_t count = is_list(v) ? list_len(v) : 0;
+            struct level *in = NULL;
+            if (count > 0 && (in = enter(r, L_LIST, t, at + 1, n->end)) != NULL) {
+                in->list = v, in->count = count;
+                rc = push(r, item(v, 0));
+            } else if (!is_list(v) && truthy(v) && (in = enter(r, L_ONCE, t, at + 1, n->end)) != NULL) {
+                rc = push(r, v);
             }
-            i = n->end;
+            if (rc != 0)
+                r->nlevels--; /* its context was not pushed */
             break;
         }
         case N_INVERTED:
-            if (!truthy(lookup(r, n))) {
-                int rc = run(r, t, i + 1, n->end);
-                if (rc != 0)
-                    return rc;
-            }
-            i = n->end;
+            l->i = n->end + 1;
+            if (!truthy(lookup(r, n)))
+                enter(r, L_NODES, t, at + 1, n->end);
             break;
-        case N_PARTIAL: {
-            int rc = partial(r, n);
-            if (rc != 0)
-                return rc;
+        case N_PARTIAL:
+            rc = partial(r, n);
             break;
-        }
         case N_END:
             break;
         }
+        if (rc != 0)
+            return rc;
         if (r->oom)
             return canal_error_set(r->err, CANAL_ENOMEM, 0, "out of memory");
+        if (r->out->len >= budget)
+            return 0;
     }
-    return 0;
+    return 1;
 }
 
-int canal__views_render_to(const canal_views_t *v, const char *name, const char *layout, const canal_view_data_t *data,
-                           struct canal__vbuf *out, canal_error_info_t *err)
+/* Sets r up to render name (inside layout) with data: 0, or CANAL_ENOTFOUND */
+static int walk_init(struct render *r, const canal_views_t *v, const char *name, const char *layout,
+                     const canal_view_data_t *data, canal_error_info_t *err)
 {
     if (v == NULL || name == NULL)
         return canal_error_set(err, CANAL_EINVAL, 0, "no set or name");
@@ -972,16 +1040,78 @@ int canal__views_render_to(const canal_views_t *v, const char *name, const char 
     const struct tpl *lay = NULL;
     if (layout != NULL && (lay = find(v, layout, strlen(layout))) == NULL)
         return canal_error_set(err, CANAL_ENOTFOUND, 0, "no layout \"%s\"", layout);
-    struct render r = {.views = v, .out = out, .err = err, .body = lay ? page : NULL};
+    r->views = v, r->err = err, r->body = lay ? page : NULL;
+    r->depth = 0, r->partials = 0, r->at_line_start = 0, r->indent = NULL, r->oom = 0;
+    r->levels = r->first_levels, r->cap = sizeof(r->first_levels) / sizeof(r->first_levels[0]), r->nlevels = 0;
     canal_view_data_t none = {0};
-    r.stack[r.depth++] = from_data(data ? data : &none);
+    r->stack[r->depth++] = from_data(data ? data : &none);
     const struct tpl *t = lay ? lay : page;
-    int rc = run(&r, t, 0, t->n);
-    if (rc == 0 && grow(&r, 1) == 0)
-        out->base[out->len] = '\0'; /* a NUL after the bytes, not counted */
-    if (rc == 0 && r.oom)
-        rc = canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
+    enter(r, L_NODES, t, 0, t->n);
+    return 0;
+}
+
+static void walk_done(struct render *r)
+{
+    if (r->levels != r->first_levels)
+        free(r->levels);
+    r->levels = r->first_levels, r->nlevels = 0;
+}
+
+int canal__views_render_to(const canal_views_t *v, const char *name, const char *layout, const canal_view_data_t *data,
+                           struct canal__vbuf *out, canal_error_info_t *err)
+{
+    struct render r;
+    int rc = walk_init(&r, v, name, layout, data, err);
+    if (rc != 0)
+        return rc;
+    r.out = out;
+    rc = walk(&r, SIZE_MAX);
+    walk_done(&r);
+    if (rc < 0)
+        return rc;
+    if (grow(&r, 1) != 0)
+        return canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
+    out->base[out->len] = '\0'; /* a NUL after the bytes, not counted */
+    return 0;
+}
+
+struct canal__walk {
+    struct render r;
+    canal_error_info_t err;
+};
+
+struct canal__walk *canal__views_walk_new(const canal_views_t *v, const char *name, const char *layout,
+                                          const canal_view_data_t *data, canal_error_info_t *err)
+{
+    struct canal__walk *w = malloc(sizeof(*w));
+    if (w == NULL) {
+        canal_error_set(err, CANAL_ENOMEM, 0, "out of memory");
+        return NULL;
+    }
+    if (walk_init(&w->r, v, name, layout, data, err) != 0) {
+        free(w);
+        return NULL;
+    }
+    w->r.err = &w->err;
+    return w;
+}
+
+int canal__views_walk(struct canal__walk *w, struct canal__vbuf *out, size_t budget, canal_error_info_t *err)
+{
+    w->r.out = out;
+    w->err = (canal_error_info_t){0};
+    int rc = walk(&w->r, out->len + budget);
+    if (rc < 0 && err != NULL)
+        *err = w->err;
     return rc;
+}
+
+void canal__views_walk_free(struct canal__walk *w)
+{
+    if (w != NULL) {
+        walk_done(&w->r);
+        free(w);
+    }
 }
 
 int canal_views_render(const canal_views_t *v, const char *name, const char *layout, const canal_view_data_t *data,

@@ -17,9 +17,12 @@
  * per request, h2o's.
  */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "canal/stream.h"
 #include "core/core.h"
 #include "core/feature.h"
 #include "views.h"
@@ -38,12 +41,15 @@ struct views {
     int dev;
     pthread_mutex_t lock; /* the development path */
     int lock_made;
+    atomic_int streams; /* streamed pages being rendered: the set is not compiled again meanwhile */
 };
 
 static const struct canal__feature feature;
 
 /* The largest render buffer a worker keeps between requests */
 #define KEEP_MAX (1u << 20)
+/* a streamed page is rendered and sent in parts of about this many bytes */
+#define VIEW_PART 16384
 
 /* The feature's state, switched on; NULL (the registration error kept) once started */
 static struct views *views_on(canal_app_t *app, canal_error_info_t *err)
@@ -167,7 +173,7 @@ static int changed(const char *path, long long mtime_ns, void *arg)
  * new set (the old one stays). */
 static int reload(canal_app_t *app, struct views *v, canal_error_info_t *err)
 {
-    if (canal__views_each_file(v->set, changed, NULL) == 0)
+    if (atomic_load(&v->streams) > 0 || canal__views_each_file(v->set, changed, NULL) == 0)
         return 0;
     canal_views_t *set = canal_views_create();
     if (set == NULL)
@@ -185,15 +191,22 @@ static int reload(canal_app_t *app, struct views *v, canal_error_info_t *err)
     return 0;
 }
 
+/* The app's views, or NULL with the request failed (none were registered) */
+static struct views *views_of(canal_req_t *req)
+{
+    struct views *v = canal__feature_state(req->app, &feature);
+    if (v == NULL)
+        canal_req_fail(req, "views: no templates (canal_app_views())");
+    return v;
+}
+
 int canal_res_view(canal_req_t *req, int status, const char *name, const canal_view_data_t *data)
 {
     if (req == NULL || name == NULL)
         return CANAL_EINVAL;
-    struct views *v = canal__feature_state(req->app, &feature);
-    if (v == NULL) {
-        canal_req_fail(req, "views: no templates (canal_app_views())");
+    struct views *v = views_of(req);
+    if (v == NULL)
         return CANAL_ENOTFOUND;
-    }
     struct canal__vbuf own = {0}, *b = req->worker ? canal__worker_state(req->worker, &feature) : NULL;
     if (b == NULL)
         b = &own;
@@ -217,6 +230,136 @@ int canal_res_view(canal_req_t *req, int status, const char *name, const canal_v
         free(b->base);
         *b = (struct canal__vbuf){0};
     }
+    return rc;
+}
+
+/* ---- streamed pages ---- */
+
+/* A streamed page: its suspended render, and the part in hand (rendered, not yet taken by the
+ * stream's queue). */
+struct page {
+    struct views *v;
+    canal_app_t *app;
+    canal_stream_t *s;
+    struct canal__walk *walk;
+    struct canal__vbuf part;
+    void (*done)(int rc, void *arg);
+    void *arg;
+    int written; /* the render has ended */
+    int pumping; /* in pump(): a closed callback there is left to it */
+    int closed;
+};
+
+static void page_free(struct page *p)
+{
+    if (p->walk != NULL) {
+        canal__views_walk_free(p->walk);
+        atomic_fetch_sub(&p->v->streams, 1);
+    }
+    free(p->part.base);
+    free(p);
+}
+
+static void page_end(struct page *p, int rc)
+{
+    void (*done)(int, void *) = p->done;
+    void *arg = p->arg;
+    canal_stream_end(p->s);
+    page_free(p);
+    if (done != NULL)
+        done(rc, arg);
+}
+
+/* Hands the part in hand to the stream and renders the next, until the stream's queue is
+ * full (its writable callback comes back here), the page is written, or it cannot go on. */
+static void pump(struct page *p)
+{
+    p->pumping = 1;
+    for (;;) {
+        int rc = p->part.len > 0 ? canal_stream_write(p->s, p->part.base, p->part.len) : 0;
+        if (rc == 0 && p->closed)
+            rc = CANAL_ECLOSED;
+        if (rc == CANAL_EAGAIN) {
+            p->pumping = 0;
+            return;
+        }
+        p->part.len = 0;
+        if (rc == 0 && !p->written) {
+            canal_error_info_t e = {0};
+            rc = canal__views_walk(p->walk, &p->part, VIEW_PART, &e);
+            if (rc < 0) /* the status and the first part are sent: the body ends where it stopped */
+                canal__log(p->app, CANAL_LOG_ERROR, "views: a streamed page stopped: %s", e.message);
+            p->written = rc == 1;
+            rc = rc < 0 ? rc : 0;
+        }
+        if (rc != 0 || (p->written && p->part.len == 0)) {
+            page_end(p, rc);
+            return;
+        }
+    }
+}
+
+static void page_writable(canal_stream_t *s, void *data)
+{
+    pump(data);
+}
+
+static void page_closed(canal_stream_t *s, canal_stream_close_t why, void *data)
+{
+    struct page *p = data;
+    if (p->pumping)
+        p->closed = 1;
+    else
+        page_end(p, CANAL_ECLOSED);
+}
+
+int canal_res_view_stream(canal_req_t *req, int status, const char *name, const canal_view_data_t *data,
+                          void (*done)(int rc, void *arg), void *arg)
+{
+    static const canal_stream_cb_t cb = {.writable = page_writable, .closed = page_closed, .max_queued = VIEW_PART};
+    if (req == NULL || name == NULL)
+        return CANAL_EINVAL;
+    struct views *v = views_of(req);
+    if (v == NULL)
+        return CANAL_ENOTFOUND;
+    struct page *p = calloc(1, sizeof(*p));
+    if (p == NULL) {
+        canal_req_fail(req, "views: out of memory");
+        return CANAL_ENOMEM;
+    }
+    *p = (struct page){.v = v, .app = req->app, .done = done, .arg = arg};
+    canal_error_info_t e = {0};
+    int rc = 0;
+    if (v->dev) {
+        pthread_mutex_lock(&v->lock);
+        rc = reload(req->app, v, &e);
+    }
+    if (rc == 0 && (p->walk = canal__views_walk_new(v->set, name, v->layout, data, &e)) == NULL)
+        rc = e.code;
+    if (p->walk != NULL)
+        atomic_fetch_add(&v->streams, 1); /* under the lock: no compiling again under the walk */
+    if (v->dev)
+        pthread_mutex_unlock(&v->lock);
+    /* the first part before anything is sent: a failure there is an ordinary 500, and a page
+     * that ends within it is answered whole, with its length */
+    if (rc == 0 && (rc = canal__views_walk(p->walk, &p->part, VIEW_PART, &e)) >= 0)
+        p->written = rc == 1, rc = 0;
+    if (rc == 0 && p->written) {
+        rc = canal_res_body(req, status, "text/html; charset=utf-8", p->part.base ? p->part.base : "", p->part.len);
+        page_free(p);
+        if (rc == 0 && done != NULL)
+            done(0, arg);
+        return rc;
+    }
+    if (rc == 0 && (rc = canal_res_status(req, status)) == 0 &&
+        (p->s = canal_res_stream_begin(req, "text/html; charset=utf-8", &cb, p)) != NULL) {
+        pump(p);
+        return 0;
+    }
+    if (rc == 0) /* no stream: the answer was committed already, or memory is short */
+        rc = CANAL_ENOMEM, snprintf(e.message, sizeof(e.message), "the page's stream could not begin");
+    canal_req_fail(req, "views: %s", e.message);
+    page_free(p);
     return rc;
 }
 

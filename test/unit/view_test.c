@@ -3,7 +3,8 @@
  * Views (canal/view.h): escaping of every dangerous byte, data from json_t, typed models,
  * arrays of them and callbacks, layouts, syntax errors with line and column, the limits, the
  * app's templates (registration errors, canal_res_view(), the development reload) and the
- * controller's canal_ctx_view(). The specification's own cases are in view_spec_test.c.
+ * controller's canal_ctx_view(), streamed pages (canal_res_view_stream()). The specification's
+ * own cases are in view_spec_test.c.
  */
 #include "test.h"
 #include <stdbool.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 #include <canal.h>
 #include <canal/testing.h>
+#include <stdatomic.h>
 
 /* Renders text with data; returns the output (free() it) or NULL with err filled */
 static char *render(const char *text, const canal_view_data_t *data, canal_error_info_t *err)
@@ -509,13 +511,153 @@ static void controller(void **state)
     canal_app_destroy(app);
 }
 
+/* ---- streamed pages ---- */
+
+typedef struct {
+    int32_t id;
+    const char *msg;
+} srow_t;
+
+static const canal_field_t srow_fields[] = {
+    {.name = "id", CANAL_FIELD(srow_t, id), .type = CANAL_TYPE_INT32},
+    {.name = "msg", CANAL_FIELD(srow_t, msg), .type = CANAL_TYPE_CSTRING},
+    {.name = NULL}};
+static const canal_schema_t srow_schema = {.name = "SRow", .size = sizeof(srow_t), .fields = srow_fields};
+
+#define SROWS 400000
+static srow_t *srows;             /* the data outlives the handler: freed by the test */
+static atomic_long ticks;         /* rows rendered so far ({{#tick}} in each row) */
+static atomic_int done_calls, done_rc;
+
+static int root_fn(const char *name, size_t len, canal_view_data_t *out, void *arg)
+{
+    if (len == 4 && memcmp(name, "rows", 4) == 0) {
+        *out = CANAL_VIEW_MODELS(&srow_schema, srows, (size_t)(uintptr_t)arg);
+        return 1;
+    }
+    if (len == 4 && memcmp(name, "tick", 4) == 0) {
+        atomic_fetch_add(&ticks, 1);
+        *out = CANAL_VIEW_BOOL(0);
+        return 1;
+    }
+    return 0;
+}
+
+static void page_done(int rc, void *arg)
+{
+    atomic_store(&done_rc, rc);
+    atomic_fetch_add(&done_calls, 1);
+}
+
+/* /big?n=N: N rows streamed; /nostream: a template that does not exist */
+static int h_big(canal_req_t *req, void *data)
+{
+    canal_str_t q = {0};
+    char digits[16] = "";
+    if (canal_req_query(req, "n", &q) > 0 && q.len < sizeof(digits))
+        memcpy(digits, q.base, q.len); /* the value is not NUL-terminated */
+    size_t n = digits[0] ? strtoul(digits, NULL, 10) : SROWS;
+    canal_view_data_t d = CANAL_VIEW_FN(root_fn, (void *)(uintptr_t)n);
+    return canal_res_view_stream(req, 203, "rows", &d, page_done, NULL);
+}
+
+static int h_nostream(canal_req_t *req, void *data)
+{
+    return canal_res_view_stream(req, 200, "none", NULL, page_done, NULL) == CANAL_ENOTFOUND ? 0 : -1;
+}
+
+static int wait_done(int calls)
+{
+    for (int i = 0; i < 500 && atomic_load(&done_calls) < calls; i++)
+        usleep(10000);
+    return atomic_load(&done_calls);
+}
+
+static void streamed(void **state)
+{
+    static const char rows_tpl[] = "<table>{{#rows}}{{#tick}}{{/tick}}<tr><td>{{id}}</td><td>{{msg}}</td></tr>\n{{/rows}}</table>";
+    srows = malloc(SROWS * sizeof(*srows));
+    assert_non_null(srows);
+    for (int i = 0; i < SROWS; i++)
+        srows[i] = (srow_t){i, i % 7 ? "a <b> & \"c\"" : "\xe3\x83\x95\xe3\x83\xac\xe3\x83\xbc\xe3\x83\xa0"};
+    canal_app_t *app = new_app(CANAL_ENV_PRODUCTION);
+    canal_error_info_t err;
+    assert_int_equal(canal_app_view(app, "rows", rows_tpl, &err), 0);
+    assert_int_equal(canal_app_get(app, "big", h_big, NULL), 0);
+    assert_int_equal(canal_app_get(app, "nostream", h_nostream, NULL), 0);
+    canal_test_t *t = canal_test_start(app, &err);
+    assert_non_null(t);
+    canal_test_set_timeout(t, 20000);
+
+    /* the same bytes as the whole render */
+    canal_views_t *v = canal_views_create();
+    assert_int_equal(canal_views_add(v, "rows", rows_tpl, strlen(rows_tpl), &err), 0);
+    canal_view_data_t d = CANAL_VIEW_FN(root_fn, (void *)(uintptr_t)SROWS);
+    char *whole = NULL;
+    size_t whole_len = 0;
+    assert_int_equal(canal_views_render(v, "rows", NULL, &d, &whole, &whole_len, &err), 0);
+    assert_true(whole_len > 16u << 20);
+    atomic_store(&ticks, 0);
+    canal_test_response_t *r = canal_test_get(t, "/big");
+    assert_non_null(r);
+    assert_int_equal(r->status, 203);
+    assert_string_equal(canal_test_header(r, "content-type"), "text/html; charset=utf-8");
+    assert_null(canal_test_header(r, "content-length"));
+    assert_int_equal(r->body_len, whole_len);
+    assert_memory_equal(r->body, whole, whole_len);
+    canal_test_response_free(r);
+    assert_int_equal(wait_done(1), 1);
+    assert_int_equal(atomic_load(&done_rc), 0);
+    assert_int_equal(atomic_load(&ticks), SROWS);
+
+    /* a page that ends within its first part: answered whole, with its length */
+    r = canal_test_get(t, "/big?n=3");
+    assert_int_equal(r->status, 203);
+    assert_non_null(canal_test_header(r, "content-length"));
+    assert_int_equal(r->body_len, strlen("<table></table>") + 3 * strlen("<tr><td>0</td><td>a &lt;b&gt; &amp; &quot;c&quot;</td></tr>\n") -
+                                       strlen("a &lt;b&gt; &amp; &quot;c&quot;") + strlen("\xe3\x83\x95\xe3\x83\xac\xe3\x83\xbc\xe3\x83\xa0"));
+    canal_test_response_free(r);
+    assert_int_equal(wait_done(2), 2);
+    assert_int_equal(atomic_load(&done_rc), 0);
+
+    /* no such template: a 500 before anything is sent, and done is not called */
+    r = canal_test_get(t, "/nostream");
+    assert_int_equal(r->status, 500);
+    canal_test_response_free(r);
+    assert_int_equal(atomic_load(&done_calls), 2);
+
+    /* a client that stops reading holds the render back; gone, it ends it */
+    atomic_store(&ticks, 0);
+    canal_test_stream_t *s = canal_test_stream_open(t, "GET", "/big", NULL, 0);
+    assert_non_null(s);
+    assert_int_equal(canal_test_stream_head(s)->status, 203);
+    usleep(300000);
+    long held = atomic_load(&ticks);
+    assert_true(held > 0);
+    assert_true(held < SROWS / 2); /* what the sockets' buffers and one queue take, not the page */
+    char buf[65536];
+    assert_true(canal_test_stream_read(s, buf, sizeof(buf), 5000) > 0);
+    canal_test_stream_close(s);
+    assert_int_equal(wait_done(3), 3);
+    assert_int_equal(atomic_load(&done_rc), CANAL_ECLOSED);
+    assert_true(atomic_load(&ticks) < SROWS);
+    print_message("streamed: %ld of %d rows rendered while the client read nothing\n", held, SROWS);
+
+    assert_int_equal(canal_res_view_stream(NULL, 200, "rows", NULL, NULL, NULL), CANAL_EINVAL);
+    canal_test_stop(t);
+    canal_app_destroy(app);
+    canal_views_destroy(v);
+    free(whole);
+    free(srows);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(escaping),      cmocka_unit_test(json_data),     cmocka_unit_test(models),
         cmocka_unit_test(callback),      cmocka_unit_test(fortunes_page), cmocka_unit_test(layout),        cmocka_unit_test(syntax_errors),
         cmocka_unit_test(limits),        cmocka_unit_test(app_views),     cmocka_unit_test(registration_errors),
-        cmocka_unit_test(dev_reload),    cmocka_unit_test(controller),
+        cmocka_unit_test(dev_reload),    cmocka_unit_test(controller),    cmocka_unit_test(streamed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
