@@ -58,6 +58,11 @@ static int orders_ndjson(canal_ctx_t *ctx, canal_req_t *req, const void *args)
     return demo_orders_ndjson(req);
 }
 
+static int orders_page(canal_ctx_t *ctx, canal_req_t *req, const void *args)
+{
+    return demo_orders_page(req);
+}
+
 static canal_action_def_t home_actions[] = {
     {.name = "Plaintext", .handler = plaintext,
      .options = {CANAL_DOC(.summary = "Hello, World! as text",
@@ -80,6 +85,9 @@ static canal_action_def_t home_actions[] = {
                  CANAL_DOC(.summary = "The employees as an HTML page",
                            .responses = {{.status = 200, .content_type = "text/html; charset=utf-8"}})}},
     /* its third option, the output cache, is set at registration (demo_page_cache()) */
+    {.name = "OrdersPage", .routes = {"home/orders.html"}, .handler = orders_page,
+     .options = {CANAL_DOC(.summary = "Every order as an HTML page, streamed as it is rendered",
+                           .responses = {{.status = 200, .content_type = "text/html; charset=utf-8"}})}},
     {.name = "Secret", .handler = secret,
      .options = {CANAL_POLICY(&demo_key_policy),
                  CANAL_DOC(.summary = "Only with the API key",

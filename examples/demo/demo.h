@@ -53,6 +53,9 @@ int demo_orders_ndjson(canal_req_t *req);
 /* GET /home/employees in both modes (pages.c): the page's data (in req's memory) for the
  * template "employees" of the folder that demo_views() compiles (examples/demo/views). */
 canal_view_data_t demo_employees(canal_req_t *req);
+/* GET /home/orders.html in both modes (pages.c): every order, a page streamed as it is
+ * rendered (template "orders"). */
+int demo_orders_page(canal_req_t *req);
 /* The page's output cache option: CANAL_OUTPUT_CACHE() in production, none (a zero option,
  * which ends a list: put it last) in development */
 canal_route_option_t demo_page_cache(canal_app_t *app);

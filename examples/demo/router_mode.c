@@ -61,6 +61,11 @@ static int orders_ndjson(canal_req_t *req, void *data)
     return demo_orders_ndjson(req);
 }
 
+static int orders_page(canal_req_t *req, void *data)
+{
+    return demo_orders_page(req);
+}
+
 int demo_router_mode(canal_app_t *app, canal_error_info_t *err)
 {
     const canal_endpoint_spec_t routes[] = {
@@ -87,6 +92,9 @@ int demo_router_mode(canal_app_t *app, canal_error_info_t *err)
                      CANAL_DOC(.summary = "The employees as an HTML page",
                                .responses = {{.status = 200, .content_type = "text/html; charset=utf-8"}}),
                      demo_page_cache(app)}},
+        {.tmpl = "home/orders.html", .handler = orders_page,
+         .options = {CANAL_DOC(.summary = "Every order as an HTML page, streamed as it is rendered",
+                               .responses = {{.status = 200, .content_type = "text/html; charset=utf-8"}})}},
         {.tmpl = "api/woo", .handler = woo,
          .options = {CANAL_DOC(.summary = "The Woo object",
                                .responses = {{.status = 200, .schema = &demo_woo_schema}})}},

@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: MIT
 # needs: curl
 # Views (canal/view.h) end to end: the demo's HTML page in both modes (the same bytes, the
-# type, escaping, HEAD, its ETag and 304, the output cache in production), a changed template in development and in production, and the
-# canal-view tool (partials, layout, errors with file, line and column, exit statuses).
+# type, escaping, HEAD, its ETag and 304, the output cache in production), its streamed page
+# of 830 orders (chunked, the same bytes to a client that reads at 40 KB/s, HEAD), a changed
+# template in development and in production, and the canal-view tool (partials, layout,
+# errors with file, line and column, exit statuses).
 . test/e2e-lib.sh
 
 # the demo's views, copied so that the test can change them
 mkdir -p "$TMP/views/layouts"
-cp examples/demo/views/employees.mustache "$TMP/views/"
+cp examples/demo/views/employees.mustache examples/demo/views/orders.mustache "$TMP/views/"
 cp examples/demo/views/layouts/main.mustache "$TMP/views/layouts/"
 
 for mode in router controller; do
@@ -36,6 +38,19 @@ for mode in router controller; do
     check "$mode: a request with a cookie is not served from it (the handler runs: no hit counted)" \
         "$(echo "$m" | sed -n 's/^canal_cache_hits_total{cache="output"} //p')" \
         "$(curl -s -o /dev/null -H 'Cookie: sid=x' "$URL/home/employees"; body "$URL/metrics" | sed -n 's/^canal_cache_hits_total{cache="output"} //p')"
+    # the streamed page (canal_res_view_stream()): no length, chunks, every order
+    curl -s -D "$TMP/$mode-orders.h" "$URL/home/orders.html" >"$TMP/$mode-orders.html"
+    check "$mode: orders.html: 200, chunked, no Content-Length" "200 chunked " \
+        "$(tr -d '\r' <"$TMP/$mode-orders.h" | sed -n 's/^HTTP\/1.1 \([0-9]*\).*/\1/p; s/^transfer-encoding: //p' | paste -sd ' ') $(tr -d '\r' <"$TMP/$mode-orders.h" | sed -n 's/^content-length: //p')"
+    check "$mode: orders.html: one row per order, inside the layout" "830 1" \
+        "$(grep -c '^<tr><td>[0-9]' "$TMP/$mode-orders.html") $(grep -c '^</html>' "$TMP/$mode-orders.html")"
+    check "$mode: orders.html: larger than a part (16 KiB) many times over" 1 \
+        "$(test "$(wc -c <"$TMP/$mode-orders.html")" -gt 100000 && echo 1)"
+    curl -s --limit-rate 40k "$URL/home/orders.html" >"$TMP/$mode-orders-slow.html"
+    cmp -s "$TMP/$mode-orders.html" "$TMP/$mode-orders-slow.html"
+    check "$mode: orders.html: the same bytes to a client reading at 40 KB/s" 0 $?
+    check "$mode: orders.html: HEAD: 200, no body" "200 0" \
+        "$(curl -s -I -o /dev/null -w '%{http_code} %{size_download}' "$URL/home/orders.html")"
     # production: a changed file changes nothing
     sed 's/<h1>/<h1 class="changed">/' examples/demo/views/employees.mustache >"$TMP/views/employees.mustache"
     check "$mode: production does not read a changed template" 0 "$(body "$URL/home/employees" | grep -c 'class="changed"')"
@@ -44,6 +59,8 @@ for mode in router controller; do
 done
 cmp -s "$TMP/router.html" "$TMP/controller.html"
 check "router and controller mode: the same bytes" 0 $?
+cmp -s "$TMP/router-orders.html" "$TMP/controller-orders.html"
+check "router and controller mode: the same streamed page" 0 $?
 
 echo "# development"
 start demo "$BIN/canal-demo" --env development --threads 2 --views-dir "$TMP/views" || exit 0

@@ -124,6 +124,7 @@ const requests = [
     { method: 'GET', path: '/home/orders/0?customerid=VINET', status: 200 },
     { method: 'GET', path: '/home/orders.ndjson', status: 200 },
     { method: 'GET', path: '/home/employees', status: 200 },
+    { method: 'GET', path: '/home/orders.html', status: 200 },
     { method: 'GET', path: '/api/woo', status: 200 },
     { method: 'GET', path: '/health/live' },
     { method: 'GET', path: '/health/ready' },
