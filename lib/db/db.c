@@ -217,12 +217,21 @@ struct query {
     int unavailable;
 };
 
+/* Which column each of the first BIND_MEMO fields of a schema reads (canal_db_bind()), found
+ * for the first row bound with that schema and kept for the result's other rows */
+#define BIND_MEMO 32
+struct bind_map {
+    const canal_schema_t *schema;
+    int col[BIND_MEMO]; /* by field: the column, or -1 */
+};
+
 struct canal_db_result {
     canal_req_t *req;
     PGresult *pg;
     const struct table *t;
     const char *error, *sqlstate;
     int unavailable;
+    struct bind_map *map; /* the caller's, for the callback's time */
 };
 
 static const struct canal__feature feature;
@@ -370,8 +379,10 @@ static void deliver(struct dbw *dw, struct query *q)
     }
     canal_req_t *req = canal_pending_req(b->p);
     if (req != NULL && q->fn != NULL) {
+        struct bind_map map;
+        map.schema = NULL; /* col[] is written before it is read */
         struct canal_db_result res = {.req = req, .pg = q->res, .t = q->table, .error = q->error,
-                                      .sqlstate = q->sqlstate, .unavailable = q->unavailable};
+                                      .sqlstate = q->sqlstate, .unavailable = q->unavailable, .map = &map};
         if (q->error == NULL && failed) {
             /* the primary message alone: the server's DETAIL may hold the row's values */
             res.error = PQresultErrorField(q->res, PG_DIAG_MESSAGE_PRIMARY);
@@ -1446,18 +1457,32 @@ int canal_db_timestamp(const canal_db_result_t *res, size_t row, size_t col, int
     return 0;
 }
 
+/* The column named name, or -1 */
+static int column_of(const canal_db_result_t *res, const char *name)
+{
+    for (size_t c = 0, n = canal_db_cols(res); c < n; c++)
+        if (strcmp(canal_db_col_name(res, c), name) == 0)
+            return (int)c;
+    return -1;
+}
+
 int canal_db_bind(const canal_db_result_t *res, size_t row, const canal_schema_t *schema, void *out)
 {
     if (row >= canal_db_rows(res))
         return CANAL_ENOTFOUND;
+    struct bind_map *map = res->map;
+    if (map->schema != schema) { /* a result's rows have the same columns: found once */
+        for (size_t i = 0; i < BIND_MEMO && schema->fields[i].name != NULL; i++)
+            map->col[i] = column_of(res, schema->fields[i].name);
+        map->schema = schema;
+    }
     memset(out, 0, schema->size);
-    size_t ncols = canal_db_cols(res);
     for (const canal_field_t *f = schema->fields; f->name != NULL; f++) {
-        size_t col = 0;
-        while (col < ncols && strcmp(canal_db_col_name(res, col), f->name) != 0)
-            col++;
-        if (col == ncols || canal_db_is_null(res, row, col))
+        size_t i = (size_t)(f - schema->fields);
+        int c = i < BIND_MEMO ? map->col[i] : column_of(res, f->name);
+        if (c < 0 || canal_db_is_null(res, row, (size_t)c))
             continue;
+        size_t col = (size_t)c;
         char *m = (char *)out + f->offset;
         int rc = 0;
         switch (f->type) {

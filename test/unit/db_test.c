@@ -163,7 +163,8 @@ static void test_bind(void **state)
     const char *names[] = {"price", "id", "active", "big", "stock", "extra"};
     const char *vals[] = {"2.25", "7", "t", "9000000000", NULL, "ignored"};
     PGresult *r = pg_row(6, names, vals);
-    struct canal_db_result res = {.pg = r};
+    struct bind_map map = {0};
+    struct canal_db_result res = {.pg = r, .map = &map};
     row_t row;
     memset(&row, 0xff, sizeof(row));
     assert_int_equal(canal_db_bind(&res, 0, &row_schema, &row), 0);
