@@ -178,12 +178,11 @@ CANAL_API int canal_res_view(canal_req_t *req, int status, const char *name, con
  *
  * data, and everything it points to, must stay valid until done (may be NULL) is called: once
  * if and only if this returns 0, on the request's thread, possibly before this returns; rc 0
- * when the page has been handed
- * to the client; CANAL_ECLOSED when the client went away or the stream's idle limit or the
- * app's shutdown ended it (the rest is not rendered); or the error that stopped the render
- * after the page had begun (CANAL_ELIMIT, CANAL_ENOMEM: logged, and the body ends where it
- * stopped). In the development environment the templates are not compiled again while a
- * streamed page is being rendered.
+ * when the page has been handed to the client; CANAL_ECLOSED when the client went away, the
+ * stream's idle limit or the app's shutdown ended it, or the request was a HEAD (the rest is
+ * not rendered); or the error that stopped the render after the page had begun (CANAL_ELIMIT,
+ * CANAL_ENOMEM: logged, and the body ends where it stopped). In the development environment
+ * the templates are not compiled again while a streamed page is being rendered.
  */
 CANAL_API int canal_res_view_stream(canal_req_t *req, int status, const char *name, const canal_view_data_t *data,
                                     void (*done)(int rc, void *arg), void *arg);
