@@ -41,6 +41,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -1277,11 +1278,12 @@ int64_t canal_db_affected(const canal_db_result_t *res)
 
 int canal_db_is_null(const canal_db_result_t *res, size_t row, size_t col)
 {
-    if (row >= canal_db_rows(res) || col >= canal_db_cols(res))
+    if (res->error != NULL)
         return 1;
     if (res->t != NULL)
-        return res->t->cells[row * res->t->cols + col] == NULL;
-    return PQgetisnull(res->pg, (int)row, (int)col);
+        return row >= res->t->rows || col >= res->t->cols || res->t->cells[row * res->t->cols + col] == NULL;
+    /* PQgetisnull() says 1 for a row or column out of range itself */
+    return res->pg == NULL || row > INT_MAX || col > INT_MAX || PQgetisnull(res->pg, (int)row, (int)col);
 }
 
 /* The text of a value, or NULL (NULL, out of range) */
