@@ -431,27 +431,42 @@ static int write_value(canal_jw_t *w, canal_type_t t, const canal_field_t *f, co
 }
 
 /* The JSON forms of a schema's field names ("name", escaped), made once per call and copied
- * for every object written: in an array of rows a key costs a memcpy, not a check of its bytes. */
+ * for every object written: in an array of rows a key costs a memcpy, not a check of its bytes.
+ * They live for the call only (on the stack, or malloc'd for a large schema), never in the
+ * writer's pool, which a stream's writer keeps for the stream's life. */
 struct keys {
     struct canal_jw text; /* the forms one after the other: field i's from at[i] to at[i + 1] */
     size_t *at;
+    void *heap;           /* at and the text when they do not fit in mem */
+    size_t mem[64];
 };
 
 static int keys_make(canal_jw_t *w, const canal_schema_t *schema, struct keys *k)
 {
-    size_t n = 0;
-    while (schema->fields[n].name != NULL)
-        n++;
-    k->at = h2o_mem_alloc_pool(w->pool, (n + 1) * sizeof(*k->at));
-    canal__jw_init(&k->text, w->pool, n * 16);
+    size_t n = 0, worst = 0;
+    for (; schema->fields[n].name != NULL; n++) {
+        size_t len = strlen(schema->fields[n].name);
+        if (len > SIZE_MAX / 8 - worst)
+            return canal__jw_fail(w, CANAL_ENOMEM, "a field name too long");
+        worst += 6 * len + 2; /* six bytes at most for each (an escape), and the quotes */
+    }
+    size_t need = (n + 1) * sizeof(size_t) + worst;
+    k->heap = need > sizeof(k->mem) ? malloc(need) : NULL;
+    if (need > sizeof(k->mem) && k->heap == NULL)
+        return canal__jw_fail(w, CANAL_ENOMEM, "out of memory");
+    k->at = k->heap != NULL ? k->heap : k->mem;
+    /* a writer on the room after at[], which the forms never outgrow */
+    k->text = (struct canal_jw){.buf = (char *)(k->at + n + 1), .cap = worst, .why = ""};
     k->at[0] = 0;
     for (size_t i = 0; i < n; i++) {
         const char *name = schema->fields[i].name;
-        if (canal__jw_key_form(&k->text, name, strlen(name)) != 0)
+        if (canal__jw_key_form(&k->text, name, strlen(name)) != 0) {
+            free(k->heap);
             return canal__jw_fail(w, CANAL_EINVAL, "a key that is not valid UTF-8");
+        }
         k->at[i + 1] = k->text.len;
     }
-    return k->text.err != 0 ? canal__jw_fail(w, k->text.err, k->text.why) : 0;
+    return 0;
 }
 
 static int write_object(canal_jw_t *w, const canal_schema_t *schema, const struct keys *k, const void *obj)
@@ -485,7 +500,9 @@ int canal_jw_model(canal_jw_t *w, const canal_schema_t *schema, const void *obj)
         return canal__jw_fail(w, CANAL_EINVAL, "no schema or no struct to write");
     if (w->err != 0 || keys_make(w, schema, &k) != 0)
         return w->err;
-    return write_object(w, schema, &k, obj);
+    int rc = write_object(w, schema, &k, obj);
+    free(k.heap);
+    return rc;
 }
 
 int canal_jw_model_array(canal_jw_t *w, const canal_schema_t *schema, const void *objs, size_t n)
@@ -500,6 +517,7 @@ int canal_jw_model_array(canal_jw_t *w, const canal_schema_t *schema, const void
     canal_jw_array_begin(w);
     for (size_t i = 0; i < n; i++)
         write_object(w, schema, &k, AT(objs, i * schema->size));
+    free(k.heap);
     return canal_jw_array_end(w);
 }
 
