@@ -41,7 +41,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -1282,8 +1281,9 @@ int canal_db_is_null(const canal_db_result_t *res, size_t row, size_t col)
         return 1;
     if (res->t != NULL)
         return row >= res->t->rows || col >= res->t->cols || res->t->cells[row * res->t->cols + col] == NULL;
-    /* PQgetisnull() says 1 for a row or column out of range itself */
-    return res->pg == NULL || row > INT_MAX || col > INT_MAX || PQgetisnull(res->pg, (int)row, (int)col);
+    /* checked here: out of range, PQgetisnull() would print a notice on stderr */
+    return res->pg == NULL || row >= (size_t)PQntuples(res->pg) || col >= (size_t)PQnfields(res->pg) ||
+           PQgetisnull(res->pg, (int)row, (int)col);
 }
 
 /* The text of a value, or NULL (NULL, out of range) */
