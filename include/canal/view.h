@@ -176,7 +176,7 @@ CANAL_API int canal_res_view(canal_req_t *req, int status, const char *name, con
  * answered whole, with its Content-Length. Otherwise the status is sent with the first part,
  * the body has no length (chunks on HTTP/1.1), and 0 is returned.
  *
- * data, and everything it points to, must stay valid until done (may be NULL) is called: once
+ * *data is copied; what it points to must stay valid until done (may be NULL) is called: once
  * if and only if this returns 0, on the request's thread, possibly before this returns; rc 0
  * when the page has been handed to the client; CANAL_ECLOSED when the client went away, the
  * stream's idle limit or the app's shutdown ended it, or the request was a HEAD (the rest is

@@ -18,7 +18,6 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -287,8 +286,11 @@ static void pump(struct page *p)
         if (rc == 0 && !p->written) {
             canal_error_info_t e = {0};
             rc = canal__views_walk(p->walk, &p->part, VIEW_PART, &e);
-            if (rc < 0) /* the status and the first part are sent: the body ends where it stopped */
+            if (rc < 0) { /* the status and the first part are sent: the body ends where it stopped */
                 canal__log(p->app, CANAL_LOG_ERROR, "views: a streamed page stopped: %s", e.message);
+                if (p->part.len > 0)
+                    canal_stream_write(p->s, p->part.base, p->part.len); /* taken, or not: it ends */
+            }
             p->written = rc == 1;
             rc = rc < 0 ? rc : 0;
         }
@@ -356,9 +358,14 @@ int canal_res_view_stream(canal_req_t *req, int status, const char *name, const 
         pump(p);
         return 0;
     }
-    if (rc == 0) /* no stream: the answer was committed already, or memory is short */
-        rc = CANAL_ENOMEM, snprintf(e.message, sizeof(e.message), "the page's stream could not begin");
-    canal_req_fail(req, "views: %s", e.message);
+    if (rc == 0 && canal_req_failure(req) != NULL) {
+        rc = CANAL_ESTATE; /* the commit hook failed the request: its 500 is sent */
+    } else if (rc == 0) { /* the answer was committed already, or memory is short */
+        rc = CANAL_ENOMEM;
+        canal_req_fail(req, "views: the page's stream could not begin");
+    } else {
+        canal_req_fail(req, "views: %s", e.message[0] != '\0' ? e.message : canal_strerror(rc));
+    }
     page_free(p);
     return rc;
 }
